@@ -1,0 +1,116 @@
+# One tree, two images: build/hv.elf (Multiboot2, for GRUB) and build/hv.efi
+# (UEFI application). `make help` lists the targets.
+
+CC      ?= gcc
+NASM    ?= nasm
+LD      ?= ld
+OBJCOPY ?= objcopy
+B       := build
+
+# Sources, per folder (shared by both images).
+BOOT_SRCS := boot/main.c boot/smp.c
+LIB_SRCS  := lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
+             lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c
+APIC_SRCS := apic/lapic.c
+VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c
+GUEST_SRCS := guest/linux.c
+CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
+CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm
+MB2_SRCS  := boot/multiboot2.c
+MB2_ASM   := boot/mb2_entry.asm
+EFI_SRCS  := boot/efi.c
+
+# Host unit tests: the same files, built for the host with sanitizers.
+UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c vmx/caps.c vmx/tiers.c guest/linux.c \
+             $(wildcard test/unit/*.c)
+
+WARN    := -Wall -Wextra -Werror
+FREE    := -std=gnu11 -O2 -g -ffreestanding -fno-stack-protector -mno-red-zone -mgeneral-regs-only \
+           -fno-common -fno-builtin -fno-asynchronous-unwind-tables -nostdinc \
+           -isystem $(shell $(CC) -print-file-name=include) $(WARN)
+MB2_CFLAGS := $(FREE) -MMD -fno-pie -mcmodel=small
+EFI_INC := /usr/include/efi
+EFI_CFLAGS := $(FREE) -MMD -fpic -fshort-wchar -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64
+EFI_LIB := /usr/lib
+HOST_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN)
+
+MB2_OBJS := $(patsubst %.c,$(B)/mb2/%.o,$(CORE_SRCS) $(MB2_SRCS)) $(patsubst %.asm,$(B)/mb2/%.o,$(CORE_ASM) $(MB2_ASM))
+EFI_OBJS := $(patsubst %.c,$(B)/efi/%.o,$(CORE_SRCS) $(EFI_SRCS)) $(patsubst %.asm,$(B)/efi/%.o,$(CORE_ASM))
+
+.PHONY: all help run test test-unit test-qemu test-bochs usb iso qemu deps clean bench
+all: $(B)/hv.elf $(B)/hv.efi
+
+help:
+	@echo "make            build build/hv.elf (Multiboot2) and build/hv.efi (UEFI)"
+	@echo "make run        build, set up Bochs 3.0, boot hv.elf (2 CPUs) and show the report"
+	@echo "make test       host unit tests, QEMU+OVMF (UEFI, 4 CPUs) and Bochs 3.0 runs; ends 'N passed, N failed'"
+	@echo "make test-unit  only the host unit tests"
+	@echo "make test-qemu  only the UEFI boot under QEMU+OVMF"
+	@echo "make test-bochs only the Bochs 3.0 runs"
+	@echo "make usb        build/usb.img: FAT stick with \\EFI\\BOOT\\BOOTX64.EFI and \\hv\\hv.cfg"
+	@echo "                (KERNEL=path INITRD=path GUEST_CMDLINE='...' HV_CMDLINE='...' to add a guest)"
+	@echo "make iso        build/hv.iso: GRUB (Multiboot2) image for Bochs or a CD"
+	@echo "make qemu       boot the UEFI path under QEMU+OVMF with 4 CPUs"
+	@echo "make deps       install the Debian packages the build and tests need"
+	@echo "make clean      remove build/"
+
+deps:
+	@tools/deps.sh
+
+$(B)/mb2/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MB2_CFLAGS) -c $< -o $@
+$(B)/efi/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $@
+$(B)/trampoline.bin: boot/trampoline.asm
+	@mkdir -p $(B)
+	$(NASM) -f bin $< -o $@
+$(B)/mb2/boot/trampoline_blob.o $(B)/efi/boot/trampoline_blob.o: $(B)/trampoline.bin
+$(B)/mb2/%.o $(B)/efi/%.o: %.asm
+	@mkdir -p $(dir $@)
+	$(NASM) -f elf64 -DTRAMPOLINE_BIN='"$(B)/trampoline.bin"' $< -o $@
+
+$(B)/hv.elf: $(MB2_OBJS) linker.ld
+	$(LD) -n -nostdlib -static -z max-page-size=0x1000 --no-warn-rwx-segments -z noexecstack -T linker.ld -o $@ $(MB2_OBJS)
+
+$(B)/hv.so: $(EFI_OBJS)
+	$(LD) -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds -shared -Bsymbolic \
+	    -L$(EFI_LIB) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_OBJS) -o $@ -lefi -lgnuefi
+$(B)/hv.efi: $(B)/hv.so
+	$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
+	    --target efi-app-x86_64 --subsystem=10 $< $@
+
+$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h test/unit/*.h)
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
+
+test-unit: $(B)/unit
+	HV_FIXTURES=test/fixtures $(B)/unit
+
+iso: $(B)/hv.elf
+	tools/mkiso.sh $(B)/hv.iso $(B)/hv.elf
+
+usb: $(B)/hv.efi
+	tools/mkusb.sh $(B)/usb.img $(B)/hv.efi
+
+qemu: $(B)/hv.efi
+	tools/run-qemu.sh
+
+run: all
+	tools/run.sh
+
+test:
+	tools/deps.sh
+	$(MAKE) all $(B)/unit
+	test/run-tests.sh
+
+test-qemu: $(B)/hv.efi
+	test/run-tests.sh qemu
+test-bochs: $(B)/hv.elf
+	test/run-tests.sh bochs
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,22 @@
+/* The physical local APIC: x2APIC when the CPU has it, else xAPIC MMIO. */
+#ifndef APIC_LAPIC_H
+#define APIC_LAPIC_H
+#include "../lib/types.h"
+
+#define APIC_DM_FIXED    (0u << 8)
+#define APIC_DM_NMI      (4u << 8)
+#define APIC_DM_INIT     (5u << 8)
+#define APIC_DM_STARTUP  (6u << 8)
+#define APIC_LEVEL_ASSERT (1u << 14)
+#define APIC_TRIGGER_LEVEL (1u << 15)
+#define APIC_DEST_SELF       (1u << 18)
+#define APIC_DEST_ALL        (2u << 18)
+#define APIC_DEST_ALL_BUT_SELF (3u << 18)
+
+extern bool lapic_x2apic;
+/* Enables the local APIC of the calling CPU (x2APIC mode when available). */
+void lapic_enable(void);
+uint32_t lapic_id(void);
+/* Sends an IPI; 'icr_low' holds vector, delivery mode, level and shorthand. */
+void lapic_send(uint32_t apic_id, uint32_t icr_low);
+#endif

@@ -1,0 +1,30 @@
+/* The one hand-off from a boot entry (UEFI or Multiboot2) to hv_main().
+ * After hv_main() starts, nothing looks at firmware structures again. */
+#ifndef BOOT_BOOT_INFO_H
+#define BOOT_BOOT_INFO_H
+#include "../lib/types.h"
+#include "../lib/memmap.h"
+
+#define BOOT_CMDLINE_MAX 512
+
+struct boot_module {
+	paddr_t addr;     /* 0 when absent */
+	uint64_t size;
+};
+
+struct boot_info {
+	const char *loader;                     /* "uefi" or "multiboot2" */
+	struct memmap mem;                      /* normalized firmware memory map */
+	paddr_t rsdp;                           /* ACPI RSDP, 0 when none found */
+	char cmdline[BOOT_CMDLINE_MAX];         /* the hypervisor's options */
+	struct boot_module kernel;              /* guest bzImage */
+	struct boot_module initrd;              /* guest initramfs */
+	char guest_cmdline[BOOT_CMDLINE_MAX];   /* the guest kernel's command line */
+	paddr_t image_start, image_end;         /* the hypervisor image itself */
+	paddr_t heap_start, heap_end;           /* pre-reserved pages (UEFI) or 0 */
+	paddr_t trampoline;                     /* a 4 KiB page below 1 MiB for APs */
+};
+
+/* Both entries end here. */
+__noreturn void hv_main(struct boot_info *bi);
+#endif

@@ -1,0 +1,166 @@
+/* hv_main: what both boot entries hand over to. Brings up the platform
+ * (serial, memory, ACPI, TSC, CPUs), probes VMX on every CPU, chooses the
+ * interrupt tiers and reports. */
+#include "boot_info.h"
+#include "smp.h"
+#include "../lib/printk.h"
+#include "../lib/serial.h"
+#include "../lib/options.h"
+#include "../lib/memmap.h"
+#include "../lib/percpu.h"
+#include "../lib/paging.h"
+#include "../lib/acpi.h"
+#include "../lib/tsc.h"
+#include "../lib/power.h"
+#include "../lib/cpu.h"
+#include "../lib/string.h"
+#include "../apic/lapic.h"
+#include "../vmx/caps.h"
+#include "../vmx/tiers.h"
+#include "../vmx/vmxon.h"
+
+#define HV_HEAP_SIZE MIB(48)
+
+static struct hv_options opts;
+static struct acpi_info acpi;
+static struct vmx_caps caps;
+static struct hv_tiers tiers;
+
+static void claim_or_die(struct boot_info *bi, uint64_t base, uint64_t len, const char *what)
+{
+	if (!len)
+		return;
+	if (!memmap_claim(&bi->mem, base, len))
+		panic("memmap: table full while claiming %s\n", what);
+	pr_info("memmap: hypervisor owns [%016llx-%016llx] %s\n", (unsigned long long)base,
+		(unsigned long long)(base + len - 1), what);
+}
+
+/* A usable 4 KiB page below 1 MiB (and above the real-mode IVT/BDA) for the AP trampoline. */
+static paddr_t find_trampoline_page(const struct memmap *m)
+{
+	for (paddr_t pa = 0x8000; pa < 0x9f000; pa += PAGE_SIZE)
+		if (memmap_type_at(m, pa) == MEM_USABLE && memmap_type_at(m, pa + PAGE_SIZE - 1) == MEM_USABLE)
+			return pa;
+	return 0;
+}
+
+/* VMX probe on the calling CPU: read the MSRs; the boot CPU decodes them. */
+static void cpu_probe_vmx(void)
+{
+	struct percpu *c = this_cpu();
+	vmx_read_raw_caps(&c->caps);
+}
+
+static void cpu_vmx_smoke(void)
+{
+	struct percpu *c = this_cpu();
+	c->vmxon_status = vmx_on(&caps, c->vmxon_region, c->vmxon_msg, sizeof c->vmxon_msg);
+	if (!c->vmxon_status)
+		vmx_off();
+	pr_info("vmx: cpu%u %s%s\n", c->index, c->vmxon_msg, c->vmxon_status ? "" : ", VMXOFF ok");
+}
+
+static void fail(const char *why)
+{
+	pr_err("hv: %s\n", why);
+	hv_exit(false);
+}
+
+__noreturn void hv_main(struct boot_info *bi)
+{
+	char err[256];
+	int bad_opts;
+
+	serial_init(options_serial_port(bi->cmdline));
+	options_defaults(&opts);
+	bad_opts = options_parse(bi->cmdline, &opts, err, sizeof err);
+	log_level = opts.loglevel;
+	power_init(opts.exit_mode, NULL);
+	pr_info("\nhv: thin hypervisor for Intel VT-x, loader=%s\n", bi->loader);
+	pr_info("hv: command line \"%s\"\n", bi->cmdline);
+	if (bad_opts)
+		fail(err);
+
+	/* Memory: what the hypervisor owns never goes to the guest. */
+	memmap_normalize(&bi->mem);
+	claim_or_die(bi, bi->image_start, bi->image_end - bi->image_start, "image");
+	if (!bi->heap_start) {
+		bi->heap_start = memmap_find_free(&bi->mem, HV_HEAP_SIZE, GIB(4));
+		if (!bi->heap_start)
+			fail("memmap: no room below 4 GiB for the hypervisor's heap");
+		bi->heap_end = bi->heap_start + HV_HEAP_SIZE;
+	}
+	claim_or_die(bi, bi->heap_start, bi->heap_end - bi->heap_start, "heap");
+	if (!bi->trampoline)
+		bi->trampoline = find_trampoline_page(&bi->mem);
+	claim_or_die(bi, bi->trampoline, PAGE_SIZE, "AP trampoline");
+	page_alloc_init(bi->heap_start, bi->heap_end - bi->heap_start);
+	memmap_print(&bi->mem, "after the hypervisor's claims");
+
+	/* This CPU's descriptors and page tables. */
+	idt_init();
+	struct percpu *bsp = percpu_alloc(0, 0);
+	ncpus = 1;
+	percpu_load(bsp);
+	uint64_t cr3 = paging_build_identity(memmap_end(&bi->mem));
+	write_cr3(cr3);
+	lapic_enable();
+	bsp->apic_id = lapic_id();
+	bsp->state = CPU_ONLINE;
+	pr_info("cpu: boot CPU apic_id=%u, %s mode\n", bsp->apic_id, lapic_x2apic ? "x2APIC" : "xAPIC");
+
+	/* ACPI */
+	if (!bi->rsdp)
+		bi->rsdp = acpi_find_rsdp_legacy();
+	if (!bi->rsdp) {
+		pr_err("acpi: no RSDP found; only the boot CPU runs\n");
+	} else {
+		pr_info("acpi: RSDP at 0x%llx\n", (unsigned long long)bi->rsdp);
+		if (acpi_parse(bi->rsdp, &acpi, err, sizeof err)) {
+			pr_err("%s; only the boot CPU runs\n", err);
+			memset(&acpi, 0, sizeof acpi);
+		} else {
+			acpi_print(&acpi);
+		}
+	}
+	power_init(opts.exit_mode, &acpi);
+
+	tsc_calibrate();
+
+	/* The APs */
+	uint32_t online = smp_start_aps(&acpi, bi->trampoline, cr3, opts.max_cpus, opts.ap_timeout_us);
+	pr_info("smp: %u of %u CPUs online\n", online, acpi.ncpus ? acpi.ncpus : 1);
+
+	/* VMX, on every CPU */
+	cpu_probe_vmx();
+	smp_run_on_aps(cpu_probe_vmx, 1000000);
+	vmx_caps_decode(&bsp->caps, &caps);
+	if (!caps.vmx) {
+		pr_info("vmx: not supported by this CPU (CPUID.1:ECX.VMX=0): nothing to virtualize, stopping\n");
+		hv_exit(true);
+	}
+	vmx_caps_print(&caps);
+	int differ = 0;
+	for (uint32_t i = 1; i < ncpus; i++)
+		differ += vmx_caps_compare(0, &bsp->caps, i, &cpus[i]->caps) ? 1 : 0;
+	pr_info("vmx: %u CPUs probed, %d differ from cpu0\n", ncpus, differ);
+	if (tiers_choose(&caps, &opts, &tiers, err, sizeof err))
+		fail(err);
+
+	for (uint32_t i = 0; i < ncpus; i++)
+		cpus[i]->vmxon_region = page_alloc(1);
+	cpu_vmx_smoke();
+	smp_run_on_aps(cpu_vmx_smoke, 1000000);
+	uint32_t vmx_ok = 0;
+	for (uint32_t i = 0; i < ncpus; i++)
+		vmx_ok += cpus[i]->vmxon_status == 0;
+	pr_info("vmx: VMXON succeeded on %u of %u CPUs\n", vmx_ok, ncpus);
+	if (vmx_ok != ncpus)
+		fail("VMXON failed on some CPU");
+
+	tiers_summary(&tiers, err, sizeof err);
+	pr_info("hv: platform report: loader=%s cpus=%u vmx=yes %s heap_used=%llu KiB\n", bi->loader, ncpus, err,
+		(unsigned long long)(page_alloc_used() >> 10));
+	hv_exit(true);
+}

@@ -1,0 +1,128 @@
+/* AP start-up: INIT-SIPI-SIPI per CPU (SDM Vol. 3A, "MP Initialization"). */
+#include "smp.h"
+#include "../lib/percpu.h"
+#include "../lib/printk.h"
+#include "../lib/string.h"
+#include "../lib/cpu.h"
+#include "../lib/msr.h"
+#include "../lib/tsc.h"
+#include "../apic/lapic.h"
+
+extern const uint8_t trampoline_blob[], trampoline_blob_end[];
+
+/* Mirrors the parameter block at the start of boot/trampoline.asm. */
+struct trampoline_params {
+	uint8_t head[8];
+	uint64_t cr3, entry, stack, percpu, efer, cr4;
+	uint16_t gdtr_limit;
+	uint32_t gdtr_base;
+	uint16_t pad;
+	uint32_t pm32_off;
+	uint16_t pm32_sel;
+	uint32_t lm64_off;
+	uint16_t lm64_sel;
+} __packed;
+_Static_assert(offsetof(struct trampoline_params, cr3) == 8, "trampoline layout");
+_Static_assert(offsetof(struct trampoline_params, gdtr_limit) == 56, "trampoline layout");
+_Static_assert(offsetof(struct trampoline_params, pm32_off) == 64, "trampoline layout");
+_Static_assert(offsetof(struct trampoline_params, lm64_off) == 70, "trampoline layout");
+
+static __noreturn void ap_entry(struct percpu *p)
+{
+	percpu_load(p);
+	lapic_enable();
+	p->state = CPU_ONLINE;
+	for (;;) {                       /* the mailbox: one function at a time */
+		void (*fn)(void) = p->work;
+		if (!fn) {
+			cpu_relax();
+			continue;
+		}
+		fn();
+		__atomic_store_n(&p->work, NULL, __ATOMIC_RELEASE);
+	}
+}
+
+static bool wait_state(struct percpu *p, uint64_t timeout_us)
+{
+	uint64_t end = rdtsc() + tsc_from_us(timeout_us);
+	while (rdtsc() < end)
+		if (p->state == CPU_ONLINE)
+			return true;
+	return p->state == CPU_ONLINE;
+}
+
+uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
+		       uint32_t max_cpus, uint64_t timeout_us)
+{
+	size_t len = trampoline_blob_end - trampoline_blob;
+	struct trampoline_params *tp = (void *)(uintptr_t)page;
+	uint32_t self = lapic_id(), online = 1, a, b, c, d;
+
+	if (page >= MIB(1) || page & 0xfff || len > PAGE_SIZE) {
+		pr_err("smp: trampoline page 0x%llx unusable; only the boot CPU runs\n", (unsigned long long)page);
+		return 1;
+	}
+	memcpy(tp, trampoline_blob, len);
+	/* The blob holds offsets from its start; make them linear addresses. */
+	tp->gdtr_base += page;
+	tp->pm32_off += page;
+	tp->lm64_off += page;
+	tp->cr3 = cr3;
+	tp->entry = (uint64_t)(uintptr_t)ap_entry;
+	cpuid_count(0x80000001, 0, &a, &b, &c, &d);
+	tp->efer = EFER_LME | ((d & BIT(20)) ? EFER_NXE : 0);
+	tp->cr4 = X86_CR4_PAE;
+
+	for (uint32_t i = 0; i < acpi->ncpus; i++) {
+		uint32_t id = acpi->cpu[i].apic_id;
+		if (id == self)
+			continue;
+		if (ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus)) {
+			pr_info("smp: cpu with APIC ID %u left out (limit %u CPUs)\n", id,
+				max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS);
+			continue;
+		}
+		struct percpu *p = percpu_alloc(ncpus, id);
+		p->state = CPU_STARTING;
+		tp->stack = p->stack_top;
+		tp->percpu = (uint64_t)(uintptr_t)p;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+
+		lapic_send(id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
+		udelay(10000);
+		for (int s = 0; s < 2 && p->state != CPU_ONLINE; s++) {
+			lapic_send(id, APIC_DM_STARTUP | (uint32_t)(page >> 12));
+			wait_state(p, s ? timeout_us : 200);
+		}
+		if (p->state != CPU_ONLINE) {
+			p->state = CPU_FAILED;
+			cpus[ncpus] = NULL;
+			pr_err("smp: cpu%u (APIC ID %u) did not answer within %llu us; left out\n",
+			       ncpus, id, (unsigned long long)timeout_us);
+			continue;
+		}
+		pr_info("smp: cpu%u apic_id=%u online\n", ncpus, id);
+		ncpus++;
+		online++;
+	}
+	return online;
+}
+
+bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us)
+{
+	bool ok = true;
+	/* One AP at a time keeps their output apart and makes a hang name its CPU. */
+	for (uint32_t i = 1; i < ncpus; i++) {
+		struct percpu *p = cpus[i];
+		__atomic_store_n(&p->work, fn, __ATOMIC_RELEASE);
+		uint64_t end = rdtsc() + tsc_from_us(timeout_us);
+		while (__atomic_load_n(&p->work, __ATOMIC_ACQUIRE) && rdtsc() < end)
+			cpu_relax();
+		if (p->work) {
+			pr_err("smp: cpu%u did not finish its work in time\n", i);
+			ok = false;
+		}
+	}
+	return ok;
+}

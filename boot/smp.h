@@ -1,0 +1,17 @@
+/* Starting the application processors. */
+#ifndef BOOT_SMP_H
+#define BOOT_SMP_H
+#include "../lib/types.h"
+#include "../lib/acpi.h"
+
+/* Copies the trampoline to 'page' (below 1 MiB) and starts every enabled CPU
+ * of the MADT except the caller, one by one, with INIT-SIPI-SIPI. A CPU that
+ * does not check in within timeout_us is named and left out. Returns the
+ * number of CPUs online, the boot CPU included. */
+uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
+		       uint32_t max_cpus, uint64_t timeout_us);
+/* Work for every AP after it checked in; runs on the AP (see hv_main.c). */
+void ap_main(void);
+/* Runs fn on every online AP in turn, waiting for each; false on timeout. */
+bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us);
+#endif

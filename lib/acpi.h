@@ -1,0 +1,66 @@
+/* ACPI table parser: RSDP -> XSDT/RSDT -> MADT (CPUs, IOAPICs) and FADT
+ * (PM1 control ports, PM timer, reset register) -> DSDT (\_S5_ sleep type
+ * values for soft power-off).  Physical memory is identity-mapped. */
+#ifndef LIB_ACPI_H
+#define LIB_ACPI_H
+#include "types.h"
+
+#define ACPI_MAX_CPUS 256
+#define ACPI_MAX_IOAPICS 16
+
+/* Generic Address Structure address space IDs (FADT reset register). */
+#define ACPI_SPACE_MEMORY 0
+#define ACPI_SPACE_IO     1
+#define ACPI_SPACE_PCI    2
+
+struct acpi_cpu {
+	uint32_t apic_id;
+	uint32_t uid;           /* ACPI processor UID (type 0: the 8-bit processor ID) */
+	bool x2apic_entry;      /* came from a MADT type 9 (x2APIC) entry */
+};
+
+struct acpi_ioapic {
+	uint32_t id;
+	uint32_t addr;
+	uint32_t gsi_base;
+};
+
+struct acpi_info {
+	paddr_t rsdp, root, madt, fadt, dsdt;   /* root = XSDT or RSDT; 0 = absent */
+	bool xsdt;                              /* root is an XSDT */
+	uint8_t rsdp_revision;
+	uint32_t lapic_addr;                    /* MADT, or the 64-bit override (type 5) */
+	/* Enabled CPUs (MADT types 0 and 9), deduplicated by APIC ID, in MADT order. */
+	uint32_t ncpus;
+	struct acpi_cpu cpu[ACPI_MAX_CPUS];
+	uint32_t max_apic_id;
+	uint32_t nioapics;
+	struct acpi_ioapic ioapic[ACPI_MAX_IOAPICS];
+	/* FADT: power-off and PM timer.  I/O ports; X_ fields are preferred
+	 * when valid and in I/O space.  0 = not present. */
+	uint32_t pm1a_cnt, pm1b_cnt;
+	uint32_t pm_tmr_port;
+	bool pm_tmr_32bit;                      /* FADT flag TMR_VAL_EXT */
+	bool s5_valid;                          /* \_S5_ found in the DSDT */
+	uint8_t slp_typa, slp_typb;
+	/* FADT reset register (optional; reset_valid when RESET_REG_SUP). */
+	uint8_t reset_space;                    /* ACPI_SPACE_* */
+	uint64_t reset_addr;
+	uint8_t reset_value;
+	bool reset_valid;
+};
+
+/* Parses RSDP -> XSDT (revision >= 2 with a nonzero address, else RSDT) ->
+ * MADT and FADT (-> DSDT for \_S5_).  Returns 0, or -1 with a message naming
+ * the table and the fault in err (e.g. "ACPI: MADT checksum bad (sum 0x5a)").
+ * A missing FADT or a DSDT without \_S5_ only warns (s5_valid = false). */
+int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen);
+
+/* Scans the first KiB of the EBDA and 0xE0000-0xFFFFF for a valid RSDP
+ * (legacy BIOS).  Returns its physical address, or 0 when not found. */
+paddr_t acpi_find_rsdp_legacy(void);
+
+/* Logs a summary at info level: tables, CPUs, IOAPICs, PM1 ports, S5. */
+void acpi_print(const struct acpi_info *a);
+
+#endif

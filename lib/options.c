@@ -1,0 +1,169 @@
+/* Parsing of the hypervisor's command line. */
+#include "options.h"
+#include "printk.h"
+#include "string.h"
+
+const char *const ipi_tier_names[] = { "auto", "ipiv", "fast", "pv", "trap", NULL };
+const char *const eoi_tier_names[] = { "auto", "vid", "pv", "trap", NULL };
+const char *const timer_tier_names[] = { "auto", "apicv", "fast", "preempt", "trap", NULL };
+const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
+static const char *const guest_names[] = { "linux", "none", NULL };
+static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
+
+void options_defaults(struct hv_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->serial_port = com_ports[0];
+	o->loglevel = LOG_INFO;
+	o->exit_mode = EXIT_NONE;
+	o->ap_timeout_us = 200000;
+}
+
+static bool word_eq(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && !strncmp(s, lit, n);
+}
+
+static int pick(const char *v, size_t n, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (word_eq(v, n, names[i]))
+			return i;
+	return -1;
+}
+
+static void list_names(char *buf, size_t size, const char *const *names)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (int i = 0; names[i] && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s", i ? ", " : "", names[i]);
+}
+
+static bool parse_port(const char *v, size_t n, uint16_t *port)
+{
+	uint64_t x;
+	if (n == 4 && !strncmp(v, "com", 3) && v[3] >= '1' && v[3] <= '4') {
+		*port = com_ports[v[3] - '1'];
+		return true;
+	}
+	if (str_to_u64(v, n, &x) && x && x <= 0xfff8) {
+		*port = (uint16_t)x;
+		return true;
+	}
+	return false;
+}
+
+uint16_t options_serial_port(const char *cmdline)
+{
+	uint16_t port = com_ports[0];
+	const char *p = cmdline;
+	while (p && *p) {
+		while (*p == ' ')
+			p++;
+		const char *w = p;
+		while (*p && *p != ' ')
+			p++;
+		if (p - w > 8 && !strncmp(w, "console=", 8))
+			parse_port(w + 8, p - w - 8, &port);
+	}
+	return port;
+}
+
+static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err, size_t errlen);
+
+/* Parses every word even after an error, so that a later exit= or console=
+ * still takes effect; the first error is the one reported. */
+int options_parse(const char *cmdline, struct hv_options *o, char *err, size_t errlen)
+{
+	const char *p = cmdline;
+	int rc = 0;
+	char tmp[160];
+
+	while (p && *p) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		const char *w = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if (parse_word(w, p - w, o, rc ? tmp : err, rc ? sizeof tmp : errlen))
+			rc = -1;
+	}
+	return rc;
+}
+
+static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err, size_t errlen)
+{
+	char names[96];
+
+	{
+		const char *p = w + wl;
+		const char *eq = w;
+		while (eq < p && *eq != '=')
+			eq++;
+		if (eq == p) {
+			snprintf(err, errlen, "option '%.*s': expected key=value", (int)wl, w);
+			return -1;
+		}
+		size_t kl = eq - w, vl = p - eq - 1;
+		const char *v = eq + 1;
+		const char *const *table = NULL;
+		int *slot = NULL;
+		uint64_t num;
+
+		if (word_eq(w, kl, "ipi")) { table = ipi_tier_names; slot = &o->ipi; }
+		else if (word_eq(w, kl, "eoi")) { table = eoi_tier_names; slot = &o->eoi; }
+		else if (word_eq(w, kl, "timer")) { table = timer_tier_names; slot = &o->timer; }
+		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
+		else if (word_eq(w, kl, "guest")) {
+			int g = pick(v, vl, guest_names);
+			if (g < 0) {
+				list_names(names, sizeof names, guest_names);
+				snprintf(err, errlen, "option '%.*s': bad value, expected one of %s", (int)wl, w, names);
+				return -1;
+			}
+			o->vmx_smoke_only = g == 1;
+			return 0;
+		} else if (word_eq(w, kl, "console")) {
+			if (!parse_port(v, vl, &o->serial_port)) {
+				snprintf(err, errlen, "option '%.*s': expected com1..com4 or an I/O port like 0x3f8", (int)wl, w);
+				return -1;
+			}
+			return 0;
+		} else if (word_eq(w, kl, "loglevel")) {
+			if (!str_to_u64(v, vl, &num) || num > LOG_DEBUG) {
+				snprintf(err, errlen, "option '%.*s': expected a number 0..3", (int)wl, w);
+				return -1;
+			}
+			o->loglevel = (int)num;
+			return 0;
+		} else if (word_eq(w, kl, "smp")) {
+			if (!str_to_u64(v, vl, &num) || !num || num > 4096) {
+				snprintf(err, errlen, "option '%.*s': expected a CPU count 1..4096", (int)wl, w);
+				return -1;
+			}
+			o->max_cpus = (uint32_t)num;
+			return 0;
+		} else if (word_eq(w, kl, "aptimeout")) {
+			if (!str_to_u64(v, vl, &num) || num < 1000 || num > 60000000) {
+				snprintf(err, errlen, "option '%.*s': expected microseconds 1000..60000000", (int)wl, w);
+				return -1;
+			}
+			o->ap_timeout_us = num;
+			return 0;
+		} else {
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, ipi, eoi, timer, exit, smp, guest, aptimeout)", (int)wl, w);
+			return -1;
+		}
+		int idx = pick(v, vl, table);
+		if (idx < 0) {
+			list_names(names, sizeof names, table);
+			snprintf(err, errlen, "option '%.*s': bad value, expected one of %s", (int)wl, w, names);
+			return -1;
+		}
+		*slot = idx;
+	}
+	return 0;
+}

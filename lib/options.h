@@ -1,0 +1,34 @@
+/* The hypervisor's command line: "key=value" words separated by spaces.
+ * Unknown keys and bad values are errors that name the word. */
+#ifndef LIB_OPTIONS_H
+#define LIB_OPTIONS_H
+#include "types.h"
+
+enum ipi_tier   { IPI_AUTO = 0, IPI_IPIV, IPI_FAST, IPI_PV, IPI_TRAP };
+enum eoi_tier   { EOI_AUTO = 0, EOI_VID, EOI_PV, EOI_TRAP };
+enum timer_tier { TIMER_AUTO = 0, TIMER_APICV, TIMER_FAST, TIMER_PREEMPT, TIMER_TRAP };
+enum exit_mode  { EXIT_NONE = 0, EXIT_AUTO, EXIT_S5, EXIT_QEMU, EXIT_BOCHS };
+
+extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
+extern const char *const eoi_tier_names[];
+extern const char *const timer_tier_names[];
+extern const char *const exit_mode_names[];
+
+struct hv_options {
+	uint16_t serial_port;   /* console=com1|com2|com3|com4|0xNNNN (default com1) */
+	int loglevel;           /* loglevel=0..3 (default 2, info) */
+	int ipi;                /* ipi=auto|ipiv|fast|pv|trap */
+	int eoi;                /* eoi=auto|vid|pv|trap */
+	int timer;              /* timer=auto|apicv|fast|preempt|trap */
+	int exit_mode;          /* exit=none|auto|s5|qemu|bochs: what to do at the end */
+	uint32_t max_cpus;      /* smp=N: start at most N CPUs (default all) */
+	bool vmx_smoke_only;    /* guest=none: stop after VMXON/VMXOFF (no guest) */
+	uint64_t ap_timeout_us; /* aptimeout=N microseconds per AP (default 200000) */
+};
+
+void options_defaults(struct hv_options *o);
+/* Returns 0, or -1 with a message naming the bad word in err. */
+int options_parse(const char *cmdline, struct hv_options *o, char *err, size_t errlen);
+/* Finds the serial console option alone, before anything else can print. */
+uint16_t options_serial_port(const char *cmdline);
+#endif

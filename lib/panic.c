@@ -1,0 +1,26 @@
+/* panic(): say why, stop every other CPU with an NMI, end the run as failed. */
+#include "printk.h"
+#include "percpu.h"
+#include "power.h"
+#include "cpu.h"
+#include "../apic/lapic.h"
+
+volatile bool hv_panicking;
+
+__noreturn void panic(const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+	cli();
+	bool first = !__atomic_exchange_n(&hv_panicking, true, __ATOMIC_SEQ_CST);
+	if (!first)
+		cpu_halt_forever();
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	struct percpu *c = ncpus ? this_cpu() : NULL;
+	pr_err("PANIC on cpu%u: %s", c ? c->index : 0, buf);
+	if (ncpus > 1)
+		lapic_send(0, APIC_DM_NMI | APIC_DEST_ALL_BUT_SELF);
+	hv_exit(false);
+}

@@ -1,0 +1,45 @@
+/* One struct per CPU, page-aligned, reached through GS base (gs:0 = self). */
+#ifndef LIB_PERCPU_H
+#define LIB_PERCPU_H
+#include "types.h"
+#include "desc.h"
+#include "../vmx/caps.h"
+
+#define MAX_CPUS 64
+#define CPU_STACK_PAGES 4
+
+enum cpu_state { CPU_ABSENT = 0, CPU_STARTING, CPU_ONLINE, CPU_FAILED };
+
+struct percpu {
+	struct percpu *self;             /* gs:0 */
+	uint32_t index;                  /* 0 = boot CPU */
+	uint32_t apic_id;
+	volatile uint32_t state;         /* enum cpu_state */
+	volatile uint32_t msr_probe;     /* rdmsr_safe in progress */
+	volatile uint32_t msr_faulted;   /* set by the #GP handler */
+	void (*volatile work)(void);     /* AP mailbox: run, then cleared */
+	uint64_t stack_top;
+	struct vmx_raw_caps caps;
+	int vmxon_status;                /* 0 ok, <0 failed, 1 not tried */
+	char vmxon_msg[96];
+	void *vmxon_region;
+	struct gdt_tss gdt;              /* this CPU's GDT and TSS */
+	uint8_t nmi_stack[1024] __aligned(16);
+	uint8_t df_stack[1024] __aligned(16);
+} __aligned(4096);
+
+extern struct percpu *cpus[MAX_CPUS];
+extern uint32_t ncpus;
+
+static inline struct percpu *this_cpu(void)
+{
+	struct percpu *p;
+	__asm__ volatile("mov %%gs:0, %0" : "=r"(p));
+	return p;
+}
+
+/* Allocates and sets up CPU 'index' (stack, GDT, TSS); does not load it. */
+struct percpu *percpu_alloc(uint32_t index, uint32_t apic_id);
+/* Loads GDT, TSS, IDT and GS base on the calling CPU. */
+void percpu_load(struct percpu *p);
+#endif

@@ -1,0 +1,22 @@
+/* Kernel-style logging to the serial console.  Every line has a level; lines
+ * below the current level are dropped.  Host tests capture output instead. */
+#ifndef LIB_PRINTK_H
+#define LIB_PRINTK_H
+#include "types.h"
+
+enum log_level { LOG_ERR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+extern int log_level;
+
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+void printk_level(int level, const char *fmt, ...) __printf(2, 3);
+#define pr_err(...)   printk_level(LOG_ERR, __VA_ARGS__)
+#define pr_warn(...)  printk_level(LOG_WARN, __VA_ARGS__)
+#define pr_info(...)  printk_level(LOG_INFO, __VA_ARGS__)
+#define pr_debug(...) printk_level(LOG_DEBUG, __VA_ARGS__)
+/* Output sink; serial in the hypervisor, a buffer in host tests. */
+void printk_write(const char *s, size_t n);
+
+__noreturn void panic(const char *fmt, ...) __printf(1, 2);
+extern volatile bool hv_panicking;
+#endif

@@ -1,0 +1,8 @@
+/* 16550 UART console. */
+#ifndef LIB_SERIAL_H
+#define LIB_SERIAL_H
+#include "types.h"
+#define COM1_PORT 0x3f8
+void serial_init(uint16_t port);
+void serial_write(const char *s, size_t n);
+#endif

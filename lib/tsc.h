@@ -1,0 +1,10 @@
+/* TSC frequency and delays. */
+#ifndef LIB_TSC_H
+#define LIB_TSC_H
+#include "types.h"
+extern uint64_t tsc_khz;
+/* Calibrates against the PIT (channel 2); also reports CPUID 0x15/0x16. */
+void tsc_calibrate(void);
+void udelay(uint64_t us);
+static inline uint64_t tsc_from_us(uint64_t us) { return us * tsc_khz / 1000; }
+#endif

@@ -1,0 +1,123 @@
+/* Host-side runner and the stand-ins for the hypervisor's printk and panic. */
+#include "test.h"
+#include <setjmp.h>
+#include <stdarg.h>
+#include "../../lib/printk.h"
+
+#define MAX_TESTS 1024
+static struct { const char *name; void (*fn)(void); } tests[MAX_TESTS];
+static int ntests, cur_failed;
+static char logbuf[1 << 16];
+static size_t loglen;
+static jmp_buf *panic_jmp;
+
+int log_level = LOG_DEBUG;
+
+void test_register(const char *name, void (*fn)(void))
+{
+	if (ntests == MAX_TESTS) { fprintf(stderr, "too many tests\n"); exit(2); }
+	tests[ntests].name = name;
+	tests[ntests++].fn = fn;
+}
+
+void test_fail(const char *file, int line, const char *msg)
+{
+	printf("    %s:%d: CHECK failed: %s\n", file, line, msg);
+	cur_failed++;
+}
+
+void printk_write(const char *s, size_t n)
+{
+	if (loglen + n >= sizeof logbuf)
+		loglen = 0;
+	memcpy(logbuf + loglen, s, n);
+	loglen += n;
+	logbuf[loglen] = 0;
+	if (getenv("UNIT_VERBOSE"))
+		fwrite(s, 1, n, stdout);
+}
+
+void printk_level(int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	if (level > log_level)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof buf - 1)
+		n = sizeof buf - 1;
+	printk_write(buf, n);
+}
+
+void panic(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	printk_write("PANIC: ", 7);
+	printk_write(buf, strlen(buf));
+	if (panic_jmp)
+		longjmp(*panic_jmp, 1);
+	fprintf(stderr, "unexpected panic: %s\n", buf);
+	abort();
+}
+
+const char *test_log(void) { return logbuf; }
+void test_log_clear(void) { loglen = 0; logbuf[0] = 0; }
+
+bool test_expect_panic(void (*fn)(void *), void *arg)
+{
+	jmp_buf jb;
+	jmp_buf *saved = panic_jmp;
+	panic_jmp = &jb;
+	if (setjmp(jb)) {
+		panic_jmp = saved;
+		return true;
+	}
+	fn(arg);
+	panic_jmp = saved;
+	return false;
+}
+
+char *test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc(n + 1);
+	if (fread(buf, 1, n, f) != (size_t)n) { fclose(f); free(buf); return NULL; }
+	buf[n] = 0;
+	fclose(f);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	int passed = 0, failed = 0;
+	const char *only = argc > 1 ? argv[1] : NULL;
+	for (int i = 0; i < ntests; i++) {
+		if (only && !strstr(tests[i].name, only))
+			continue;
+		cur_failed = 0;
+		test_log_clear();
+		tests[i].fn();
+		if (cur_failed) {
+			failed++;
+			printf("FAIL unit/%s\n", tests[i].name);
+		} else {
+			passed++;
+			printf("PASS unit/%s\n", tests[i].name);
+		}
+	}
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

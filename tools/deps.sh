@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build and the tests need (as root), and the
+# cached trixie chroot with Bochs 3.0. Without root it names what is missing.
+set -euo pipefail
+PKGS="build-essential nasm gnu-efi qemu-system-x86 ovmf mtools dosfstools grub-pc-bin grub-common xorriso debootstrap busybox-static cpio gzip python3"
+missing=()
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "deps: missing Debian packages: ${missing[*]}" >&2
+    echo "deps: run as root: apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null
+  apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+if [ "${1:-}" != "--no-bochs" ]; then
+  "$(dirname "$0")/bochs-chroot.sh" >/dev/null
+fi
+echo "deps: ok"

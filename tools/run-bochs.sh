@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# run-bochs.sh ISO SERIAL_LOG [MODEL] [CPUS] [TIMEOUT_S] [MEGS]
+# Boots an ISO under Bochs 3.0 (trixie chroot), headless, serial to a file.
+# Exit status: Bochs's (1 after a "Shutdown" or S5), or 124 on timeout.
+set -uo pipefail
+iso=$(readlink -f "$1") ser=$(readlink -m "$2") model=${3:-corei7_skylake_x} cpus=${4:-2} tmo=${5:-300} megs=${6:-256}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$("$here/bochs-chroot.sh") || exit 1
+work=$(dirname "$ser")
+mkdir -p "$work"
+rc_file="$work/$(basename "$ser" .ser).bochsrc"
+cat > "$rc_file" <<RC
+megs: $megs
+romimage: file=/usr/share/bochs/BIOS-bochs-latest
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+cpu: model=$model, count=$cpus, ips=50000000, reset_on_triple_fault=0
+clock: sync=none, time0=946684800
+ata0-master: type=cdrom, path=$iso, status=inserted
+boot: cdrom
+com1: enabled=1, mode=file, dev=$ser
+display_library: rfb, options="timeout=0"
+panic: action=fatal
+error: action=report
+log: $work/$(basename "$ser" .ser).bochslog
+RC
+echo c > "$work/bochs.cont"
+# Bind the work paths at the same place inside the chroot.
+mnt=()
+for d in "$(dirname "$iso")" "$work" /proc; do
+  mkdir -p "$root$d"
+  if ! mountpoint -q "$root$d"; then mount --bind "$d" "$root$d"; mnt+=("$root$d"); fi
+done
+cleanup() { for m in "${mnt[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done; }
+trap cleanup EXIT
+: > "$ser"
+timeout --foreground -k 5 "$tmo" chroot "$root" /usr/bin/bochs -q -f "$rc_file" -rc "$work/bochs.cont" </dev/null >"$work/$(basename "$ser" .ser).stdout" 2>&1
+rc=$?
+exit $rc
