@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Runs the test levels (default: unit qemu bochs) and closes with
+# "N passed, N failed". Emulator logs of failed checks are kept in build/test-logs/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=build
+LOGS=$B/test-logs
+mkdir -p "$LOGS"
+levels=${*:-unit qemu bochs}
+pass=0 fail=0
+
+ok()  { pass=$((pass + 1)); echo "PASS $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1${2:+: $2}"; }
+
+# expect NAME LOG PATTERN...: every extended regex must match a line of LOG.
+expect() {
+  local name=$1 log=$2; shift 2
+  local miss=() text
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  for pat in "$@"; do
+    grep -Eq -- "$pat" <<<"$text" || miss+=("$pat")
+  done
+  if [ ${#miss[@]} -eq 0 ]; then ok "$name"; else
+    bad "$name" "missing /${miss[*]}/ in $log"
+    cp "$log" "$LOGS/" 2>/dev/null
+  fi
+}
+expect_not() {
+  local name=$1 log=$2 pat=$3
+  if tr -d '\r' < "$log" | grep -E -- "$pat" >/dev/null; then bad "$name" "unexpected /$pat/ in $log"; cp "$log" "$LOGS/"; else ok "$name"; fi
+}
+show_tail() { echo "---- last lines of $1"; tr -d '\r' < "$1" | tail -n "${2:-25}"; echo "----"; }
+
+level_unit() {
+  echo "== host unit tests"
+  if [ ! -x $B/unit ]; then bad unit/build "build/unit missing (make build/unit)"; return; fi
+  local out
+  out=$(HV_FIXTURES=test/fixtures $B/unit 2>&1)
+  local rc=$?
+  echo "$out" | grep -E '^(PASS|FAIL) ' | sed 's/^/  /'
+  echo "$out" | grep -vE '^(PASS|FAIL) |^unit: ' | head -50
+  local p f
+  p=$(echo "$out" | grep -c '^PASS ')
+  f=$(echo "$out" | grep -c '^FAIL ')
+  pass=$((pass + p)); fail=$((fail + f))
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then bad unit/runner "exited $rc (crash or sanitizer report)"; fi
+}
+
+# qemu_run NAME HV_CMDLINE SMP: boot the stick under QEMU+OVMF; sets $log and $rc.
+qemu_run() {
+  local img=$B/$1.img
+  log=$LOGS/$1.ser
+  HV_CMDLINE="$2" tools/mkusb.sh "$img" $B/hv.efi >/dev/null || { rc=255; return; }
+  local t0=$SECONDS
+  tools/run-qemu.sh "$img" "$log" "$3" 120; rc=$?
+  echo "  $1: QEMU exit $rc after $((SECONDS - t0)) s"
+  rm -f "$img"
+}
+
+level_qemu() {
+  echo "== QEMU + OVMF (UEFI, hv.efi from a FAT USB stick)"
+  [ -f $B/hv.efi ] || { bad qemu/build "build/hv.efi missing"; return; }
+  command -v qemu-system-x86_64 >/dev/null || { bad qemu/tool "qemu-system-x86_64 missing (apt-get install qemu-system-x86 ovmf)"; return; }
+  qemu_run qemu-smp4 "exit=qemu" 4
+  [ "$rc" = 33 ] && ok qemu/boot-pass || { bad qemu/boot-pass "QEMU exit $rc (33 = pass)"; show_tail "$log"; }
+  expect qemu/uefi-loader "$log" 'loader=uefi'
+  expect qemu/four-cpus "$log" 'smp: 4 of 4 CPUs online' 'smp: cpu3 apic_id=3 online'
+  expect qemu/memmap "$log" 'memmap: after the hypervisor.s claims, [0-9]+ ranges, [1-9][0-9]* MiB usable' 'hypervisor owns .* image' 'hypervisor owns .* heap'
+  expect qemu/acpi "$log" 'acpi: RSDP at 0x[0-9a-f]+' 'ACPI: MADT 0x' 'ACPI: PM1a_CNT'
+  expect qemu/tsc "$log" 'tsc: [1-9][0-9]* kHz'
+  expect qemu/no-vmx "$log" 'vmx: not supported by this CPU'
+  qemu_run qemu-badopt "exit=qemu ipi=bogus" 1
+  [ "$rc" = 35 ] && ok qemu/bad-option-fails || bad qemu/bad-option-fails "QEMU exit $rc (35 = fail)"
+  expect qemu/bad-option-message "$log" "hv: option 'ipi=bogus': bad value, expected one of auto, ipiv, fast, pv, trap" 'hv: result=fail'
+}
+
+# bochs_run NAME MODEL CPUS HV_CMDLINE [TIMEOUT]: GRUB ISO under Bochs 3.0; sets $log and $rc.
+bochs_run() {
+  local iso=$B/$1.iso
+  log=$LOGS/$1.ser
+  HV_CMDLINE="$4" tools/mkiso.sh "$iso" $B/hv.elf || { rc=255; return; }
+  local t0=$SECONDS
+  tools/run-bochs.sh "$iso" "$log" "$2" "$3" "${5:-180}"; rc=$?
+  echo "  $1: Bochs $2 x$3 exit $rc after $((SECONDS - t0)) s"
+  rm -f "$iso"
+}
+
+level_bochs() {
+  echo "== Bochs 3.0 (hv.elf by GRUB Multiboot2)"
+  [ -f $B/hv.elf ] || { bad bochs/build "build/hv.elf missing"; return; }
+  tools/bochs-chroot.sh >/dev/null || { bad bochs/chroot "no Bochs 3.0 chroot (tools/bochs-chroot.sh failed)"; return; }
+  bochs_run bochs-skx "corei7_skylake_x" 2 "exit=bochs guest=none"
+  expect bochs/skx-result "$log" 'hv: result=pass' || true
+  expect bochs/skx-two-cpus "$log" 'smp: 2 of 2 CPUs online' 'loader=multiboot2'
+  expect bochs/skx-vmxon-both "$log" 'vmx: cpu0 VMXON ok' 'vmx: cpu1 VMXON ok' 'VMXON succeeded on 2 of 2 CPUs'
+  expect bochs/skx-caps "$log" 'vmxcap: posted interrupts: yes' 'vmxcap: virtual-interrupt delivery: yes' 'vmxcap: tertiary controls not available'
+  expect bochs/skx-tiers "$log" 'tier: ipi=fast' 'tier: eoi=vid' 'tier: timer=fast'
+  bochs_run bochs-spr "sapphire_rapids" 1 "exit=bochs guest=none"
+  expect bochs/spr-tertiary "$log" 'vmxcap: tertiary controls available, IA32_VMX_PROCBASED_CTLS3=0x0000000000000080' 'vmx: cpu0 VMXON ok' 'hv: result=pass'
+  bochs_run bochs-spr-ipiv "sapphire_rapids" 1 "exit=bochs guest=none ipi=ipiv"
+  expect bochs/spr-ipiv-refused "$log" 'ipi=ipiv refused' 'hv: result=fail'
+}
+
+for l in $levels; do
+  case $l in
+    unit) level_unit ;;
+    qemu) level_qemu ;;
+    bochs) level_bochs ;;
+    *) bad "level/$l" "unknown level (unit, qemu, bochs)" ;;
+  esac
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

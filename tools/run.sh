@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# make run: boot build/hv.elf under Bochs 3.0 (corei7_skylake_x, 2 CPUs) and show the serial console.
+# RUN_MODEL, RUN_CPUS, RUN_TIMEOUT, HV_CMDLINE override the defaults.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+tools/deps.sh || exit 1
+mkdir -p build
+HV_CMDLINE="${HV_CMDLINE:-exit=bochs}" tools/mkiso.sh build/run.iso build/hv.elf || exit 1
+echo "run: Bochs 3.0 ${RUN_MODEL:-corei7_skylake_x} with ${RUN_CPUS:-2} CPUs; serial log in build/run.ser"
+tools/run-bochs.sh build/run.iso build/run.ser "${RUN_MODEL:-corei7_skylake_x}" "${RUN_CPUS:-2}" "${RUN_TIMEOUT:-600}" &
+pid=$!
+# Follow the serial console while Bochs runs.
+tail -n +1 -F build/run.ser 2>/dev/null | tr -d '\r' &
+tailpid=$!
+wait $pid; rc=$?
+sleep 1; kill $tailpid 2>/dev/null
+grep -q 'hv: result=pass' build/run.ser && echo "run: hv reported pass" || { echo "run: hv did not report pass (Bochs exit $rc)"; exit 1; }
