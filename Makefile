@@ -11,8 +11,8 @@ B       := build
 BOOT_SRCS := boot/main.c boot/smp.c
 LIB_SRCS  := lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
              lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c
-APIC_SRCS := apic/lapic.c
-VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c
+APIC_SRCS := apic/lapic.c apic/pi.c
+VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c
 GUEST_SRCS := guest/linux.c
 CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
 CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm
@@ -22,6 +22,7 @@ EFI_SRCS  := boot/efi.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
 UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c vmx/caps.c vmx/tiers.c guest/linux.c \
+             vmx/vmcs.c vmx/vmcs_ops.c apic/pi.c \
              $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror

@@ -7,8 +7,9 @@ bool memmap_add(struct memmap *m, uint64_t base, uint64_t len, uint32_t type)
 {
 	if (!len)
 		return true;
-	if (base + len < base)          /* wraps: clip at the top of the address space */
-		len = -base;
+	/* Ends are exclusive, so a range may reach 2^64 - 1 at most: clip there. */
+	if (base + len < base || base + len == 0)
+		len = ~base;
 	if (m->count == MEMMAP_MAX)
 		return false;
 	m->r[m->count++] = (struct mem_range){ base, len, type };
@@ -102,6 +103,8 @@ uint64_t memmap_end(const struct memmap *m)
 
 uint64_t memmap_find_free(const struct memmap *m, uint64_t len, uint64_t limit)
 {
+	if (!len || len > UINT64_MAX - PAGE_SIZE)
+		return 0;
 	len = ALIGN_UP(len, PAGE_SIZE);
 	for (uint32_t i = m->count; i-- > 0;) {
 		const struct mem_range *r = &m->r[i];
@@ -150,12 +153,14 @@ void page_alloc_init(uint64_t base, uint64_t len)
 {
 	heap_base = heap_next = ALIGN_UP(base, PAGE_SIZE);
 	heap_end = ALIGN_DOWN(base + len, PAGE_SIZE);
+	if (heap_end < heap_next)
+		heap_end = heap_next;
 }
 
 void *page_alloc(uint64_t pages)
 {
 	uint64_t bytes = pages * PAGE_SIZE;
-	if (!pages || heap_end - heap_next < bytes)
+	if (!pages || pages > (heap_end - heap_next) / PAGE_SIZE)
 		panic("page_alloc: out of hypervisor memory (%llu pages wanted, %llu free)\n",
 		      (unsigned long long)pages, (unsigned long long)((heap_end - heap_next) / PAGE_SIZE));
 	void *p = (void *)(uintptr_t)heap_next;

@@ -59,10 +59,10 @@ uint16_t options_serial_port(const char *cmdline)
 	uint16_t port = com_ports[0];
 	const char *p = cmdline;
 	while (p && *p) {
-		while (*p == ' ')
+		while (*p == ' ' || *p == '\t')
 			p++;
 		const char *w = p;
-		while (*p && *p != ' ')
+		while (*p && *p != ' ' && *p != '\t')
 			p++;
 		if (p - w > 8 && !strncmp(w, "console=", 8))
 			parse_port(w + 8, p - w - 8, &port);

@@ -1,0 +1,40 @@
+/* Posted-interrupt descriptors and the PID-pointer table (SDM Vol. 3C,
+ * "Posted-Interrupt Processing" and "IPI Virtualization"). The same table
+ * serves hardware IPIv and the software ICR fast path. */
+#ifndef APIC_PI_H
+#define APIC_PI_H
+#include "../lib/types.h"
+
+/* 64 bytes: PIR (256 bits), ON (bit 256), SN (bit 257), NV (bits 279:272),
+ * NDST (bits 319:288). */
+struct pi_desc {
+	uint64_t pir[4];
+	uint16_t control;        /* bit 0 ON (outstanding notification), bit 1 SN (suppress) */
+	uint8_t nv;              /* notification vector */
+	uint8_t rsvd0;
+	uint32_t ndst;           /* notification destination: x2APIC ID */
+	uint64_t rsvd1[3];
+} __aligned(64);
+_Static_assert(sizeof(struct pi_desc) == 64, "posted-interrupt descriptor is 64 bytes");
+
+#define PI_ON BIT(0)
+#define PI_SN BIT(1)
+#define PID_ENTRY_VALID BIT(0)
+
+/* Fills a descriptor for the CPU with 'apic_id' (x2APIC: NDST is the whole ID). */
+void pi_desc_init(struct pi_desc *d, uint8_t nv, uint32_t apic_id);
+/* Posts 'vector': sets its PIR bit, then ON. Returns true when the caller
+ * must send the notification vector (ON was clear and SN is clear). */
+bool pi_post(struct pi_desc *d, uint8_t vector);
+/* Takes and clears the pending vectors (what the CPU does on notification). */
+void pi_take(struct pi_desc *d, uint64_t out[4]);
+
+/* The PID-pointer table: entry i = physical address of the descriptor of
+ * the CPU with APIC ID i, with bit 0 set; absent IDs stay 0. */
+void pid_table_set(uint64_t *table, uint32_t apic_id, paddr_t desc_pa);
+/* The lookup of a virtualized ICR write: NULL when the ID is above 'last'
+ * or the entry is not valid (the CPU then makes an APIC-write VM exit). */
+struct pi_desc *pid_table_lookup(const uint64_t *table, uint32_t last, uint32_t apic_id);
+/* Bytes for a table covering APIC IDs 0..max_apic_id, rounded up to pages. */
+uint64_t pid_table_bytes(uint32_t max_apic_id);
+#endif

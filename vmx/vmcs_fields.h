@@ -1,0 +1,190 @@
+/* VMCS field encodings (SDM Vol. 3D, Appendix B), grouped by width and area. */
+#ifndef VMX_VMCS_FIELDS_H
+#define VMX_VMCS_FIELDS_H
+
+enum vmcs_field {
+	/* 16-bit control */
+	VMCS_VPID                     = 0x0000,
+	VMCS_POSTED_INTR_NV           = 0x0002,
+	VMCS_LAST_PID_POINTER_INDEX   = 0x0008,
+	/* 16-bit guest state */
+	VMCS_GUEST_ES_SEL             = 0x0800,
+	VMCS_GUEST_CS_SEL             = 0x0802,
+	VMCS_GUEST_SS_SEL             = 0x0804,
+	VMCS_GUEST_DS_SEL             = 0x0806,
+	VMCS_GUEST_FS_SEL             = 0x0808,
+	VMCS_GUEST_GS_SEL             = 0x080a,
+	VMCS_GUEST_LDTR_SEL           = 0x080c,
+	VMCS_GUEST_TR_SEL             = 0x080e,
+	VMCS_GUEST_INTR_STATUS        = 0x0810,
+	/* 16-bit host state */
+	VMCS_HOST_ES_SEL              = 0x0c00,
+	VMCS_HOST_CS_SEL              = 0x0c02,
+	VMCS_HOST_SS_SEL              = 0x0c04,
+	VMCS_HOST_DS_SEL              = 0x0c06,
+	VMCS_HOST_FS_SEL              = 0x0c08,
+	VMCS_HOST_GS_SEL              = 0x0c0a,
+	VMCS_HOST_TR_SEL              = 0x0c0c,
+	/* 64-bit control */
+	VMCS_IO_BITMAP_A              = 0x2000,
+	VMCS_IO_BITMAP_B              = 0x2002,
+	VMCS_MSR_BITMAP               = 0x2004,
+	VMCS_EXIT_MSR_STORE_ADDR      = 0x2006,
+	VMCS_EXIT_MSR_LOAD_ADDR       = 0x2008,
+	VMCS_ENTRY_MSR_LOAD_ADDR      = 0x200a,
+	VMCS_TSC_OFFSET               = 0x2010,
+	VMCS_VIRTUAL_APIC_PAGE_ADDR   = 0x2012,
+	VMCS_APIC_ACCESS_ADDR         = 0x2014,
+	VMCS_POSTED_INTR_DESC_ADDR    = 0x2016,
+	VMCS_EPT_POINTER              = 0x201a,
+	VMCS_EOI_EXIT_BITMAP0         = 0x201c,
+	VMCS_EOI_EXIT_BITMAP1         = 0x201e,
+	VMCS_EOI_EXIT_BITMAP2         = 0x2020,
+	VMCS_EOI_EXIT_BITMAP3         = 0x2022,
+	VMCS_XSS_EXIT_BITMAP          = 0x202c,
+	VMCS_TERTIARY_CONTROLS        = 0x2034,
+	VMCS_PID_POINTER_TABLE        = 0x2042,
+	/* 64-bit read-only */
+	VMCS_GUEST_PHYSICAL_ADDRESS   = 0x2400,
+	/* 64-bit guest state */
+	VMCS_LINK_POINTER             = 0x2800,
+	VMCS_GUEST_DEBUGCTL           = 0x2802,
+	VMCS_GUEST_PAT                = 0x2804,
+	VMCS_GUEST_EFER               = 0x2806,
+	VMCS_GUEST_PDPTE0             = 0x280a,
+	/* 64-bit host state */
+	VMCS_HOST_PAT                 = 0x2c00,
+	VMCS_HOST_EFER                = 0x2c02,
+	/* 32-bit control */
+	VMCS_PIN_CONTROLS             = 0x4000,
+	VMCS_PROC_CONTROLS            = 0x4002,
+	VMCS_EXCEPTION_BITMAP         = 0x4004,
+	VMCS_PF_ERROR_MASK            = 0x4006,
+	VMCS_PF_ERROR_MATCH           = 0x4008,
+	VMCS_CR3_TARGET_COUNT         = 0x400a,
+	VMCS_EXIT_CONTROLS            = 0x400c,
+	VMCS_EXIT_MSR_STORE_COUNT     = 0x400e,
+	VMCS_EXIT_MSR_LOAD_COUNT      = 0x4010,
+	VMCS_ENTRY_CONTROLS           = 0x4012,
+	VMCS_ENTRY_MSR_LOAD_COUNT     = 0x4014,
+	VMCS_ENTRY_INTR_INFO          = 0x4016,
+	VMCS_ENTRY_EXCEPTION_ERROR    = 0x4018,
+	VMCS_ENTRY_INSTRUCTION_LEN    = 0x401a,
+	VMCS_TPR_THRESHOLD            = 0x401c,
+	VMCS_PROC2_CONTROLS           = 0x401e,
+	/* 32-bit read-only */
+	VMCS_VM_INSTRUCTION_ERROR     = 0x4400,
+	VMCS_EXIT_REASON              = 0x4402,
+	VMCS_EXIT_INTR_INFO           = 0x4404,
+	VMCS_EXIT_INTR_ERROR          = 0x4406,
+	VMCS_IDT_VECTORING_INFO       = 0x4408,
+	VMCS_IDT_VECTORING_ERROR      = 0x440a,
+	VMCS_EXIT_INSTRUCTION_LEN     = 0x440c,
+	VMCS_EXIT_INSTRUCTION_INFO    = 0x440e,
+	/* 32-bit guest state */
+	VMCS_GUEST_ES_LIMIT           = 0x4800,
+	VMCS_GUEST_CS_LIMIT           = 0x4802,
+	VMCS_GUEST_SS_LIMIT           = 0x4804,
+	VMCS_GUEST_DS_LIMIT           = 0x4806,
+	VMCS_GUEST_FS_LIMIT           = 0x4808,
+	VMCS_GUEST_GS_LIMIT           = 0x480a,
+	VMCS_GUEST_LDTR_LIMIT         = 0x480c,
+	VMCS_GUEST_TR_LIMIT           = 0x480e,
+	VMCS_GUEST_GDTR_LIMIT         = 0x4810,
+	VMCS_GUEST_IDTR_LIMIT         = 0x4812,
+	VMCS_GUEST_ES_AR              = 0x4814,
+	VMCS_GUEST_CS_AR              = 0x4816,
+	VMCS_GUEST_SS_AR              = 0x4818,
+	VMCS_GUEST_DS_AR              = 0x481a,
+	VMCS_GUEST_FS_AR              = 0x481c,
+	VMCS_GUEST_GS_AR              = 0x481e,
+	VMCS_GUEST_LDTR_AR            = 0x4820,
+	VMCS_GUEST_TR_AR              = 0x4822,
+	VMCS_GUEST_INTERRUPTIBILITY   = 0x4824,
+	VMCS_GUEST_ACTIVITY_STATE     = 0x4826,
+	VMCS_GUEST_SYSENTER_CS        = 0x482a,
+	/* 32-bit host state */
+	VMCS_HOST_SYSENTER_CS         = 0x4c00,
+	/* natural-width control */
+	VMCS_CR0_MASK                 = 0x6000,
+	VMCS_CR4_MASK                 = 0x6002,
+	VMCS_CR0_SHADOW               = 0x6004,
+	VMCS_CR4_SHADOW               = 0x6006,
+	/* natural-width read-only */
+	VMCS_EXIT_QUALIFICATION       = 0x6400,
+	VMCS_GUEST_LINEAR_ADDRESS     = 0x640a,
+	/* natural-width guest state */
+	VMCS_GUEST_CR0                = 0x6800,
+	VMCS_GUEST_CR3                = 0x6802,
+	VMCS_GUEST_CR4                = 0x6804,
+	VMCS_GUEST_ES_BASE            = 0x6806,
+	VMCS_GUEST_CS_BASE            = 0x6808,
+	VMCS_GUEST_SS_BASE            = 0x680a,
+	VMCS_GUEST_DS_BASE            = 0x680c,
+	VMCS_GUEST_FS_BASE            = 0x680e,
+	VMCS_GUEST_GS_BASE            = 0x6810,
+	VMCS_GUEST_LDTR_BASE          = 0x6812,
+	VMCS_GUEST_TR_BASE            = 0x6814,
+	VMCS_GUEST_GDTR_BASE          = 0x6816,
+	VMCS_GUEST_IDTR_BASE          = 0x6818,
+	VMCS_GUEST_DR7                = 0x681a,
+	VMCS_GUEST_RSP                = 0x681c,
+	VMCS_GUEST_RIP                = 0x681e,
+	VMCS_GUEST_RFLAGS             = 0x6820,
+	VMCS_GUEST_PENDING_DBG        = 0x6822,
+	VMCS_GUEST_SYSENTER_ESP       = 0x6824,
+	VMCS_GUEST_SYSENTER_EIP       = 0x6826,
+	/* natural-width host state */
+	VMCS_HOST_CR0                 = 0x6c00,
+	VMCS_HOST_CR3                 = 0x6c02,
+	VMCS_HOST_CR4                 = 0x6c04,
+	VMCS_HOST_FS_BASE             = 0x6c06,
+	VMCS_HOST_GS_BASE             = 0x6c08,
+	VMCS_HOST_TR_BASE             = 0x6c0a,
+	VMCS_HOST_GDTR_BASE           = 0x6c0c,
+	VMCS_HOST_IDTR_BASE           = 0x6c0e,
+	VMCS_HOST_SYSENTER_ESP        = 0x6c10,
+	VMCS_HOST_SYSENTER_EIP        = 0x6c12,
+	VMCS_HOST_RSP                 = 0x6c14,
+	VMCS_HOST_RIP                 = 0x6c16,
+};
+
+/* Basic exit reasons (SDM Vol. 3D, Appendix C). */
+enum vmx_exit_reason {
+	EXIT_REASON_EXCEPTION_NMI = 0, EXIT_REASON_EXTERNAL_INTR = 1, EXIT_REASON_TRIPLE_FAULT = 2,
+	EXIT_REASON_INIT = 3, EXIT_REASON_SIPI = 4, EXIT_REASON_IO_SMI = 5, EXIT_REASON_OTHER_SMI = 6,
+	EXIT_REASON_INTR_WINDOW = 7, EXIT_REASON_NMI_WINDOW = 8, EXIT_REASON_TASK_SWITCH = 9,
+	EXIT_REASON_CPUID = 10, EXIT_REASON_GETSEC = 11, EXIT_REASON_HLT = 12, EXIT_REASON_INVD = 13,
+	EXIT_REASON_INVLPG = 14, EXIT_REASON_RDPMC = 15, EXIT_REASON_RDTSC = 16, EXIT_REASON_RSM = 17,
+	EXIT_REASON_VMCALL = 18, EXIT_REASON_VMCLEAR = 19, EXIT_REASON_VMLAUNCH = 20,
+	EXIT_REASON_VMPTRLD = 21, EXIT_REASON_VMPTRST = 22, EXIT_REASON_VMREAD = 23,
+	EXIT_REASON_VMRESUME = 24, EXIT_REASON_VMWRITE = 25, EXIT_REASON_VMXOFF = 26,
+	EXIT_REASON_VMXON = 27, EXIT_REASON_CR_ACCESS = 28, EXIT_REASON_DR_ACCESS = 29,
+	EXIT_REASON_IO = 30, EXIT_REASON_RDMSR = 31, EXIT_REASON_WRMSR = 32,
+	EXIT_REASON_INVALID_GUEST_STATE = 33, EXIT_REASON_MSR_LOADING = 34, EXIT_REASON_MWAIT = 36,
+	EXIT_REASON_MTF = 37, EXIT_REASON_MONITOR = 39, EXIT_REASON_PAUSE = 40,
+	EXIT_REASON_MCE_DURING_ENTRY = 41, EXIT_REASON_TPR_BELOW_THRESHOLD = 43,
+	EXIT_REASON_APIC_ACCESS = 44, EXIT_REASON_VIRTUALIZED_EOI = 45, EXIT_REASON_GDTR_IDTR = 46,
+	EXIT_REASON_LDTR_TR = 47, EXIT_REASON_EPT_VIOLATION = 48, EXIT_REASON_EPT_MISCONFIG = 49,
+	EXIT_REASON_INVEPT = 50, EXIT_REASON_RDTSCP = 51, EXIT_REASON_PREEMPTION_TIMER = 52,
+	EXIT_REASON_INVVPID = 53, EXIT_REASON_WBINVD = 54, EXIT_REASON_XSETBV = 55,
+	EXIT_REASON_APIC_WRITE = 56, EXIT_REASON_RDRAND = 57, EXIT_REASON_INVPCID = 58,
+	EXIT_REASON_VMFUNC = 59, EXIT_REASON_ENCLS = 60, EXIT_REASON_RDSEED = 61,
+	EXIT_REASON_PML_FULL = 62, EXIT_REASON_XSAVES = 63, EXIT_REASON_XRSTORS = 64,
+	EXIT_REASON_MAX = 80,
+};
+#define EXIT_REASON_FAILED_ENTRY (1u << 31)
+
+/* VM-entry interruption information (SDM Vol. 3C, "VM-Entry Controls for Event Injection"). */
+#define INTR_INFO_VALID        (1u << 31)
+#define INTR_INFO_DELIVER_CODE (1u << 11)
+#define INTR_TYPE_EXT_INTR     (0u << 8)
+#define INTR_TYPE_NMI          (2u << 8)
+#define INTR_TYPE_HW_EXCEPTION (3u << 8)
+
+/* Guest activity states. */
+#define GUEST_ACTIVITY_ACTIVE   0
+#define GUEST_ACTIVITY_HLT      1
+#define GUEST_ACTIVITY_SHUTDOWN 2
+#define GUEST_ACTIVITY_WAIT_SIPI 3
+#endif
