@@ -6,23 +6,26 @@ NASM    ?= nasm
 LD      ?= ld
 OBJCOPY ?= objcopy
 B       := build
+# V=1 shows the commands.
+Q       := $(if $(V),,@)
 
 # Sources, per folder (shared by both images).
 BOOT_SRCS := boot/main.c boot/smp.c
 LIB_SRCS  := lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
              lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c
 APIC_SRCS := apic/lapic.c apic/pi.c
-VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c
-GUEST_SRCS := guest/linux.c
+VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c \
+             vmx/report.c
+GUEST_SRCS := guest/linux.c guest/boot.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c
 CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
-CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm
+CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm vmx/entry.asm
 MB2_SRCS  := boot/multiboot2.c
 MB2_ASM   := boot/mb2_entry.asm
 EFI_SRCS  := boot/efi.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
 UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c vmx/caps.c vmx/tiers.c guest/linux.c \
-             vmx/vmcs.c vmx/vmcs_ops.c apic/pi.c \
+             vmx/vmcs.c vmx/vmcs_ops.c apic/pi.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c \
              $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror
@@ -60,31 +63,40 @@ deps:
 
 $(B)/mb2/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(MB2_CFLAGS) -c $< -o $@
+	@echo "  CC    $@"
+	$(Q)$(CC) $(MB2_CFLAGS) -c $< -o $@
 $(B)/efi/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -c $< -o $@
+	@echo "  CC    $@"
+	$(Q)$(CC) $(EFI_CFLAGS) -c $< -o $@
 $(B)/trampoline.bin: boot/trampoline.asm
 	@mkdir -p $(B)
-	$(NASM) -f bin $< -o $@
+	$(Q)$(NASM) -f bin $< -o $@
 $(B)/mb2/boot/trampoline_blob.o $(B)/efi/boot/trampoline_blob.o: $(B)/trampoline.bin
-$(B)/mb2/%.o $(B)/efi/%.o: %.asm
+$(B)/mb2/%.o: %.asm
 	@mkdir -p $(dir $@)
-	$(NASM) -f elf64 -DTRAMPOLINE_BIN='"$(B)/trampoline.bin"' $< -o $@
+	$(Q)$(NASM) -f elf64 -DTRAMPOLINE_BIN='"$(B)/trampoline.bin"' $< -o $@
+$(B)/efi/%.o: %.asm
+	@mkdir -p $(dir $@)
+	$(Q)$(NASM) -f elf64 -DTRAMPOLINE_BIN='"$(B)/trampoline.bin"' $< -o $@
 
 $(B)/hv.elf: $(MB2_OBJS) linker.ld
-	$(LD) -n -nostdlib -static -z max-page-size=0x1000 --no-warn-rwx-segments -z noexecstack -T linker.ld -o $@ $(MB2_OBJS)
+	@echo "  LD    $@"
+	$(Q)$(LD) -n -nostdlib -static -z max-page-size=0x1000 --no-warn-rwx-segments -z noexecstack -T linker.ld -o $@ $(MB2_OBJS)
 
 $(B)/hv.so: $(EFI_OBJS)
-	$(LD) -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds -shared -Bsymbolic \
+	@echo "  LD    $@"
+	$(Q)$(LD) -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds -shared -Bsymbolic \
 	    -L$(EFI_LIB) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_OBJS) -o $@ -lefi -lgnuefi
 $(B)/hv.efi: $(B)/hv.so
-	$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
+	@echo "  EFI   $@"
+	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
 	    --target efi-app-x86_64 --subsystem=10 $< $@
 
 $(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h test/unit/*.h)
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
+	@echo "  HOSTCC $@"
+	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
 
 test-unit: $(B)/unit
 	HV_FIXTURES=test/fixtures $(B)/unit

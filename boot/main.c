@@ -18,6 +18,15 @@
 #include "../vmx/caps.h"
 #include "../vmx/tiers.h"
 #include "../vmx/vmxon.h"
+#include "../vmx/vmcs.h"
+#include "../vmx/vmx_defs.h"
+#include "../vmx/ept.h"
+#include "../vmx/vcpu_launch.h"
+#include "../apic/pi.h"
+#include "../guest/boot.h"
+#include "../guest/cpuid.h"
+#include "../guest/msr.h"
+#include "../guest/io.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -65,6 +74,80 @@ static void fail(const char *why)
 {
 	pr_err("hv: %s\n", why);
 	hv_exit(false);
+}
+
+/* The guest: memory, EPT, bitmaps, descriptors, VMCS configuration, then
+ * every CPU launches its vCPU (the APs first, the boot CPU last). */
+static __noreturn void start_guest(struct boot_info *bi)
+{
+	static struct guest_boot gb;
+	char err[256];
+	uint32_t a, b, c, d;
+
+	if (guest_prepare(bi, acpi.rsdp ? acpi.rsdp : bi->rsdp, bi->heap_start, &gb, err, sizeof err))
+		fail(err);
+
+	struct ept_stats st = { 0 };
+	uint64_t end = memmap_end(&bi->mem);
+	end = end < GIB(4) ? GIB(4) : end;
+	if (caps.ept_1g && end < GIB(512))
+		end = GIB(512);              /* one PDPT of 1 GiB pages covers MMIO far above RAM */
+	struct vmcs_resources res = { .eptp = ept_build(&bi->mem, &caps, end, &st) };
+	pr_info("ept: identity map 0-%llu GiB: %llu x 1G, %llu x 2M, %llu x 4K pages, %llu 4K hypervisor pages left out, %llu tables\n",
+		(unsigned long long)(end >> 30), (unsigned long long)st.pages_1g, (unsigned long long)st.pages_2m,
+		(unsigned long long)st.pages_4k, (unsigned long long)st.holes_4k, (unsigned long long)st.tables);
+
+	uint8_t *msr_bitmap = page_alloc(1), *io_a = page_alloc(1), *io_b = page_alloc(1);
+	msr_bitmap_build(msr_bitmap);
+	io_bitmaps_build(io_a, io_b, &acpi);
+	res.msr_bitmap = (paddr_t)(uintptr_t)msr_bitmap;
+	res.io_bitmap_a = (paddr_t)(uintptr_t)io_a;
+	res.io_bitmap_b = (paddr_t)(uintptr_t)io_b;
+
+	/* One posted-interrupt descriptor per CPU; the PID-pointer table is
+	 * indexed by APIC ID up to the highest one in the MADT. */
+	uint32_t max_id = acpi.max_apic_id;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (cpus[i]->apic_id > max_id)
+			max_id = cpus[i]->apic_id;
+	uint64_t *pid_table = page_alloc(pid_table_bytes(max_id) / PAGE_SIZE);
+	res.pid_table = (paddr_t)(uintptr_t)pid_table;
+	res.max_apic_id = max_id;
+	if (vmcs_config_build(&vmx_env.cfg, &caps, &tiers, IRQ_PARTITION, &res, err, sizeof err))
+		fail(err);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct vcpu *v = vcpu_create(cpus[i], vmx_env.cfg.posted_intr_nv);
+		pid_table_set(pid_table, cpus[i]->apic_id, (paddr_t)(uintptr_t)v->pid);
+	}
+	pr_info("pi: %u posted-interrupt descriptors, PID-pointer table at 0x%llx with last index %u\n", ncpus,
+		(unsigned long long)res.pid_table, max_id);
+	vmcs_config_print(&vmx_env.cfg);
+
+	cpuid_policy.tsc_hz = tsc_khz * 1000;
+	cpuid_policy.xsaves = vmx_env.cfg.proc2 & VMX_PROC2_XSAVES;
+	cpuid_policy.invpcid = vmx_env.cfg.proc2 & VMX_PROC2_INVPCID;
+	cpuid_policy.rdtscp = vmx_env.cfg.proc2 & VMX_PROC2_RDTSCP;
+	cpuid_policy.waitpkg = false;
+	cpuid_policy.kvm_features = 0;   /* PV EOI and PV send-IPI come with the virtual interrupt model */
+	cpuid_count(0xd, 0, &a, &b, &c, &d);
+	vmx_env.xcr0_mask = cpuid_guest_xcr0_mask(((uint64_t)d << 32) | a);
+	vmx_env.caps = &caps;
+	vmx_env.mem = &bi->mem;
+	vmx_env.acpi = &acpi;
+	vmx_env.exit_mode = opts.exit_mode;
+
+	struct vmcs_guest g;
+	guest_state_linux64(&g, gb.entry, gb.cr3, gb.gdt, GUEST_GDT_LIMIT);
+	vcpu_set_bsp_guest(&g, gb.zero_page);
+	for (uint32_t i = 1; i < ncpus; i++) {
+		cpus[i]->work = vcpu_launch_this_cpu;
+		uint64_t until = rdtsc() + tsc_from_us(2000000);
+		while (!cpus[i]->launched && rdtsc() < until)
+			cpu_relax();
+		if (!cpus[i]->launched)
+			fail("an AP did not launch its vCPU");
+	}
+	vcpu_launch_this_cpu();
 }
 
 __noreturn void hv_main(struct boot_info *bi)
@@ -162,5 +245,13 @@ __noreturn void hv_main(struct boot_info *bi)
 	tiers_summary(&tiers, err, sizeof err);
 	pr_info("hv: platform report: loader=%s cpus=%u vmx=yes %s heap_used=%llu KiB\n", bi->loader, ncpus, err,
 		(unsigned long long)(page_alloc_used() >> 10));
-	hv_exit(true);
+	if (opts.vmx_smoke_only) {
+		pr_info("hv: guest=none: stopping after the VMX smoke test\n");
+		hv_exit(true);
+	}
+	if (!bi->kernel.addr) {
+		pr_info("hv: no guest kernel given: stopping after the VMX smoke test\n");
+		hv_exit(true);
+	}
+	start_guest(bi);
 }

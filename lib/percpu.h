@@ -18,6 +18,7 @@ struct percpu {
 	volatile uint32_t msr_probe;     /* rdmsr_safe in progress */
 	volatile uint32_t msr_faulted;   /* set by the #GP handler */
 	void (*volatile work)(void);     /* AP mailbox: run, then cleared */
+	volatile uint32_t launched;      /* about to VMLAUNCH its vCPU */
 	uint64_t stack_top;
 	struct vmx_raw_caps caps;
 	int vmxon_status;                /* 0 ok, <0 failed, 1 not tried */

@@ -14,6 +14,7 @@
 #   hv.probe=0xADDR -> reads that page of /dev/mem with dd and prints
 #                      "guest: devmem read of 0xADDR failed (rc=N): <error>" or
 #                      "guest: devmem read of 0xADDR SUCCEEDED"; else "guest: no hv.probe"
+#   /bin/hvcall report (the hypervisor prints its exit report)
 #   "guest: done", poweroff -f
 #
 # Needs: cpio, gzip, gcc (with static glibc: libc6-dev) and a static busybox:
@@ -78,6 +79,11 @@ done
 if ! "$CC" -static -O2 -Wall -pthread -o "$STAGE/bin/ipitest" "$SRC" 2>"$STAGE/cc.log"; then
 	cat "$STAGE/cc.log" >&2
 	die "building ipitest failed (static glibc needed: apt-get install libc6-dev)"
+fi
+# hvcall: asks the hypervisor for its exit report
+if ! "$CC" -static -O2 -Wall -o "$STAGE/bin/hvcall" "$HERE/guest/test/hvcall.c" 2>"$STAGE/cc.log"; then
+	cat "$STAGE/cc.log" >&2
+	die "building hvcall failed"
 fi
 rm -f "$STAGE/cc.log"
 is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
@@ -184,6 +190,7 @@ else
 	fi
 fi
 
+/bin/hvcall report
 echo "guest: done"
 off
 EOF

@@ -6,123 +6,11 @@
 #include "../../vmx/tiers.h"
 #include "../../vmx/vmx_defs.h"
 #include "../../lib/options.h"
-
-/* ---- fixture parser ----
- * Sections start with "[name]"; then "CPUID.1 eax=.. ebx=.. ecx=.. edx=.."
- * and "0xMSR value  # comment" lines. A value of "#GP" or "(skipped: ...)"
- * means the MSR is absent. */
-
-static const char *fixture(void)
-{
-	static char *text;
-	if (!text) {
-		const char *dir = getenv("HV_FIXTURES");
-		char path[512];
-		snprintf(path, sizeof path, "%s/vmx-caps-bochs.txt", dir ? dir : "test/fixtures");
-		text = test_read_file(path, NULL);
-		if (!text)
-			printf("    cannot read %s\n", path);
-	}
-	return text;
-}
-
-static void set_msr(struct vmx_raw_caps *r, unsigned long msr, uint64_t v)
-{
-	switch (msr) {
-	case MSR_IA32_FEATURE_CONTROL: r->feature_control = v; break;
-	case MSR_IA32_VMX_BASIC: r->basic = v; break;
-	case MSR_IA32_VMX_PINBASED_CTLS: r->pin = v; break;
-	case MSR_IA32_VMX_PROCBASED_CTLS: r->proc = v; break;
-	case MSR_IA32_VMX_EXIT_CTLS: r->exit = v; break;
-	case MSR_IA32_VMX_ENTRY_CTLS: r->entry = v; break;
-	case MSR_IA32_VMX_MISC: r->misc = v; break;
-	case MSR_IA32_VMX_CR0_FIXED0: r->cr0_fixed0 = v; break;
-	case MSR_IA32_VMX_CR0_FIXED1: r->cr0_fixed1 = v; break;
-	case MSR_IA32_VMX_CR4_FIXED0: r->cr4_fixed0 = v; break;
-	case MSR_IA32_VMX_CR4_FIXED1: r->cr4_fixed1 = v; break;
-	case MSR_IA32_VMX_VMCS_ENUM: r->vmcs_enum = v; break;
-	case MSR_IA32_VMX_PROCBASED_CTLS2: r->proc2 = v; r->has_proc2 = true; break;
-	case MSR_IA32_VMX_EPT_VPID_CAP: r->ept_vpid = v; r->has_ept_vpid = true; break;
-	case MSR_IA32_VMX_TRUE_PINBASED_CTLS: r->true_pin = v; break;
-	case MSR_IA32_VMX_TRUE_PROCBASED_CTLS: r->true_proc = v; break;
-	case MSR_IA32_VMX_TRUE_EXIT_CTLS: r->true_exit = v; break;
-	case MSR_IA32_VMX_TRUE_ENTRY_CTLS: r->true_entry = v; break;
-	case MSR_IA32_VMX_VMFUNC: r->vmfunc = v; r->has_vmfunc = true; break;
-	case MSR_IA32_VMX_PROCBASED_CTLS3: r->proc3 = v; r->has_proc3 = true; break;
-	default: break;	/* EXIT_CTLS2, APIC_BASE, TSC: not part of vmx_raw_caps */
-	}
-}
-
-/* Fills *r from section "name"; false if the section is missing or broken. */
-static bool load_profile(const char *name, struct vmx_raw_caps *r)
-{
-	const char *text = fixture();
-	char hdr[128];
-	unsigned ntrue = 0;
-	bool have_basic = false;
-
-	memset(r, 0, sizeof *r);
-	if (!text)
-		return false;
-	snprintf(hdr, sizeof hdr, "[%s]\n", name);
-	const char *p = strstr(text, hdr);
-	if (!p)
-		return false;
-	p += strlen(hdr);
-	while (*p && *p != '[') {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		char line[256];
-		snprintf(line, sizeof line, "%.*s", (int)len, p);
-		p += len + (eol ? 1 : 0);
-
-		if (!strncmp(line, "CPUID.1 ", 8)) {
-			const char *e = strstr(line, "ecx=");
-			if (!e)
-				return false;
-			r->cpuid1_ecx = (uint32_t)strtoul(e + 4, NULL, 16);
-		} else if (!strncmp(line, "0x", 2)) {
-			char *end;
-			unsigned long msr = strtoul(line, &end, 16);
-			while (*end == ' ')
-				end++;
-			if (*end == '#' || *end == '(')
-				continue;	/* #GP or skipped: absent */
-			char *vend;
-			uint64_t v = strtoull(end, &vend, 16);
-			if (vend == end)
-				return false;
-			set_msr(r, msr, v);
-			if (msr == MSR_IA32_VMX_BASIC)
-				have_basic = true;
-			if (msr >= MSR_IA32_VMX_TRUE_PINBASED_CTLS && msr <= MSR_IA32_VMX_TRUE_ENTRY_CTLS)
-				ntrue++;
-		}
-	}
-	r->has_true = ntrue == 4;
-	return have_basic;
-}
-
-static int list_sections(const char **names, char (*buf)[64], int max)
-{
-	const char *p = fixture();
-	int n = 0;
-	while (p && (p = strchr(p, '[')) && n < max) {
-		if (p != fixture() && p[-1] != '\n') { p++; continue; }
-		const char *e = strchr(p, ']');
-		if (!e)
-			break;
-		snprintf(buf[n], 64, "%.*s", (int)(e - p - 1), p + 1);
-		names[n] = buf[n];
-		n++;
-		p = e;
-	}
-	return n;
-}
+#include "fixture.h"
 
 static void decode(const char *name, struct vmx_raw_caps *raw, struct vmx_caps *c)
 {
-	bool ok = load_profile(name, raw);
+	bool ok = fixture_load_profile(name, raw);
 	if (!ok)
 		printf("    profile %s not found\n", name);
 	CHECK(ok);
@@ -146,21 +34,13 @@ static const char *summary(const struct hv_tiers *t)
 	return tiers_summary(t, buf, sizeof buf);
 }
 
-/* Clears a bit in the allowed-1 half of both the plain and the TRUE MSR. */
-static void clear_allowed1(uint64_t *plain, uint64_t *true_msr, uint32_t bit)
-{
-	*plain &= ~((uint64_t)bit << 32);
-	if (true_msr)
-		*true_msr &= ~((uint64_t)bit << 32);
-}
-
 /* ---- decoding ---- */
 
 TEST(caps_every_fixture_section_decodes)
 {
 	const char *names[32];
 	char buf[32][64];
-	int n = list_sections(names, buf, 32);
+	int n = fixture_list_sections(names, buf, 32);
 	CHECK(n >= 8);
 	for (int i = 0; i < n; i++) {
 		struct vmx_raw_caps raw; struct vmx_caps c; struct hv_tiers t; char err[256];
@@ -280,8 +160,7 @@ TEST(caps_bochs27_models_have_no_posted_interrupts)
  * MSR 0x492, as a CPU with both would report. */
 static void synthetic_spr_ipiv(struct vmx_raw_caps *raw, struct vmx_caps *c)
 {
-	CHECK(load_profile("bochs-3.0 sapphire_rapids", raw));
-	raw->proc3 |= VMX_PROC3_IPI_VIRT | VMX_PROC3_APIC_TIMER_VIRT;
+	CHECK(fixture_spr_ipiv(raw));	/* the same profile test_vmcs.c uses */
 	vmx_caps_decode(raw, c);
 }
 
@@ -327,9 +206,9 @@ TEST(caps_synthetic_no_tertiary)
 	 * which the decoder must ignore (A.3.4: the MSR is only meaningful when
 	 * bit 17 may be 1). */
 	struct vmx_raw_caps raw; struct vmx_caps c; struct hv_tiers t; char err[256];
-	CHECK(load_profile("bochs-3.0 sapphire_rapids", &raw));
+	CHECK(fixture_load_profile("bochs-3.0 sapphire_rapids", &raw));
 	raw.proc3 |= VMX_PROC3_IPI_VIRT | VMX_PROC3_APIC_TIMER_VIRT;
-	clear_allowed1(&raw.proc, &raw.true_proc, VMX_PROC_ACTIVATE_TERTIARY);
+	fixture_clear_allowed1(&raw.proc, &raw.true_proc, VMX_PROC_ACTIVATE_TERTIARY);
 	vmx_caps_decode(&raw, &c);
 	CHECK(!c.tertiary && !c.ipiv && !c.apic_timer_virt);
 	CHECK_EQ(c.proc3_allowed1, 0);
@@ -347,7 +226,7 @@ TEST(caps_synthetic_no_posted_interrupts)
 	 * (pin allowed-1 bit 7) cleared: IPIv and the fast paths all need it. */
 	struct vmx_raw_caps raw; struct vmx_caps c; struct hv_tiers t; char err[256];
 	synthetic_spr_ipiv(&raw, &c);
-	clear_allowed1(&raw.pin, &raw.true_pin, VMX_PIN_POSTED_INTR);
+	fixture_clear_allowed1(&raw.pin, &raw.true_pin, VMX_PIN_POSTED_INTR);
 	vmx_caps_decode(&raw, &c);
 	CHECK(!c.posted_intr && c.ipiv && c.vid);
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
@@ -360,7 +239,7 @@ TEST(caps_synthetic_no_posted_interrupts)
 
 	/* Posted interrupts allowed but ack-interrupt-on-exit not: still no posting. */
 	synthetic_spr_ipiv(&raw, &c);
-	clear_allowed1(&raw.exit, &raw.true_exit, VMX_EXIT_ACK_INTR_ON_EXIT);
+	fixture_clear_allowed1(&raw.exit, &raw.true_exit, VMX_EXIT_ACK_INTR_ON_EXIT);
 	vmx_caps_decode(&raw, &c);
 	CHECK(c.posted_intr && !c.ack_intr_on_exit);
 	test_log_clear();
@@ -374,8 +253,8 @@ TEST(caps_synthetic_no_vid)
 	/* SYNTHETIC: Bochs 3.0 skylake_x with "virtual-interrupt delivery"
 	 * (secondary allowed-1 bit 9) cleared. */
 	struct vmx_raw_caps raw; struct vmx_caps c; struct hv_tiers t; char err[256];
-	CHECK(load_profile("bochs-3.0 corei7_skylake_x", &raw));
-	clear_allowed1(&raw.proc2, NULL, VMX_PROC2_VIRT_INTR_DELIVERY);
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	fixture_clear_allowed1(&raw.proc2, NULL, VMX_PROC2_VIRT_INTR_DELIVERY);
 	vmx_caps_decode(&raw, &c);
 	CHECK(!c.vid && c.posted_intr && c.virt_x2apic);
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
@@ -387,8 +266,8 @@ TEST(caps_synthetic_no_vid)
 	CHECK_STR(err, "eoi=vid refused: no virtual-interrupt delivery: not allowed by IA32_VMX_PROCBASED_CTLS2");
 
 	/* VID allowed but "use TPR shadow" not: VID is unusable (26.2.1.1). */
-	CHECK(load_profile("bochs-3.0 corei7_skylake_x", &raw));
-	clear_allowed1(&raw.proc, &raw.true_proc, VMX_PROC_USE_TPR_SHADOW);
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	fixture_clear_allowed1(&raw.proc, &raw.true_proc, VMX_PROC_USE_TPR_SHADOW);
 	vmx_caps_decode(&raw, &c);
 	CHECK(c.vid && !c.tpr_shadow);
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_VID, TIMER_AUTO, &t, err), -1);
@@ -400,8 +279,8 @@ TEST(caps_basic_bit55_selects_true_msrs)
 	/* SYNTHETIC: make the TRUE pin-based MSR disagree with the plain one
 	 * (posted interrupts only in the plain one) and check which is read. */
 	struct vmx_raw_caps raw; struct vmx_caps c;
-	CHECK(load_profile("bochs-3.0 corei7_skylake_x", &raw));
-	clear_allowed1(&raw.true_pin, NULL, VMX_PIN_POSTED_INTR);
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	fixture_clear_allowed1(&raw.true_pin, NULL, VMX_PIN_POSTED_INTR);
 
 	vmx_caps_decode(&raw, &c);	/* bit 55 set: TRUE_* */
 	CHECK(c.true_ctls);
@@ -430,8 +309,8 @@ TEST(caps_reader_rules_gate_optional_msrs)
 	/* SYNTHETIC: "activate secondary controls" not allowed: PROCBASED_CTLS2,
 	 * EPT_VPID_CAP and VMFUNC must be ignored even though values exist. */
 	struct vmx_raw_caps raw; struct vmx_caps c;
-	CHECK(load_profile("bochs-3.0 corei7_skylake_x", &raw));
-	clear_allowed1(&raw.proc, &raw.true_proc, VMX_PROC_ACTIVATE_SECONDARY);
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	fixture_clear_allowed1(&raw.proc, &raw.true_proc, VMX_PROC_ACTIVATE_SECONDARY);
 	vmx_caps_decode(&raw, &c);
 	CHECK(!c.secondary && !c.ept && !c.vpid && !c.unrestricted && !c.vid && !c.virt_x2apic);
 	CHECK_EQ(c.proc2.allowed1, 0); CHECK_EQ(c.ept_vpid, 0);
@@ -439,7 +318,7 @@ TEST(caps_reader_rules_gate_optional_msrs)
 	CHECK(c.posted_intr);	/* pin-based is still read */
 
 	/* Secondary allowed but the MSR was not read. */
-	CHECK(load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
 	raw.has_proc2 = false;
 	test_log_clear();
 	vmx_caps_decode(&raw, &c);
@@ -447,8 +326,8 @@ TEST(caps_reader_rules_gate_optional_msrs)
 	CHECK_CONTAINS(test_log(), "IA32_VMX_PROCBASED_CTLS2 was not read");
 
 	/* Neither EPT nor VPID: no EPT_VPID_CAP. */
-	CHECK(load_profile("bochs-3.0 corei7_skylake_x", &raw));
-	clear_allowed1(&raw.proc2, NULL, VMX_PROC2_EPT | VMX_PROC2_VPID);
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	fixture_clear_allowed1(&raw.proc2, NULL, VMX_PROC2_EPT | VMX_PROC2_VPID);
 	vmx_caps_decode(&raw, &c);
 	CHECK(!c.ept && !c.unrestricted && !c.ept_wb && !c.ept_2m);
 	CHECK_EQ(c.ept_vpid, 0);
@@ -457,7 +336,7 @@ TEST(caps_reader_rules_gate_optional_msrs)
 TEST(caps_cpuid_vmx_clear)
 {
 	struct vmx_raw_caps raw; struct vmx_caps c; struct hv_tiers t; char err[256];
-	CHECK(load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
 	raw.cpuid1_ecx &= ~CPUID1_ECX_VMX;
 	vmx_caps_decode(&raw, &c);
 	CHECK(!c.vmx);
@@ -472,7 +351,7 @@ TEST(caps_cpuid_vmx_clear)
 TEST(caps_feature_control)
 {
 	struct vmx_raw_caps raw; struct vmx_caps c;
-	CHECK(load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
 	raw.feature_control = FEATURE_CONTROL_LOCK | FEATURE_CONTROL_VMX_OUTSIDE_SMX;
 	vmx_caps_decode(&raw, &c);
 	CHECK(c.feature_control_ok);
@@ -600,7 +479,7 @@ TEST(caps_print_table)
 TEST(caps_compare_cpus)
 {
 	struct vmx_raw_caps a, b;
-	CHECK(load_profile("bochs-3.0 corei7_skylake_x", &a));
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &a));
 	b = a;
 	CHECK_EQ(vmx_caps_compare(0, &a, 1, &b), 0);
 	CHECK(!strstr(test_log(), "differ"));
@@ -611,13 +490,13 @@ TEST(caps_compare_cpus)
 		       "0x02577fff00000000 vs 0x02577dff00000000\n");
 
 	test_log_clear();
-	CHECK(load_profile("bochs-3.0 corei7_icelake_u", &b));
+	CHECK(fixture_load_profile("bochs-3.0 corei7_icelake_u", &b));
 	CHECK_EQ(vmx_caps_compare(0, &a, 1, &b), 3);	/* BASIC, CR4_FIXED1, PROCBASED_CTLS2 */
 	CHECK_CONTAINS(test_log(), "differ in IA32_VMX_BASIC (MSR 0x480): 0x00d810000000002b vs 0x00d8100000000004");
 	CHECK_CONTAINS(test_log(), "IA32_VMX_CR4_FIXED1");
 
 	test_log_clear();
-	CHECK(load_profile("bochs-3.0 sapphire_rapids", &b));
+	CHECK(fixture_load_profile("bochs-3.0 sapphire_rapids", &b));
 	CHECK(vmx_caps_compare(0, &a, 2, &b) > 0);
 	CHECK_CONTAINS(test_log(), "IA32_VMX_PROCBASED_CTLS3 (MSR 0x492): present on CPU 2, absent on CPU 0");
 
@@ -657,7 +536,7 @@ TEST(caps_overrides)
 	CHECK_STR(err, "eoi: bad tier value -1");
 
 	/* No preemption timer: timer=preempt refused, auto still has fast. */
-	clear_allowed1(&raw.pin, &raw.true_pin, VMX_PIN_PREEMPTION_TIMER);
+	fixture_clear_allowed1(&raw.pin, &raw.true_pin, VMX_PIN_PREEMPTION_TIMER);
 	vmx_caps_decode(&raw, &c);
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_PREEMPT, &t, err), -1);
 	CHECK_STR(err, "timer=preempt refused: no VMX-preemption timer: not allowed by IA32_VMX_PINBASED_CTLS");

@@ -1,0 +1,97 @@
+/* CPUID policy: pass the host through, say "hypervisor" with KVM's
+ * signature, and hide what this hypervisor cannot vouch for. */
+#include "cpuid.h"
+
+struct cpuid_policy cpuid_policy;
+
+/* Leaf 1 ECX */
+#define CPUID1_ECX_VMX       BIT(5)
+#define CPUID1_ECX_SMX       BIT(6)
+#define CPUID1_ECX_X2APIC    BIT(21)
+#define CPUID1_ECX_HYPERVISOR BIT(31)
+/* Leaf 7.0 */
+#define CPUID7_EBX_SGX       BIT(2)
+#define CPUID7_EBX_INVPCID   BIT(10)
+#define CPUID7_EBX_PT        BIT(25)
+#define CPUID7_ECX_WAITPKG   BIT(5)
+#define CPUID7_ECX_LA57      BIT(16)
+#define CPUID7_ECX_SGX_LC    BIT(30)
+#define CPUID7_EDX_FSRM      BIT(4)
+#define CPUID7_EDX_AMX_BF16  BIT(22)
+#define CPUID7_EDX_AMX_TILE  BIT(24)
+#define CPUID7_EDX_AMX_INT8  BIT(25)
+/* Leaf 0xD */
+#define XCR0_AMX (BIT(17) | BIT(18))
+#define CPUIDD1_EAX_XSAVES   BIT(3)
+/* 0x80000001 EDX */
+#define CPUIDX1_EDX_RDTSCP   BIT(27)
+
+uint64_t cpuid_guest_xcr0_mask(uint64_t host)
+{
+	return host & ~XCR0_AMX;
+}
+
+void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
+		  uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
+{
+	switch (leaf) {
+	case 1:
+		/* VMX is the hypervisor's; x2APIC is shown (the guest uses it). */
+		*c &= ~(CPUID1_ECX_VMX | CPUID1_ECX_SMX);
+		*c |= CPUID1_ECX_X2APIC | CPUID1_ECX_HYPERVISOR;
+		break;
+	case 7:
+		if (sub == 0) {
+			/* FSRM hangs Debian's kernel under Bochs (TESTING.md); AMX and
+			 * LA57 need state and paging modes this hypervisor does not
+			 * virtualize; SGX and PT are not virtualized either. */
+			*b &= ~(CPUID7_EBX_SGX | CPUID7_EBX_PT);
+			if (!p->invpcid)
+				*b &= ~CPUID7_EBX_INVPCID;
+			*c &= ~(CPUID7_ECX_LA57 | CPUID7_ECX_SGX_LC);
+			if (!p->waitpkg)
+				*c &= ~CPUID7_ECX_WAITPKG;
+			*d &= ~(CPUID7_EDX_FSRM | CPUID7_EDX_AMX_BF16 | CPUID7_EDX_AMX_TILE | CPUID7_EDX_AMX_INT8);
+		}
+		break;
+	case 0xd:
+		if (sub == 0)
+			*a &= (uint32_t)~XCR0_AMX;
+		if (sub == 1 && !p->xsaves)
+			*a &= ~CPUIDD1_EAX_XSAVES;
+		if (sub == 17 || sub == 18)
+			*a = *b = *c = *d = 0;
+		break;
+	case 0x12:                 /* SGX */
+	case 0x14:                 /* Intel PT */
+	case 0x1d: case 0x1e:      /* AMX tiles */
+		*a = *b = *c = *d = 0;
+		break;
+	case 0x15:
+		/* The TSC rate the hypervisor measured: crystal = TSC, ratio 1/1. */
+		if (p->tsc_hz) {
+			*a = 1;
+			*b = 1;
+			*c = (uint32_t)(p->tsc_hz > 0xffffffffull ? 0xffffffffull : p->tsc_hz);
+		}
+		break;
+	case KVM_CPUID_SIGNATURE:
+		*a = KVM_CPUID_FEATURES;
+		*b = 0x4b4d564b;   /* "KVMK" */
+		*c = 0x564b4d56;   /* "VMKV" */
+		*d = 0x0000004d;   /* "M\0\0\0" */
+		break;
+	case KVM_CPUID_FEATURES:
+		*a = p->kvm_features;
+		*b = *c = *d = 0;
+		break;
+	case 0x80000001:
+		if (!p->rdtscp)
+			*d &= ~CPUIDX1_EDX_RDTSCP;
+		break;
+	default:
+		if (leaf > KVM_CPUID_FEATURES && leaf < 0x40010000)
+			*a = *b = *c = *d = 0;
+		break;
+	}
+}

@@ -1,0 +1,25 @@
+/* The guest's view of CPUID. */
+#ifndef GUEST_CPUID_H
+#define GUEST_CPUID_H
+#include "../lib/types.h"
+
+#define KVM_CPUID_SIGNATURE 0x40000000
+#define KVM_CPUID_FEATURES  0x40000001
+#define KVM_FEATURE_PV_EOI      6
+#define KVM_FEATURE_PV_SEND_IPI 11
+
+struct cpuid_policy {
+	uint32_t kvm_features;     /* CPUID 0x40000001 EAX: only what is implemented */
+	uint64_t tsc_hz;           /* advertised in leaf 0x15 (the calibrated rate) */
+	bool xsaves;               /* the VMCS enables XSAVES */
+	bool invpcid, rdtscp, waitpkg;
+};
+extern struct cpuid_policy cpuid_policy;
+
+/* Applies the policy to the host's answer for (leaf, subleaf). Pure: tests
+ * feed it host values. */
+void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
+		  uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d);
+/* XCR0 bits the guest may set (host-supported minus hidden AMX state). */
+uint64_t cpuid_guest_xcr0_mask(uint64_t host_xcr0_supported);
+#endif

@@ -1,0 +1,61 @@
+/* The few intercepted ports. */
+#include "io.h"
+#include "../lib/string.h"
+
+#define PORT_RESET_CONTROL 0xcf9
+#define PORT_BOCHS_SHUTDOWN 0x8900
+#define PORT_QEMU_DEBUG_EXIT 0xf4
+#define ACPI_SLP_EN BIT(13)
+
+static void set_port(uint8_t *a, uint8_t *b, uint32_t port)
+{
+	if (!port || port > 0xffff)
+		return;
+	uint8_t *bm = port < 0x8000 ? a : b;
+	uint32_t bit = port & 0x7fff;
+	bm[bit / 8] |= 1 << (bit % 8);
+}
+
+void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi)
+{
+	memset(a, 0, PAGE_SIZE);
+	memset(b, 0, PAGE_SIZE);
+	/* PM1 control is 16 bits wide: both bytes, so any access size is seen. */
+	for (int i = 0; i < 2; i++) {
+		set_port(a, b, acpi->pm1a_cnt + i);
+		if (acpi->pm1b_cnt)
+			set_port(a, b, acpi->pm1b_cnt + i);
+	}
+	set_port(a, b, PORT_RESET_CONTROL);
+	set_port(a, b, PORT_BOCHS_SHUTDOWN);
+	for (int i = 0; i < 4; i++)
+		set_port(a, b, PORT_QEMU_DEBUG_EXIT + i);
+}
+
+bool io_bitmap_intercepts(const uint8_t *a, const uint8_t *b, uint16_t port)
+{
+	const uint8_t *bm = port < 0x8000 ? a : b;
+	uint32_t bit = port & 0x7fff;
+	return bm[bit / 8] & (1 << (bit % 8));
+}
+
+bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t value, const char **why)
+{
+	if (acpi->pm1a_cnt && (port == acpi->pm1a_cnt || port == acpi->pm1b_cnt) && (value & ACPI_SLP_EN)) {
+		*why = "ACPI sleep (SLP_EN in PM1 control)";
+		return true;
+	}
+	if (port == PORT_RESET_CONTROL && (value & 0x04)) {
+		*why = "reset through port 0xcf9";
+		return true;
+	}
+	if (port == PORT_BOCHS_SHUTDOWN) {
+		*why = "Bochs shutdown port";
+		return true;
+	}
+	if (port >= PORT_QEMU_DEBUG_EXIT && port < PORT_QEMU_DEBUG_EXIT + 4) {
+		*why = "QEMU isa-debug-exit";
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,15 @@
+/* The guest's MSR policy: a bitmap that passes through what is safe, and a
+ * handler (with a written reason) for each MSR that is intercepted. */
+#ifndef GUEST_MSR_H
+#define GUEST_MSR_H
+#include "../lib/types.h"
+
+/* Fills a 4 KiB VMX MSR bitmap (SDM Vol. 3C, "MSR-Bitmap Address"). */
+void msr_bitmap_build(uint8_t *bitmap);
+/* Whether the bitmap makes (msr, write) exit; MSRs outside the two bitmap
+ * ranges always exit. */
+bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write);
+/* Intercepted accesses: 0 done, -1 inject #GP. */
+int guest_rdmsr(uint32_t msr, uint64_t *value);
+int guest_wrmsr(uint32_t msr, uint64_t value);
+#endif

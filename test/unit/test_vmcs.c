@@ -1,0 +1,651 @@
+/* Host tests for vmx/vmcs.c: on every measured Bochs profile and on the
+ * synthetic ones, build the VMCS the hypervisor would launch (controls, a
+ * plausible host state, the Linux 64-bit BSP state, the wait-for-SIPI AP
+ * state and the state after a SIPI) and run the VM-entry check model over
+ * the recorded fields. Also the IPI-virtualization fields and a model of a
+ * virtualized ICR write compared with apic/pi.c. */
+#include "test.h"
+#include "fixture.h"
+#include "vmcs_record.h"
+#include "vmentry_model.h"
+#include "../../vmx/vmcs.h"
+#include "../../vmx/vmcs_fields.h"
+#include "../../vmx/vmx_defs.h"
+#include "../../vmx/tiers.h"
+#include "../../apic/pi.h"
+#include "../../lib/cpu.h"
+
+#define EPTP_WB_4LEVEL (0x100000ull | 6 | (3 << 3))   /* PML4 at 1 MiB, WB, 4-level */
+#define PAT_DEFAULT 0x0007040600070406ull
+#define LINUX_ENTRY 0x1000200
+#define LINUX_CR3 0x13000
+#define LINUX_GDT 0x12000
+#define LINUX_GDT_LIMIT 0x1f
+#define SIPI_VECTOR 0x9a
+#define PI_NV 0xf2                                      /* vmcs.c's POSTED_INTR_VECTOR */
+
+/* ---- profiles ---- */
+
+struct synthetic { const char *name; bool (*load)(struct vmx_raw_caps *); };
+static const struct synthetic synthetics[] = {
+	{ "synthetic spr+ipiv", fixture_spr_ipiv },
+	{ "synthetic no tertiary", fixture_no_tertiary },
+	{ "synthetic no posted interrupts", fixture_no_posted },
+	{ "synthetic no VID", fixture_no_vid },
+};
+
+#define MAX_PROFILES 32
+struct profiles { int n; char name[MAX_PROFILES][64]; struct vmx_raw_caps raw[MAX_PROFILES]; };
+
+/* Every fixture section, then the synthetic profiles. */
+static void all_profiles(struct profiles *p)
+{
+	const char *names[MAX_PROFILES];
+	char buf[MAX_PROFILES][64];
+	int n = fixture_list_sections(names, buf, MAX_PROFILES - (int)ARRAY_SIZE(synthetics));
+	p->n = 0;
+	for (int i = 0; i < n; i++) {
+		snprintf(p->name[p->n], 64, "%s", names[i]);
+		CHECK(fixture_load_profile(names[i], &p->raw[p->n]));
+		p->n++;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(synthetics); i++) {
+		snprintf(p->name[p->n], 64, "%s", synthetics[i].name);
+		CHECK(synthetics[i].load(&p->raw[p->n]));
+		p->n++;
+	}
+}
+
+/* ---- building one VMCS ---- */
+
+struct env {
+	struct vmx_caps c;
+	struct hv_tiers t;
+	struct vmcs_config cfg;
+	struct vmcs_resources res;
+	struct vmcs_vcpu v;
+	char err[256];
+};
+
+static const char *irq_name(int irq) { return irq == IRQ_VIRTUAL ? "IRQ_VIRTUAL" : "IRQ_PARTITION"; }
+
+/* Decodes, lets tiers_choose pick (all auto) and builds the config. */
+static int env_build(struct env *e, const struct vmx_raw_caps *raw, int irq, const struct vmcs_resources *res)
+{
+	memset(e, 0, sizeof *e);
+	vmx_caps_decode(raw, &e->c);
+	if (tiers_choose(&e->c, NULL, &e->t, e->err, sizeof e->err))
+		return -2;
+	if (res) {
+		e->res = *res;
+	} else {
+		e->res.eptp = EPTP_WB_4LEVEL;
+		e->res.msr_bitmap = 0x200000;
+		e->res.io_bitmap_a = 0x201000;
+		e->res.io_bitmap_b = 0x202000;
+		e->res.pid_table = 0x203000;
+		e->res.max_apic_id = 3;
+	}
+	e->v.vpid = 1;
+	e->v.pid = 0x204040;            /* 64-byte aligned */
+	e->v.virtual_apic = 0x205000;
+	return vmcs_config_build(&e->cfg, &e->c, &e->t, irq, &e->res, e->err, sizeof e->err);
+}
+
+/* CR0/CR4 with the VMX fixed bits, a 64-bit host, canonical bases. */
+static struct vmcs_host host_for(const struct vmx_caps *c)
+{
+	struct vmcs_host h = {
+		.cr0 = (c->cr0_fixed0 | X86_CR0_PE | X86_CR0_NE | BIT(4) | BIT(16) | X86_CR0_PG) & c->cr0_fixed1,
+		.cr3 = 0x1000,
+		.cr4 = (c->cr4_fixed0 | X86_CR4_PAE | X86_CR4_PGE) & c->cr4_fixed1,
+		.efer = BIT(8) | BIT(10) | BIT(11),   /* LME, LMA, NXE */
+		.pat = PAT_DEFAULT,
+		.gs_base = 0x300000, .tr_base = 0x301000, .gdtr_base = 0x302000, .idtr_base = 0x303000,
+		.rsp = 0x380000, .rip = 0x100400,
+		.cs = 0x08, .ds = 0x10, .tr = 0x18,
+	};
+	return h;
+}
+
+enum state { ST_LINUX, ST_WAIT_SIPI, ST_AFTER_SIPI };
+static const char *const state_names[] = { "Linux 64-bit BSP", "wait-for-SIPI AP", "AP after SIPI 0x9a" };
+
+static void guest_for(enum state s, struct vmcs_guest *g)
+{
+	if (s == ST_LINUX) {
+		guest_state_linux64(g, LINUX_ENTRY, LINUX_CR3, LINUX_GDT, LINUX_GDT_LIMIT);
+	} else {
+		guest_state_wait_sipi(g);
+		if (s == ST_AFTER_SIPI)
+			guest_state_sipi(g, SIPI_VECTOR);
+	}
+}
+
+/* Records controls, host and guest areas in vmcs_setup()'s order. */
+static void write_vmcs(const struct env *e, enum state s)
+{
+	struct vmcs_guest g;
+	struct vmcs_host h = host_for(&e->c);
+	guest_for(s, &g);
+	vmcs_record_clear();
+	vmcs_write_controls(&e->cfg, &e->v);
+	vmcs_write_host(&h);
+	vmcs_write_guest(&e->cfg, &g);
+}
+
+/* Runs the model; prints the first violation with where it happened. */
+static int enters(const struct env *e, const char *profile, int irq, enum state s)
+{
+	char why[512];
+	int n = vmentry_check(&e->c, why, sizeof why);
+	if (n)
+		printf("    %s, %s, %s: %d violation(s), first: %s\n", profile, irq_name(irq), state_names[s], n, why);
+	return n;
+}
+
+/* ---- every profile, both interrupt models, three guest states ---- */
+
+TEST(vmcs_every_profile_enters_all_states)
+{
+	static struct profiles p;
+	all_profiles(&p);
+	CHECK_EQ(p.n, 12);   /* 5 Bochs 3.0 + 3 Bochs 2.7 models + 4 synthetic */
+	for (int i = 0; i < p.n; i++)
+		for (int irq = IRQ_PARTITION; irq <= IRQ_VIRTUAL; irq++) {
+			struct env e;
+			test_log_clear();
+			int rc = env_build(&e, &p.raw[i], irq, NULL);
+			if (rc)
+				printf("    %s, %s: build failed: %s\n", p.name[i], irq_name(irq), e.err);
+			CHECK_EQ(rc, 0);
+			if (rc)
+				continue;
+			if (getenv("UNIT_VERBOSE")) {
+				char tiers[64];
+				printf("    %s, %s: %s, ipiv %s\n", p.name[i], irq_name(irq),
+				       tiers_summary(&e.t, tiers, sizeof tiers), e.cfg.ipiv_note);
+			}
+			for (enum state s = ST_LINUX; s <= ST_AFTER_SIPI; s++) {
+				write_vmcs(&e, s);
+				CHECK_EQ(enters(&e, p.name[i], irq, s), 0);
+				uint64_t entry = vmcs_record_get(VMCS_ENTRY_CONTROLS);
+				if (s == ST_LINUX) {
+					CHECK(entry & VMX_ENTRY_IA32E_MODE_GUEST);
+					CHECK_EQ(vmcs_record_get(VMCS_GUEST_RIP), LINUX_ENTRY);
+					CHECK_EQ(vmcs_record_get(VMCS_GUEST_CR3), LINUX_CR3);
+					CHECK_EQ(vmcs_record_get(VMCS_GUEST_GDTR_BASE), LINUX_GDT);
+					CHECK_EQ(vmcs_record_get(VMCS_GUEST_GDTR_LIMIT), LINUX_GDT_LIMIT);
+				} else if (s == ST_WAIT_SIPI) {
+					CHECK(!(entry & VMX_ENTRY_IA32E_MODE_GUEST));
+					CHECK_EQ(vmcs_record_get(VMCS_GUEST_ACTIVITY_STATE), GUEST_ACTIVITY_WAIT_SIPI);
+				} else {
+					CHECK(!(entry & VMX_ENTRY_IA32E_MODE_GUEST));
+					CHECK_EQ(vmcs_record_get(VMCS_GUEST_CS_BASE), 0x9a000);
+					CHECK_EQ(vmcs_record_get(VMCS_GUEST_CS_SEL), 0x9a00);
+					CHECK_EQ(vmcs_record_get(VMCS_GUEST_RIP), 0);
+					CHECK_EQ(vmcs_record_get(VMCS_GUEST_ACTIVITY_STATE), GUEST_ACTIVITY_ACTIVE);
+				}
+			}
+		}
+}
+
+/* Bochs 2.7 has EPT (WB, 4-level), unrestricted guest and wait-for-SIPI, so
+ * the builder accepts it; it lacks posted interrupts and tertiary controls,
+ * so IRQ_VIRTUAL runs with VID but without posting (ipi=pv, timer=preempt). */
+TEST(vmcs_bochs27_models_build_without_posting)
+{
+	static const char *const models[] = {
+		"bochs-2.7 corei7_skylake_x", "bochs-2.7 corei7_icelake_u", "bochs-2.7 tigerlake" };
+	for (size_t i = 0; i < ARRAY_SIZE(models); i++) {
+		struct vmx_raw_caps raw;
+		struct env e;
+		CHECK(fixture_load_profile(models[i], &raw));
+		CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, NULL), 0);
+		CHECK(e.c.ept && e.c.ept_wb && e.c.ept_4level && e.c.unrestricted && e.c.wait_for_sipi);
+		CHECK(e.c.hlt_exiting_optional && e.c.msr_bitmaps && e.c.secondary);
+		CHECK(!e.c.posted_intr && !e.c.tertiary && e.c.vid);
+		CHECK(e.t.ipi == IPI_PV && e.t.eoi == EOI_VID && e.t.timer == TIMER_PREEMPT);
+		CHECK(!(e.cfg.pin & VMX_PIN_POSTED_INTR));
+		CHECK(e.cfg.proc2 & VMX_PROC2_VIRT_INTR_DELIVERY);
+		CHECK(!e.cfg.proc3_active && !e.cfg.ipiv);
+		CHECK_CONTAINS(e.cfg.ipiv_note, "off: ipi tier is pv");
+		for (enum state s = ST_LINUX; s <= ST_AFTER_SIPI; s++) {
+			write_vmcs(&e, s);
+			CHECK(!vmcs_record_has(VMCS_POSTED_INTR_NV) && !vmcs_record_has(VMCS_POSTED_INTR_DESC_ADDR));
+			CHECK(!vmcs_record_has(VMCS_TERTIARY_CONTROLS) && !vmcs_record_has(VMCS_PID_POINTER_TABLE));
+			CHECK(vmcs_record_has(VMCS_VIRTUAL_APIC_PAGE_ADDR) && vmcs_record_has(VMCS_EOI_EXIT_BITMAP3));
+			CHECK_EQ(enters(&e, models[i], IRQ_VIRTUAL, s), 0);
+		}
+	}
+}
+
+/* ---- IPI virtualization ---- */
+
+static const uint32_t apic_ids[] = { 0, 2, 5, 300 };
+#define LAST_ID 300
+
+/* A PID-pointer table for apic_ids with one 64-byte descriptor each. */
+struct pid_set { uint64_t *table; struct pi_desc *desc; };
+
+static void pid_set_init(struct pid_set *s)
+{
+	uint64_t bytes = pid_table_bytes(LAST_ID);
+	s->table = aligned_alloc(4096, bytes);
+	s->desc = aligned_alloc(4096, 4096);
+	memset(s->table, 0, bytes);
+	memset(s->desc, 0, 4096);
+	for (size_t i = 0; i < ARRAY_SIZE(apic_ids); i++) {
+		pi_desc_init(&s->desc[i], PI_NV, apic_ids[i]);
+		pid_table_set(s->table, apic_ids[i], (paddr_t)(uintptr_t)&s->desc[i]);
+	}
+}
+
+static void pid_set_free(struct pid_set *s)
+{
+	free(s->table);
+	free(s->desc);
+}
+
+TEST(vmcs_spr_ipiv_virtual_programs_the_pid_table)
+{
+	struct vmx_raw_caps raw;
+	struct pid_set s;
+	struct env e;
+	CHECK(fixture_spr_ipiv(&raw));
+	pid_set_init(&s);
+	CHECK_EQ(pid_table_bytes(LAST_ID), 4096);
+	struct vmcs_resources res = { .eptp = EPTP_WB_4LEVEL, .msr_bitmap = 0x200000, .io_bitmap_a = 0x201000,
+				      .io_bitmap_b = 0x202000, .pid_table = (paddr_t)(uintptr_t)s.table,
+				      .max_apic_id = LAST_ID };
+	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, &res), 0);
+	CHECK_EQ(e.t.ipi, IPI_IPIV);
+	CHECK(e.cfg.ipiv && e.cfg.proc3_active);
+	CHECK_CONTAINS(e.cfg.ipiv_note, "on: PID-pointer table at 0x");
+	CHECK_CONTAINS(e.cfg.ipiv_note, "last index 300");
+	e.v.pid = (paddr_t)(uintptr_t)&s.desc[0];
+	for (enum state s2 = ST_LINUX; s2 <= ST_AFTER_SIPI; s2++) {
+		write_vmcs(&e, s2);
+		CHECK(vmcs_record_get(VMCS_PROC_CONTROLS) & VMX_PROC_ACTIVATE_TERTIARY);
+		CHECK(vmcs_record_get(VMCS_TERTIARY_CONTROLS) & VMX_PROC3_IPI_VIRT);
+		CHECK_EQ(vmcs_record_get(VMCS_PID_POINTER_TABLE), (uintptr_t)s.table);
+		CHECK_EQ(vmcs_record_get(VMCS_LAST_PID_POINTER_INDEX), LAST_ID);
+		CHECK(vmcs_record_get(VMCS_PIN_CONTROLS) & VMX_PIN_POSTED_INTR);
+		CHECK_EQ(vmcs_record_get(VMCS_POSTED_INTR_NV), PI_NV);
+		CHECK_EQ(vmcs_record_get(VMCS_POSTED_INTR_DESC_ADDR), (uintptr_t)&s.desc[0]);
+		uint64_t p2 = vmcs_record_get(VMCS_PROC2_CONTROLS);
+		CHECK((p2 & VMX_PROC2_VIRT_INTR_DELIVERY) && (p2 & VMX_PROC2_APIC_REG_VIRT) && (p2 & VMX_PROC2_VIRT_X2APIC_MODE));
+		CHECK_EQ(enters(&e, "synthetic spr+ipiv", IRQ_VIRTUAL, s2), 0);
+	}
+	/* The table pid_table_set built: a valid entry per APIC ID, holes stay 0. */
+	for (size_t i = 0; i < ARRAY_SIZE(apic_ids); i++)
+		CHECK_EQ(s.table[apic_ids[i]], (uintptr_t)&s.desc[i] | PID_ENTRY_VALID);
+	CHECK_EQ(s.table[1], 0);
+	CHECK_EQ(s.table[299], 0);
+	pid_set_free(&s);
+}
+
+TEST(vmcs_spr_ipiv_partition_keeps_ipiv_off)
+{
+	struct vmx_raw_caps raw;
+	struct env e;
+	CHECK(fixture_spr_ipiv(&raw));
+	CHECK_EQ(env_build(&e, &raw, IRQ_PARTITION, NULL), 0);
+	CHECK_EQ(e.t.ipi, IPI_IPIV);           /* the tier would allow it ... */
+	CHECK(!e.cfg.ipiv);                    /* ... the partition model does not use it */
+	CHECK_CONTAINS(e.cfg.ipiv_note, "partition");
+	test_log_clear();
+	vmcs_config_print(&e.cfg);
+	CHECK_CONTAINS(test_log(), "IPI virtualization off: the partition interrupt model");
+	write_vmcs(&e, ST_LINUX);
+	CHECK(!vmcs_record_has(VMCS_PID_POINTER_TABLE) && !vmcs_record_has(VMCS_LAST_PID_POINTER_INDEX));
+	CHECK(!(vmcs_record_get(VMCS_TERTIARY_CONTROLS) & VMX_PROC3_IPI_VIRT));
+	CHECK(!(vmcs_record_get(VMCS_PIN_CONTROLS) & (VMX_PIN_POSTED_INTR | VMX_PIN_EXT_INT_EXITING)));
+	CHECK(!(vmcs_record_get(VMCS_PROC_CONTROLS) & VMX_PROC_USE_TPR_SHADOW));
+	CHECK(!vmcs_record_has(VMCS_POSTED_INTR_DESC_ADDR) && !vmcs_record_has(VMCS_VIRTUAL_APIC_PAGE_ADDR));
+	CHECK_EQ(enters(&e, "synthetic spr+ipiv", IRQ_PARTITION, ST_LINUX), 0);
+}
+
+TEST(vmcs_no_tertiary_profile_never_writes_tertiary)
+{
+	struct vmx_raw_caps raw;
+	CHECK(fixture_no_tertiary(&raw));
+	for (int irq = IRQ_PARTITION; irq <= IRQ_VIRTUAL; irq++) {
+		struct env e;
+		CHECK_EQ(env_build(&e, &raw, irq, NULL), 0);
+		CHECK(!e.c.tertiary && !e.cfg.proc3_active && !e.cfg.ipiv);
+		CHECK_CONTAINS(e.cfg.ipiv_note, "off");
+		for (enum state s = ST_LINUX; s <= ST_AFTER_SIPI; s++) {
+			write_vmcs(&e, s);
+			CHECK(!vmcs_record_has(VMCS_TERTIARY_CONTROLS));
+			CHECK(!vmcs_record_has(VMCS_PID_POINTER_TABLE) && !vmcs_record_has(VMCS_LAST_PID_POINTER_INDEX));
+			CHECK(!(vmcs_record_get(VMCS_PROC_CONTROLS) & VMX_PROC_ACTIVATE_TERTIARY));
+			CHECK_EQ(enters(&e, "synthetic no tertiary", irq, s), 0);
+		}
+	}
+}
+
+/* ---- the virtualized ICR write against apic/pi.c ---- */
+
+#define ICR_FIXED_PHYS(dest, vec) (((uint64_t)(dest) << 32) | (vec))
+
+/* The same fixed, physical ICR write on both sides: the model on m, and on p
+ * what the software path does with pi.c (lookup, then pi_post). */
+static struct ipiv_result post_both(struct pid_set *m, struct pid_set *p, uint32_t dest, uint8_t vec, bool *pi_notify)
+{
+	struct ipiv_result r = ipiv_model_icr_write(m->table, LAST_ID, ICR_FIXED_PHYS(dest, vec));
+	struct pi_desc *d = pid_table_lookup(p->table, LAST_ID, dest);
+	CHECK_EQ(r.apic_write_exit, d == NULL);
+	*pi_notify = d ? pi_post(d, vec) : false;
+	CHECK_EQ(r.notify, *pi_notify);
+	if (d && r.desc)
+		CHECK_EQ(r.desc - m->desc, d - p->desc);   /* the same APIC ID's descriptor */
+	return r;
+}
+
+static bool same_pir(const struct pi_desc *a, const struct pi_desc *b) { return !memcmp(a->pir, b->pir, sizeof a->pir); }
+
+TEST(vmcs_ipiv_icr_model_matches_pi)
+{
+	struct pid_set m, p;
+	bool pn;
+	pid_set_init(&m);
+	pid_set_init(&p);
+
+	/* Every valid ID: posted, ON set, notification NV to NDST. */
+	for (size_t i = 0; i < ARRAY_SIZE(apic_ids); i++) {
+		struct ipiv_result r = post_both(&m, &p, apic_ids[i], 0x20, &pn);
+		CHECK(!r.apic_write_exit && r.notify && pn);
+		CHECK_EQ(r.ndst, apic_ids[i]);
+		CHECK_EQ(r.nv, PI_NV);
+		CHECK(r.desc == &m.desc[i]);
+		CHECK_EQ(m.desc[i].pir[0], BIT(0x20));
+		CHECK(same_pir(&m.desc[i], &p.desc[i]));
+		CHECK_EQ(m.desc[i].control & PI_ON, p.desc[i].control & PI_ON);
+		CHECK(m.desc[i].control & PI_ON);
+	}
+	/* A hole and an ID above the last index: APIC-write VM exit, nothing posted. */
+	CHECK(post_both(&m, &p, 1, 0x20, &pn).apic_write_exit);
+	CHECK(post_both(&m, &p, LAST_ID + 1, 0x20, &pn).apic_write_exit);
+	CHECK(pid_table_lookup(p.table, LAST_ID, 1) == NULL);
+	CHECK(pid_table_lookup(p.table, LAST_ID, LAST_ID + 1) == NULL);
+
+	/* Not a fixed, physical, no-shorthand, edge IPI: the CPU exits (pi.c is not
+	 * involved; the exit handler decodes the ICR). */
+	static const uint32_t not_virtualized[] = {
+		1u << 8,                 /* lowest priority */
+		4u << 8,                 /* NMI */
+		5u << 8 | 1u << 14,      /* INIT */
+		6u << 8,                 /* start-up */
+		1u << 11,                /* logical destination */
+		1u << 15 | 1u << 14,     /* level-triggered */
+		1u << 18,                /* shorthand self */
+		2u << 18,                /* all including self */
+		3u << 18,                /* all excluding self */
+	};
+	struct pi_desc before = m.desc[1];
+	for (size_t i = 0; i < ARRAY_SIZE(not_virtualized); i++) {
+		struct ipiv_result r = ipiv_model_icr_write(m.table, LAST_ID, ICR_FIXED_PHYS(2, 0x41) | not_virtualized[i]);
+		CHECK(r.apic_write_exit && !r.notify && r.desc == NULL);
+	}
+	CHECK(!memcmp(&before, &m.desc[1], sizeof before));
+
+	/* ON already set: the next vectors land in PIR without a second notification;
+	 * vectors 0x20, 0x41, 0x80, 0xff cover all four PIR words. */
+	static const uint8_t vecs[] = { 0x41, 0x80, 0xff };
+	for (size_t i = 0; i < ARRAY_SIZE(vecs); i++) {
+		struct ipiv_result r = post_both(&m, &p, 5, vecs[i], &pn);
+		CHECK(!r.apic_write_exit && !r.notify && !pn);
+	}
+	CHECK_EQ(m.desc[2].pir[0], BIT(0x20));
+	CHECK_EQ(m.desc[2].pir[1], BIT(0x41 - 64));
+	CHECK_EQ(m.desc[2].pir[2], BIT(0x80 - 128));
+	CHECK_EQ(m.desc[2].pir[3], BIT(0xff - 192));
+	CHECK(same_pir(&m.desc[2], &p.desc[2]));
+	uint64_t taken[4];
+	pi_take(&p.desc[2], taken);
+	CHECK(taken[0] == BIT(0x20) && taken[1] == BIT(1) && taken[2] == BIT(0) && taken[3] == BIT(63));
+	CHECK(!(p.desc[2].control & PI_ON));
+
+	/* SN set (the target is not running): posted, no notification. The SDM
+	 * sets ON only together with sending the notification, so the CPU leaves
+	 * ON = 0 (KVM sets ON itself when it clears SN and PIR is not empty);
+	 * pi_post sets ON anyway. Both are consumable; the difference is noted. */
+	m.desc[3].control = PI_SN;
+	p.desc[3].control = PI_SN;
+	memset(m.desc[3].pir, 0, sizeof m.desc[3].pir);
+	memset(p.desc[3].pir, 0, sizeof p.desc[3].pir);
+	struct ipiv_result r = post_both(&m, &p, LAST_ID, 0x80, &pn);
+	CHECK(!r.apic_write_exit && !r.notify && !pn);
+	CHECK(same_pir(&m.desc[3], &p.desc[3]));
+	CHECK_EQ(m.desc[3].pir[2], BIT(0));
+	CHECK_EQ(m.desc[3].control, PI_SN);            /* hardware: ON untouched */
+	CHECK_EQ(p.desc[3].control, PI_SN | PI_ON);    /* pi_post: ON set */
+
+	/* An entry with a reserved bit (5:1) set: the SDM model exits; pid_table_set
+	 * never makes one (it masks bits 5:0 of the descriptor address). */
+	uint64_t saved = m.table[2];
+	m.table[2] |= 2;
+	CHECK(ipiv_model_icr_write(m.table, LAST_ID, ICR_FIXED_PHYS(2, 0x30)).apic_write_exit);
+	m.table[2] = saved;
+	pid_set_free(&m);
+	pid_set_free(&p);
+}
+
+/* ---- what the hypervisor refuses to run without ---- */
+
+struct missing {
+	const char *what;        /* expected in the error */
+	void (*mutate)(struct vmx_raw_caps *);
+};
+
+static void no_secondary(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->proc, &r->true_proc, VMX_PROC_ACTIVATE_SECONDARY); }
+static void no_ept_wb(struct vmx_raw_caps *r) { r->ept_vpid &= ~VMX_EPT_CAP_MEMTYPE_WB; }
+static void no_ept_4level(struct vmx_raw_caps *r) { r->ept_vpid &= ~VMX_EPT_CAP_PWL4; }
+static void no_unrestricted(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->proc2, NULL, VMX_PROC2_UNRESTRICTED_GUEST); }
+static void no_msr_bitmaps(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->proc, &r->true_proc, VMX_PROC_USE_MSR_BITMAPS); }
+static void no_wait_sipi(struct vmx_raw_caps *r) { r->misc &= ~VMX_MISC_ACT_WAIT_SIPI; }
+static void hlt_forced(struct vmx_raw_caps *r) { fixture_set_allowed0(&r->proc, &r->true_proc, VMX_PROC_HLT_EXITING); }
+static void mwait_forced(struct vmx_raw_caps *r) { fixture_set_allowed0(&r->proc, &r->true_proc, VMX_PROC_MWAIT_EXITING); }
+static void no_64bit_host(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->exit, &r->true_exit, VMX_EXIT_HOST_ADDR_SPACE_SIZE); }
+static void no_entry_efer(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->entry, &r->true_entry, VMX_ENTRY_LOAD_EFER); }
+
+TEST(vmcs_missing_requirements_are_refused_by_name)
+{
+	static const struct missing cases[] = {
+		{ "secondary controls", no_secondary },
+		{ "EPT with 4-level walks and write-back", no_ept_wb },
+		{ "EPT with 4-level walks and write-back", no_ept_4level },
+		{ "unrestricted guest (APs start in real mode)", no_unrestricted },
+		{ "MSR bitmaps", no_msr_bitmaps },
+		{ "the wait-for-SIPI activity state", no_wait_sipi },
+		{ "HLT without exiting", hlt_forced },
+		{ "HLT, MWAIT and PAUSE without exiting", mwait_forced },
+		{ "64-bit host and EFER switching on exit", no_64bit_host },
+		{ "loading EFER on entry", no_entry_efer },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		for (int irq = IRQ_PARTITION; irq <= IRQ_VIRTUAL; irq++) {
+			struct vmx_raw_caps raw;
+			struct env e;
+			char want[160];
+			CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
+			cases[i].mutate(&raw);
+			CHECK_EQ(env_build(&e, &raw, irq, NULL), -1);
+			snprintf(want, sizeof want, "vmcs: the CPU does not allow %s, which this hypervisor needs", cases[i].what);
+			CHECK_STR(e.err, want);
+		}
+}
+
+/* ---- the model can fail: deliberately broken VMCSs ---- */
+
+/* Builds a good VMCS for the profile and state, then changes one field. */
+static int broken(const char *profile, bool (*load)(struct vmx_raw_caps *), enum state s, uint32_t field,
+		  uint64_t clear, uint64_t set, char *why, size_t n)
+{
+	struct vmx_raw_caps raw;
+	struct env e;
+	if (load)
+		CHECK(load(&raw));
+	else
+		CHECK(fixture_load_profile(profile, &raw));
+	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, NULL), 0);
+	write_vmcs(&e, s);
+	CHECK_EQ(enters(&e, profile, IRQ_VIRTUAL, s), 0);   /* good before the change */
+	vmcs_write(field, (vmcs_record_get(field) & ~clear) | set);
+	return vmentry_check(&e.c, why, n);
+}
+
+#define SKX "bochs-3.0 corei7_skylake_x"
+
+TEST(vmcs_model_rejects_32bit_host_exit_controls)
+{
+	char why[512];
+	CHECK(broken(SKX, NULL, ST_LINUX, VMCS_EXIT_CONTROLS, VMX_EXIT_HOST_ADDR_SPACE_SIZE, 0, why, sizeof why) > 0);
+	CHECK_CONTAINS(why, "host address-space size");
+}
+
+TEST(vmcs_model_rejects_rflags_bit1_clear)
+{
+	char why[512];
+	CHECK_EQ(broken(SKX, NULL, ST_LINUX, VMCS_GUEST_RFLAGS, 2, 0, why, sizeof why), 1);
+	CHECK_CONTAINS(why, "[guest RFLAGS] GUEST_RFLAGS 0x0: reserved bit 1 must be 1");
+}
+
+static bool skx_with_pwl5(struct vmx_raw_caps *r)
+{
+	bool ok = fixture_load_profile(SKX, r);
+	r->ept_vpid |= VMX_EPT_CAP_PWL5;   /* SYNTHETIC: 5-level EPT allowed */
+	return ok;
+}
+
+TEST(vmcs_model_rejects_eptp_walk_length_5_without_support)
+{
+	char why[512];
+	CHECK_EQ(broken(SKX, NULL, ST_LINUX, VMCS_EPT_POINTER, 0x38, 4 << 3, why, sizeof why), 1);
+	CHECK_CONTAINS(why, "page-walk length 5 (bits 5:3 = 4) not supported");
+	/* The same EPTP is fine where IA32_VMX_EPT_VPID_CAP bit 7 allows it. */
+	CHECK_EQ(broken("synthetic pwl5", skx_with_pwl5, ST_LINUX, VMCS_EPT_POINTER, 0x38, 4 << 3, why, sizeof why), 0);
+}
+
+TEST(vmcs_model_rejects_each_broken_field)
+{
+	static const struct {
+		enum state s;
+		uint32_t field;
+		uint64_t clear, set;
+		const char *rule;
+	} cases[] = {
+		{ ST_LINUX, VMCS_PIN_CONTROLS, VMX_PIN_EXT_INT_EXITING, 0, "needs \"external-interrupt exiting\"" },
+		{ ST_LINUX, VMCS_PIN_CONTROLS, 0x16, 0, "bit 1 (reserved) must be 1" },
+		{ ST_LINUX, VMCS_EXIT_CONTROLS, VMX_EXIT_ACK_INTR_ON_EXIT, 0, "\"acknowledge interrupt on exit\"" },
+		{ ST_LINUX, VMCS_POSTED_INTR_DESC_ADDR, 0, 0x20, "not 64-byte aligned" },
+		{ ST_LINUX, VMCS_POSTED_INTR_NV, 0, 0x100, "bits 15:8 must be 0" },
+		{ ST_LINUX, VMCS_VPID, 0xffff, 0, "VPID 0000H" },
+		{ ST_LINUX, VMCS_MSR_BITMAP, 0, 0x800, "MSR-bitmap address" },
+		{ ST_LINUX, VMCS_CR3_TARGET_COUNT, 0, 5, "CR3-target count 5" },
+		{ ST_LINUX, VMCS_EPT_POINTER, 7, 1, "memory type 1" },
+		{ ST_LINUX, VMCS_ENTRY_CONTROLS, 0, VMX_ENTRY_TO_SMM, "entry to SMM" },
+		{ ST_LINUX, VMCS_HOST_CS_SEL, 0, 3, "HOST_CS_SEL 0xb: RPL and TI must be 0" },
+		{ ST_LINUX, VMCS_HOST_TR_SEL, 0xffff, 0, "HOST_TR_SEL must not be 0000H" },
+		{ ST_LINUX, VMCS_HOST_CR4, X86_CR4_PAE, 0, "PAE must be 1" },
+		{ ST_LINUX, VMCS_HOST_CR4, X86_CR4_VMXE, 0, "HOST_CR4" },
+		{ ST_LINUX, VMCS_HOST_EFER, BIT(10), 0, "LMA and LME must each equal" },
+		{ ST_LINUX, VMCS_HOST_RIP, 0, 0x0000800000000000ull, "HOST_RIP" },
+		{ ST_LINUX, VMCS_HOST_GS_BASE, 0, 0x0000800000000000ull, "HOST_GS_BASE" },
+		{ ST_LINUX, VMCS_GUEST_EFER, BIT(10), 0, "LMA must equal \"IA-32e mode guest\"" },
+		{ ST_LINUX, VMCS_GUEST_CR4, X86_CR4_PAE, 0, "needs CR0.PG and CR4.PAE" },
+		{ ST_LINUX, VMCS_GUEST_CR0, X86_CR0_NE, 0, "GUEST_CR0" },
+		{ ST_LINUX, VMCS_GUEST_CS_AR, 0, BIT(14), "L and D/B both 1" },
+		{ ST_LINUX, VMCS_GUEST_TR_AR, 0xf, 3, "TR type 3" },
+		{ ST_LINUX, VMCS_GUEST_TR_SEL, 0, 4, "TI must be 0" },
+		{ ST_LINUX, VMCS_GUEST_DS_AR, BIT(4), 0, "DS access rights 0xc083: S must be 1" },
+		{ ST_LINUX, VMCS_GUEST_SS_AR, BIT(15), 0, "SS limit 0xffffffff inconsistent with G" },
+		{ ST_LINUX, VMCS_GUEST_GDTR_LIMIT, 0, 0x10000, "bits 31:16 must be 0" },
+		{ ST_LINUX, VMCS_GUEST_RIP, 0, 0x0000800000000000ull, "not canonical (64-bit code)" },
+		{ ST_LINUX, VMCS_GUEST_RFLAGS, 0, BIT(17), "RFLAGS.VM must be 0" },
+		{ ST_LINUX, VMCS_GUEST_DR7, 0, 1ull << 32, "GUEST_DR7" },
+		{ ST_LINUX, VMCS_LINK_POINTER, ~0ull, 0, "VMCS link pointer 0x0" },
+		{ ST_LINUX, VMCS_GUEST_ACTIVITY_STATE, 0, 4, "activity state 4" },
+		{ ST_LINUX, VMCS_GUEST_INTERRUPTIBILITY, 0, 1, "blocking by STI needs RFLAGS.IF 1" },
+		{ ST_WAIT_SIPI, VMCS_GUEST_INTERRUPTIBILITY, 0, 2, "activity state 3 with blocking by STI or MOV SS" },
+		{ ST_WAIT_SIPI, VMCS_GUEST_CS_AR, 0xf, 1, "CS type 1" },
+		{ ST_WAIT_SIPI, VMCS_GUEST_SS_AR, 0, 3 << 5, "SS.DPL 3 must be 0 when CS type is 3 or CR0.PE is 0" },
+		{ ST_WAIT_SIPI, VMCS_GUEST_CR0, 0, X86_CR0_PG, "PG needs PE" },
+		{ ST_WAIT_SIPI, VMCS_GUEST_LDTR_AR, 0xf, 3, "LDTR type 3" },
+		{ ST_AFTER_SIPI, VMCS_GUEST_RIP, 0, 1ull << 32, "bits 63:32 must be 0 outside 64-bit mode" },
+		{ ST_AFTER_SIPI, VMCS_GUEST_CS_BASE, 0, 1ull << 32, "CS base 0x10009a000" },
+		{ ST_AFTER_SIPI, VMCS_GUEST_EFER, 0, BIT(10), "LMA must equal" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char why[512] = "";
+		int n = broken(SKX, NULL, cases[i].s, cases[i].field, cases[i].clear, cases[i].set, why, sizeof why);
+		if (!n || !strstr(why, cases[i].rule))
+			printf("    case %zu (%s, field 0x%04x): %d violation(s), first: %s\n", i, state_names[cases[i].s],
+			       cases[i].field, n, why);
+		CHECK(n > 0);
+		CHECK_CONTAINS(why, cases[i].rule);
+	}
+}
+
+TEST(vmcs_model_checks_fields_and_activation)
+{
+	char why[512];
+	struct vmx_raw_caps raw;
+	struct env e;
+
+	/* TERTIARY_CONTROLS written on a CPU without tertiary controls. */
+	CHECK(fixture_load_profile(SKX, &raw));
+	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, NULL), 0);
+	write_vmcs(&e, ST_LINUX);
+	vmcs_write(VMCS_TERTIARY_CONTROLS, 0);
+	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 1);
+	CHECK_CONTAINS(why, "VMWRITE to TERTIARY_CONTROLS: the field exists only with the 1-setting of \"activate tertiary");
+
+	/* A field the checks need, never written. */
+	write_vmcs(&e, ST_LINUX);
+	vmcs_record_clear();
+	vmcs_write_controls(&e.cfg, &e.v);
+	CHECK(vmentry_check(&e.c, why, sizeof why) > 0);
+	CHECK_CONTAINS(why, "HOST_CR0 (0x6c00) is checked by VM entry but was never written");
+
+	/* Secondary controls are not checked while "activate secondary" is 0. */
+	write_vmcs(&e, ST_LINUX);
+	vmcs_write(VMCS_PROC2_CONTROLS, 0xffffffff);
+	CHECK(vmentry_check(&e.c, why, sizeof why) > 0);
+	CHECK_CONTAINS(why, "proc2 controls 0xffffffff: bit");
+	vmcs_write(VMCS_PROC_CONTROLS, vmcs_record_get(VMCS_PROC_CONTROLS) & ~VMX_PROC_ACTIVATE_SECONDARY);
+	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 0);   /* 64-bit guest: PE and PG set, no EPT needed */
+
+	/* IPIv without posted interrupts, and with a misaligned PID-pointer table. */
+	struct pid_set s;
+	pid_set_init(&s);
+	CHECK(fixture_spr_ipiv(&raw));
+	struct vmcs_resources res = { .eptp = EPTP_WB_4LEVEL, .msr_bitmap = 0x200000, .io_bitmap_a = 0x201000,
+				      .io_bitmap_b = 0x202000, .pid_table = (paddr_t)(uintptr_t)s.table,
+				      .max_apic_id = LAST_ID };
+	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, &res), 0);
+	write_vmcs(&e, ST_LINUX);
+	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 0);
+	vmcs_write(VMCS_PID_POINTER_TABLE, (uintptr_t)s.table + 4);
+	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 1);
+	CHECK_CONTAINS(why, "PID-pointer table address");
+	write_vmcs(&e, ST_LINUX);
+	vmcs_write(VMCS_PIN_CONTROLS, vmcs_record_get(VMCS_PIN_CONTROLS) & ~VMX_PIN_POSTED_INTR);
+	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 1);
+	CHECK_CONTAINS(why, "[hv] IPI virtualization needs");
+	write_vmcs(&e, ST_LINUX);
+	vmcs_write(VMCS_PROC_CONTROLS, vmcs_record_get(VMCS_PROC_CONTROLS) & ~VMX_PROC_USE_TPR_SHADOW);
+	CHECK(vmentry_check(&e.c, why, sizeof why) > 0);
+	CHECK_CONTAINS(why, "without \"use TPR shadow\"");
+	pid_set_free(&s);
+
+	/* Wait-for-SIPI on a CPU whose IA32_VMX_MISC lacks it (model only: the
+	 * builder refuses such a CPU, see above). */
+	CHECK(fixture_load_profile(SKX, &raw));
+	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, NULL), 0);
+	write_vmcs(&e, ST_WAIT_SIPI);
+	e.c.misc &= ~VMX_MISC_ACT_WAIT_SIPI;
+	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 1);
+	CHECK_CONTAINS(why, "wait-for-SIPI not supported by IA32_VMX_MISC bit 8");
+}

@@ -1,0 +1,402 @@
+/* VM exits: a const table indexed by the basic exit reason. Every handler
+ * that emulates an instruction advances RIP itself; an exit without a
+ * handler dumps the guest and stops the machine. */
+#include "vcpu.h"
+#include "vmcs_ops.h"
+#include "report.h"
+#include "../lib/printk.h"
+#include "../lib/cpu.h"
+#include "../lib/memmap.h"
+#include "../lib/percpu.h"
+#include "../lib/power.h"
+#include "../lib/string.h"
+#include "../guest/cpuid.h"
+#include "../guest/msr.h"
+#include "../guest/io.h"
+#include "../guest/hypercall.h"
+
+struct vmx_env vmx_env;
+struct vcpu *vcpus[MAX_CPUS];
+
+static const char *const reason_names[EXIT_REASON_MAX] = {
+	[EXIT_REASON_EXCEPTION_NMI] = "EXCEPTION_NMI", [EXIT_REASON_EXTERNAL_INTR] = "EXTERNAL_INTERRUPT",
+	[EXIT_REASON_TRIPLE_FAULT] = "TRIPLE_FAULT", [EXIT_REASON_INIT] = "INIT", [EXIT_REASON_SIPI] = "SIPI",
+	[EXIT_REASON_INTR_WINDOW] = "INTERRUPT_WINDOW", [EXIT_REASON_NMI_WINDOW] = "NMI_WINDOW",
+	[EXIT_REASON_TASK_SWITCH] = "TASK_SWITCH", [EXIT_REASON_CPUID] = "CPUID", [EXIT_REASON_GETSEC] = "GETSEC",
+	[EXIT_REASON_HLT] = "HLT", [EXIT_REASON_INVD] = "INVD", [EXIT_REASON_INVLPG] = "INVLPG",
+	[EXIT_REASON_RDPMC] = "RDPMC", [EXIT_REASON_RDTSC] = "RDTSC", [EXIT_REASON_VMCALL] = "VMCALL",
+	[EXIT_REASON_VMCLEAR] = "VMCLEAR", [EXIT_REASON_VMLAUNCH] = "VMLAUNCH", [EXIT_REASON_VMPTRLD] = "VMPTRLD",
+	[EXIT_REASON_VMPTRST] = "VMPTRST", [EXIT_REASON_VMREAD] = "VMREAD", [EXIT_REASON_VMRESUME] = "VMRESUME",
+	[EXIT_REASON_VMWRITE] = "VMWRITE", [EXIT_REASON_VMXOFF] = "VMXOFF", [EXIT_REASON_VMXON] = "VMXON",
+	[EXIT_REASON_CR_ACCESS] = "CR_ACCESS", [EXIT_REASON_DR_ACCESS] = "DR_ACCESS", [EXIT_REASON_IO] = "IO",
+	[EXIT_REASON_RDMSR] = "RDMSR", [EXIT_REASON_WRMSR] = "WRMSR",
+	[EXIT_REASON_INVALID_GUEST_STATE] = "INVALID_GUEST_STATE", [EXIT_REASON_MSR_LOADING] = "MSR_LOADING",
+	[EXIT_REASON_MWAIT] = "MWAIT", [EXIT_REASON_MTF] = "MONITOR_TRAP_FLAG", [EXIT_REASON_MONITOR] = "MONITOR",
+	[EXIT_REASON_PAUSE] = "PAUSE", [EXIT_REASON_MCE_DURING_ENTRY] = "MCE_DURING_ENTRY",
+	[EXIT_REASON_TPR_BELOW_THRESHOLD] = "TPR_BELOW_THRESHOLD", [EXIT_REASON_APIC_ACCESS] = "APIC_ACCESS",
+	[EXIT_REASON_VIRTUALIZED_EOI] = "VIRTUALIZED_EOI", [EXIT_REASON_GDTR_IDTR] = "GDTR_IDTR",
+	[EXIT_REASON_LDTR_TR] = "LDTR_TR", [EXIT_REASON_EPT_VIOLATION] = "EPT_VIOLATION",
+	[EXIT_REASON_EPT_MISCONFIG] = "EPT_MISCONFIG", [EXIT_REASON_INVEPT] = "INVEPT",
+	[EXIT_REASON_RDTSCP] = "RDTSCP", [EXIT_REASON_PREEMPTION_TIMER] = "PREEMPTION_TIMER",
+	[EXIT_REASON_INVVPID] = "INVVPID", [EXIT_REASON_WBINVD] = "WBINVD", [EXIT_REASON_XSETBV] = "XSETBV",
+	[EXIT_REASON_APIC_WRITE] = "APIC_WRITE", [EXIT_REASON_RDRAND] = "RDRAND", [EXIT_REASON_INVPCID] = "INVPCID",
+	[EXIT_REASON_VMFUNC] = "VMFUNC", [EXIT_REASON_ENCLS] = "ENCLS", [EXIT_REASON_RDSEED] = "RDSEED",
+	[EXIT_REASON_PML_FULL] = "PML_FULL", [EXIT_REASON_XSAVES] = "XSAVES", [EXIT_REASON_XRSTORS] = "XRSTORS",
+};
+
+const char *exit_reason_name(uint32_t r)
+{
+	return r < EXIT_REASON_MAX && reason_names[r] ? reason_names[r] : "UNKNOWN";
+}
+
+void vcpu_skip_insn(struct vcpu *v)
+{
+	(void)v;
+	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
+	/* The emulated instruction retires: blocking by STI or MOV SS ends. */
+	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
+	if (intr & 3)
+		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
+}
+
+void vcpu_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
+{
+	(void)v;
+	vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION | vector |
+		   (has_error ? INTR_INFO_DELIVER_CODE : 0));
+	if (has_error)
+		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR, error);
+}
+
+void access_count(struct access_stats *s, uint32_t key, bool write)
+{
+	uint32_t i;
+	for (i = 0; i < s->n && s->e[i].key != key; i++)
+		;
+	if (i == s->n) {
+		if (i == VCPU_ACCESS_STATS)
+			return;
+		s->e[s->n++].key = key;
+	}
+	if (write)
+		s->e[i].writes++;
+	else
+		s->e[i].reads++;
+}
+
+void vcpu_dump(struct vcpu *v)
+{
+	struct guest_regs *r = &v->regs;
+	pr_err("vcpu%u: exit reason %u (%s) qualification 0x%llx\n", v->index, v->reason & 0xffff,
+	       exit_reason_name(v->reason & 0xffff), (unsigned long long)v->qual);
+	pr_err("  rip=%016llx rsp=%016llx rflags=%016llx cs=%04llx ss=%04llx activity=%llu intr=%llx\n",
+	       (unsigned long long)vmcs_read(VMCS_GUEST_RIP), (unsigned long long)vmcs_read(VMCS_GUEST_RSP),
+	       (unsigned long long)vmcs_read(VMCS_GUEST_RFLAGS), (unsigned long long)vmcs_read(VMCS_GUEST_CS_SEL),
+	       (unsigned long long)vmcs_read(VMCS_GUEST_SS_SEL), (unsigned long long)vmcs_read(VMCS_GUEST_ACTIVITY_STATE),
+	       (unsigned long long)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY));
+	pr_err("  cr0=%016llx cr3=%016llx cr4=%016llx efer=%016llx cs.base=%llx cs.ar=%llx\n",
+	       (unsigned long long)vmcs_read(VMCS_GUEST_CR0), (unsigned long long)vmcs_read(VMCS_GUEST_CR3),
+	       (unsigned long long)vmcs_read(VMCS_GUEST_CR4), (unsigned long long)vmcs_read(VMCS_GUEST_EFER),
+	       (unsigned long long)vmcs_read(VMCS_GUEST_CS_BASE), (unsigned long long)vmcs_read(VMCS_GUEST_CS_AR));
+	pr_err("  rax=%016llx rbx=%016llx rcx=%016llx rdx=%016llx rsi=%016llx rdi=%016llx\n",
+	       (unsigned long long)r->rax, (unsigned long long)r->rbx, (unsigned long long)r->rcx,
+	       (unsigned long long)r->rdx, (unsigned long long)r->rsi, (unsigned long long)r->rdi);
+	pr_err("  idt_vectoring=%llx entry_intr=%llx exit_intr=%llx gpa=%llx gla=%llx\n",
+	       (unsigned long long)vmcs_read(VMCS_IDT_VECTORING_INFO), (unsigned long long)vmcs_read(VMCS_ENTRY_INTR_INFO),
+	       (unsigned long long)vmcs_read(VMCS_EXIT_INTR_INFO), (unsigned long long)vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS),
+	       (unsigned long long)vmcs_read(VMCS_GUEST_LINEAR_ADDRESS));
+}
+
+static void exit_unhandled(struct vcpu *v)
+{
+	vcpu_dump(v);
+	panic("unhandled VM exit %u (%s) on cpu%u\n", v->reason & 0xffff, exit_reason_name(v->reason & 0xffff), v->index);
+}
+
+static void exit_triple_fault(struct vcpu *v)
+{
+	vcpu_dump(v);
+	report_print("triple-fault");
+	panic("guest triple fault on cpu%u\n", v->index);
+}
+
+/* The guest's INIT parks the vCPU in wait-for-SIPI (SDM Vol. 3C, "INIT Signals").
+ * "If a logical processor is in the wait-for-SIPI state, INIT signals are
+ * blocked": the INIT that Linux sends before its SIPI stays pending while the
+ * vCPU waits, and exits right after the SIPI, before the first instruction.
+ * That stale INIT is recognized by RIP 0 at the SIPI's CS base, and dropped. */
+static void exit_init(struct vcpu *v)
+{
+	struct vmcs_guest g;
+	if (v->sipi_base && vmcs_read(VMCS_GUEST_RIP) == 0 && vmcs_read(VMCS_GUEST_CS_BASE) == v->sipi_base) {
+		v->sipi_base = 0;
+		return;
+	}
+	v->sipi_base = 0;
+	guest_state_wait_sipi(&g);
+	vmcs_write_guest(&vmx_env.cfg, &g);
+	memset(&v->regs, 0, sizeof v->regs);
+}
+
+static void exit_sipi(struct vcpu *v)
+{
+	struct vmcs_guest g;
+	uint32_t a, b, c, d;
+	guest_state_wait_sipi(&g);
+	guest_state_sipi(&g, (uint8_t)v->qual);
+	vmcs_write_guest(&vmx_env.cfg, &g);
+	memset(&v->regs, 0, sizeof v->regs);
+	cpuid_count(1, 0, &a, &b, &c, &d);
+	v->regs.rdx = a;          /* the processor signature, as after RESET/INIT */
+	v->sipi_base = g.cs.base;
+	pr_info("vmx: cpu%u started by the guest's SIPI, vector 0x%02llx\n", v->index, (unsigned long long)v->qual & 0xff);
+}
+
+static void exit_cpuid(struct vcpu *v)
+{
+	uint32_t leaf = (uint32_t)v->regs.rax, sub = (uint32_t)v->regs.rcx, a, b, c, d;
+	cpuid_count(leaf, sub, &a, &b, &c, &d);
+	cpuid_filter(&cpuid_policy, leaf, sub, &a, &b, &c, &d);
+	v->regs.rax = a;
+	v->regs.rbx = b;
+	v->regs.rcx = c;
+	v->regs.rdx = d;
+	vcpu_skip_insn(v);
+}
+
+static void exit_rdmsr(struct vcpu *v)
+{
+	uint32_t msr = (uint32_t)v->regs.rcx;
+	uint64_t val;
+	access_count(&v->msr_stats, msr, false);
+	if (guest_rdmsr(msr, &val)) {
+		vcpu_inject_gp(v);
+		return;
+	}
+	v->regs.rax = (uint32_t)val;
+	v->regs.rdx = val >> 32;
+	vcpu_skip_insn(v);
+}
+
+static void exit_wrmsr(struct vcpu *v)
+{
+	uint32_t msr = (uint32_t)v->regs.rcx;
+	access_count(&v->msr_stats, msr, true);
+	if (guest_wrmsr(msr, (v->regs.rdx << 32) | (uint32_t)v->regs.rax)) {
+		vcpu_inject_gp(v);
+		return;
+	}
+	vcpu_skip_insn(v);
+}
+
+static uint64_t *gpr(struct vcpu *v, unsigned n)
+{
+	static uint64_t rsp_slot;
+	uint64_t *map[16] = { &v->regs.rax, &v->regs.rcx, &v->regs.rdx, &v->regs.rbx, &rsp_slot, &v->regs.rbp,
+			      &v->regs.rsi, &v->regs.rdi, &v->regs.r8, &v->regs.r9, &v->regs.r10, &v->regs.r11,
+			      &v->regs.r12, &v->regs.r13, &v->regs.r14, &v->regs.r15 };
+	if (n == 4)
+		rsp_slot = vmcs_read(VMCS_GUEST_RSP);
+	return map[n & 15];
+}
+
+/* MOV to CR0/CR4 exits only for bits the guest does not own (the VMX fixed
+ * bits): the guest sees its value through the read shadow. */
+static void exit_cr_access(struct vcpu *v)
+{
+	unsigned cr = v->qual & 15, type = (v->qual >> 4) & 3;
+	const struct vmcs_config *cfg = &vmx_env.cfg;
+	if (type != 0 || (cr != 0 && cr != 4))
+		exit_unhandled(v);
+	uint64_t val = *gpr(v, (v->qual >> 8) & 15);
+	if (cr == 0) {
+		uint64_t old = vmcs_read(VMCS_GUEST_CR0);
+		if ((val & X86_CR0_PG) && !(val & X86_CR0_PE)) {
+			vcpu_inject_gp(v);
+			return;
+		}
+		vmcs_write(VMCS_GUEST_CR0, vmcs_guest_cr0(cfg, val));
+		vmcs_write(VMCS_CR0_SHADOW, val);
+		/* Paging switched with EFER.LME set: the CPU would flip EFER.LMA. */
+		uint64_t efer = vmcs_read(VMCS_GUEST_EFER);
+		if ((old ^ val) & X86_CR0_PG && (efer & BIT(8))) {
+			uint64_t entry = vmcs_read(VMCS_ENTRY_CONTROLS);
+			if (val & X86_CR0_PG) {
+				efer |= BIT(10);
+				entry |= BIT(9);
+			} else {
+				efer &= ~BIT(10);
+				entry &= ~BIT(9);
+			}
+			vmcs_write(VMCS_GUEST_EFER, efer);
+			vmcs_write(VMCS_ENTRY_CONTROLS, entry);
+		}
+	} else {
+		/* VMXE stays hidden; any bit the CPU does not allow is #GP. */
+		if (val & ~(cfg->cr4_fixed1 & ~X86_CR4_VMXE)) {
+			vcpu_inject_gp(v);
+			return;
+		}
+		vmcs_write(VMCS_GUEST_CR4, vmcs_guest_cr4(cfg, val));
+		vmcs_write(VMCS_CR4_SHADOW, val);
+	}
+	vcpu_skip_insn(v);
+}
+
+static void exit_xsetbv(struct vcpu *v)
+{
+	uint64_t val = (v->regs.rdx << 32) | (uint32_t)v->regs.rax;
+	/* SDM XSETBV: XCR0 only; x87 always on; AVX needs SSE; nothing unsupported. */
+	if ((uint32_t)v->regs.rcx != 0 || !(val & 1) || ((val & 4) && !(val & 2)) || (val & ~vmx_env.xcr0_mask)) {
+		vcpu_inject_gp(v);
+		return;
+	}
+	__asm__ volatile("xsetbv" :: "c"(0), "a"((uint32_t)val), "d"((uint32_t)(val >> 32)));
+	vcpu_skip_insn(v);
+}
+
+static void exit_invd(struct vcpu *v)
+{
+	/* INVD would drop dirty lines the hypervisor owns too: write them back instead. */
+	__asm__ volatile("wbinvd" ::: "memory");
+	vcpu_skip_insn(v);
+}
+
+static void exit_vmx_insn(struct vcpu *v)
+{
+	vcpu_inject_ud(v);   /* VMX is hidden from the guest */
+}
+
+static volatile bool machine_ending;
+
+static void exit_io(struct vcpu *v)
+{
+	unsigned size = (v->qual & 7) + 1;
+	bool in = v->qual & BIT(3), string = v->qual & BIT(4);
+	uint16_t port = (uint16_t)(v->qual >> 16);
+	const char *why;
+	access_count(&v->io_stats, port, !in);
+	if (string)
+		exit_unhandled(v);   /* no intercepted port takes string I/O */
+	if (in) {
+		uint32_t val = size == 1 ? inb(port) : size == 2 ? inw(port) : inl(port);
+		uint64_t mask = size == 4 ? 0xffffffffull : (1ull << (size * 8)) - 1;
+		v->regs.rax = size == 4 ? val : (v->regs.rax & ~mask) | (val & mask);
+	} else {
+		uint32_t val = (uint32_t)v->regs.rax;
+		if (io_write_ends_machine(vmx_env.acpi, port, val, &why) &&
+		    !__atomic_exchange_n(&machine_ending, true, __ATOMIC_SEQ_CST)) {
+			pr_info("hv: guest ends the machine on cpu%u: %s (port 0x%x value 0x%x)\n", v->index, why, port, val);
+			report_print("shutdown");
+			pr_info("hv: result=pass\n");
+		}
+		if (size == 1)
+			outb(port, (uint8_t)val);
+		else if (size == 2)
+			outw(port, (uint16_t)val);
+		else
+			outl(port, val);
+	}
+	vcpu_skip_insn(v);
+}
+
+/* Only the hypervisor's own ranges are missing from the EPT: report the
+ * access and answer it with a page fault, as for an unmapped address. */
+static void exit_ept_violation(struct vcpu *v)
+{
+	uint64_t gpa = vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS);
+	bool gla_valid = v->qual & BIT(7);
+	uint64_t gla = gla_valid ? vmcs_read(VMCS_GUEST_LINEAR_ADDRESS) : gpa;
+	uint32_t type = memmap_type_at(vmx_env.mem, gpa);
+	if (type != MEM_HV) {
+		vcpu_dump(v);
+		panic("EPT violation at GPA 0x%llx (type %s), qualification 0x%llx\n", (unsigned long long)gpa,
+		      memmap_type_name(type), (unsigned long long)v->qual);
+	}
+	bool write = v->qual & BIT(1), fetch = v->qual & BIT(2);
+	bool user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) == 3;
+	if (v->ept_hv_faults++ < 8)
+		pr_warn("hv: EPT: guest %s of hypervisor memory at GPA 0x%llx (linear 0x%llx, rip 0x%llx) on cpu%u: denied, #PF injected\n",
+			fetch ? "fetch" : write ? "write" : "read", (unsigned long long)gpa, (unsigned long long)gla,
+			(unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index);
+	__asm__ volatile("mov %0, %%cr2" :: "r"(gla));   /* CR2 is not switched by VMX */
+	vcpu_inject_exception(v, 14, true, (write ? BIT(1) : 0) | (user ? BIT(2) : 0) | (fetch ? BIT(4) : 0));
+}
+
+static void exit_ept_misconfig(struct vcpu *v)
+{
+	vcpu_dump(v);
+	panic("EPT misconfiguration at GPA 0x%llx\n", (unsigned long long)vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS));
+}
+
+static void exit_vmcall(struct vcpu *v)
+{
+	hypercall(v);
+	vcpu_skip_insn(v);
+}
+
+static void (*const exit_handlers[EXIT_REASON_MAX])(struct vcpu *) = {
+	[EXIT_REASON_TRIPLE_FAULT] = exit_triple_fault,
+	[EXIT_REASON_INIT] = exit_init,
+	[EXIT_REASON_SIPI] = exit_sipi,
+	[EXIT_REASON_CPUID] = exit_cpuid,
+	[EXIT_REASON_GETSEC] = exit_vmx_insn,
+	[EXIT_REASON_INVD] = exit_invd,
+	[EXIT_REASON_WBINVD] = exit_invd,
+	[EXIT_REASON_VMCALL] = exit_vmcall,
+	[EXIT_REASON_VMCLEAR] = exit_vmx_insn,
+	[EXIT_REASON_VMLAUNCH] = exit_vmx_insn,
+	[EXIT_REASON_VMPTRLD] = exit_vmx_insn,
+	[EXIT_REASON_VMPTRST] = exit_vmx_insn,
+	[EXIT_REASON_VMREAD] = exit_vmx_insn,
+	[EXIT_REASON_VMRESUME] = exit_vmx_insn,
+	[EXIT_REASON_VMWRITE] = exit_vmx_insn,
+	[EXIT_REASON_VMXOFF] = exit_vmx_insn,
+	[EXIT_REASON_VMXON] = exit_vmx_insn,
+	[EXIT_REASON_INVEPT] = exit_vmx_insn,
+	[EXIT_REASON_INVVPID] = exit_vmx_insn,
+	[EXIT_REASON_VMFUNC] = exit_vmx_insn,
+	[EXIT_REASON_CR_ACCESS] = exit_cr_access,
+	[EXIT_REASON_IO] = exit_io,
+	[EXIT_REASON_RDMSR] = exit_rdmsr,
+	[EXIT_REASON_WRMSR] = exit_wrmsr,
+	[EXIT_REASON_EPT_VIOLATION] = exit_ept_violation,
+	[EXIT_REASON_EPT_MISCONFIG] = exit_ept_misconfig,
+	[EXIT_REASON_XSETBV] = exit_xsetbv,
+};
+
+void vmx_exit_handler(struct guest_regs *r)
+{
+	struct vcpu *v = (struct vcpu *)r;
+	v->reason = (uint32_t)vmcs_read(VMCS_EXIT_REASON);
+	v->qual = vmcs_read(VMCS_EXIT_QUALIFICATION);
+	uint32_t basic = v->reason & 0xffff;
+	v->exits_total++;
+	if (basic < EXIT_REASON_MAX)
+		v->exits[basic]++;
+	if (v->reason & EXIT_REASON_FAILED_ENTRY) {
+		vcpu_dump(v);
+		panic("VM entry failed on cpu%u: exit reason %u (%s), qualification 0x%llx\n", v->index, basic,
+		      exit_reason_name(basic), (unsigned long long)v->qual);
+	}
+	/* An exit in the middle of delivering an event: deliver it again. */
+	uint32_t idt = (uint32_t)vmcs_read(VMCS_IDT_VECTORING_INFO);
+	if (idt & INTR_INFO_VALID) {
+		vmcs_write(VMCS_ENTRY_INTR_INFO, idt & ~BIT(12));
+		if (idt & INTR_INFO_DELIVER_CODE)
+			vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR, vmcs_read(VMCS_IDT_VECTORING_ERROR));
+		vmcs_write(VMCS_ENTRY_INSTRUCTION_LEN, vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
+	}
+	void (*h)(struct vcpu *) = basic < EXIT_REASON_MAX ? exit_handlers[basic] : NULL;
+	if (!h)
+		exit_unhandled(v);
+	h(v);
+}
+
+__noreturn void vmx_resume_failed(struct guest_regs *r)
+{
+	struct vcpu *v = (struct vcpu *)r;
+	uint32_t err = (uint32_t)vmcs_read(VMCS_VM_INSTRUCTION_ERROR);
+	vcpu_dump(v);
+	panic("VMRESUME failed on cpu%u: %s (VM-instruction error %u)\n", v->index, vmx_insn_error_name(err), err);
+}

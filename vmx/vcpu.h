@@ -1,0 +1,76 @@
+/* One vCPU per physical CPU, forever. */
+#ifndef VMX_VCPU_H
+#define VMX_VCPU_H
+#include "../lib/types.h"
+#include "../apic/pi.h"
+#include "vmcs.h"
+#include "vmcs_fields.h"
+
+/* Saved by vmx/entry.asm; its offsets are pinned below. */
+struct guest_regs {
+	uint64_t rax, rbx, rcx, rdx, rsi, rdi, rbp;
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+};
+
+#define VCPU_ACCESS_STATS 48
+
+/* Counts of intercepted accesses by key (an MSR number or an I/O port). */
+struct access_stats {
+	uint32_t n;
+	struct { uint32_t key, reads, writes; } e[VCPU_ACCESS_STATS];
+};
+
+struct vcpu {
+	struct guest_regs regs;          /* first: the exit stub finds it at [HOST_RSP] */
+	uint32_t index;
+	uint32_t apic_id;
+	void *vmcs;
+	struct pi_desc *pid;             /* own 4 KiB page: Bochs 3.0 wants 4 KiB alignment */
+	uint8_t *exit_stack;
+	/* the exit being handled */
+	uint32_t reason;
+	uint64_t qual;
+	/* counters */
+	uint64_t exits_total;
+	uint64_t exits[EXIT_REASON_MAX];
+	struct access_stats msr_stats, io_stats;
+	uint64_t ept_hv_faults;
+	uint64_t sipi_base;              /* CS base the last SIPI set, for the latched INIT */
+};
+
+_Static_assert(offsetof(struct vcpu, regs) == 0, "entry.asm: regs first");
+_Static_assert(offsetof(struct guest_regs, rax) == 0 && offsetof(struct guest_regs, rbx) == 8 &&
+	       offsetof(struct guest_regs, rcx) == 16 && offsetof(struct guest_regs, rdx) == 24 &&
+	       offsetof(struct guest_regs, rsi) == 32 && offsetof(struct guest_regs, rdi) == 40 &&
+	       offsetof(struct guest_regs, rbp) == 48 && offsetof(struct guest_regs, r8) == 56 &&
+	       offsetof(struct guest_regs, r15) == 112, "entry.asm offsets");
+
+struct memmap;
+struct acpi_info;
+/* What the exit handlers need to know about the machine. */
+struct vmx_env {
+	struct vmcs_config cfg;          /* the control words every vCPU uses */
+	const struct vmx_caps *caps;
+	const struct memmap *mem;
+	const struct acpi_info *acpi;
+	uint64_t xcr0_mask;              /* XCR0 bits the guest may set */
+	int exit_mode;                   /* hv's exit= option */
+};
+extern struct vmx_env vmx_env;
+extern struct vcpu *vcpus[];
+
+/* vmx/entry.asm */
+int vmx_launch(struct guest_regs *r);        /* returns only on VMfail: 1 invalid, 2 valid */
+void vmx_exit_stub(void);
+
+/* vmx/exit.c */
+void vmx_exit_handler(struct guest_regs *r);
+__noreturn void vmx_resume_failed(struct guest_regs *r);
+void vcpu_skip_insn(struct vcpu *v);
+void vcpu_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
+void vcpu_dump(struct vcpu *v);
+void access_count(struct access_stats *s, uint32_t key, bool write);
+const char *exit_reason_name(uint32_t reason);
+#define vcpu_inject_gp(v) vcpu_inject_exception((v), 13, true, 0)
+#define vcpu_inject_ud(v) vcpu_inject_exception((v), 6, false, 0)
+#endif
