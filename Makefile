@@ -41,7 +41,7 @@ HOST_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=address,undefined -fn
 MB2_OBJS := $(patsubst %.c,$(B)/mb2/%.o,$(CORE_SRCS) $(MB2_SRCS)) $(patsubst %.asm,$(B)/mb2/%.o,$(CORE_ASM) $(MB2_ASM))
 EFI_OBJS := $(patsubst %.c,$(B)/efi/%.o,$(CORE_SRCS) $(EFI_SRCS)) $(patsubst %.asm,$(B)/efi/%.o,$(CORE_ASM))
 
-.PHONY: all help run test test-unit test-qemu test-bochs usb iso qemu deps clean bench
+.PHONY: all help run test test-unit test-qemu test-bochs test-linux usb iso qemu deps clean bench
 all: $(B)/hv.elf $(B)/hv.efi
 
 help:
@@ -50,12 +50,14 @@ help:
 	@echo "make test       host unit tests, QEMU+OVMF (UEFI, 4 CPUs) and Bochs 3.0 runs; ends 'N passed, N failed'"
 	@echo "make test-unit  only the host unit tests"
 	@echo "make test-qemu  only the UEFI boot under QEMU+OVMF"
-	@echo "make test-bochs only the Bochs 3.0 runs"
+	@echo "make test-bochs only the Bochs 3.0 platform runs (no guest)"
+	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (skylake_x and sapphire_rapids, 2 CPUs)"
 	@echo "make usb        build/usb.img: FAT stick with \\EFI\\BOOT\\BOOTX64.EFI and \\hv\\hv.cfg"
 	@echo "                (KERNEL=path INITRD=path GUEST_CMDLINE='...' HV_CMDLINE='...' to add a guest)"
 	@echo "make iso        build/hv.iso: GRUB (Multiboot2) image for Bochs or a CD"
 	@echo "make qemu       boot the UEFI path under QEMU+OVMF with 4 CPUs"
 	@echo "make deps       install the Debian packages the build and tests need"
+	@echo "make bench      boot benchmark: the same kernel bare and under hv in Bochs (BENCH_RUNS=N)"
 	@echo "make clean      remove build/"
 
 deps:
@@ -122,6 +124,12 @@ test-qemu: $(B)/hv.efi
 	test/run-tests.sh qemu
 test-bochs: $(B)/hv.elf
 	test/run-tests.sh bochs
+test-linux: $(B)/hv.elf
+	test/run-tests.sh linux
+
+bench: $(B)/hv.elf
+	tools/deps.sh
+	tools/bench-boot.sh
 
 clean:
 	rm -rf $(B)

@@ -1,8 +1,8 @@
-/* The few intercepted ports. */
+/* The few intercepted ports. Not 0xcf9 (reset control): a 32-bit access to
+ * PCI's 0xcf8 covers it, and every PCI configuration access would exit. */
 #include "io.h"
 #include "../lib/string.h"
 
-#define PORT_RESET_CONTROL 0xcf9
 #define PORT_BOCHS_SHUTDOWN 0x8900
 #define PORT_QEMU_DEBUG_EXIT 0xf4
 #define ACPI_SLP_EN BIT(13)
@@ -26,7 +26,6 @@ void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi)
 		if (acpi->pm1b_cnt)
 			set_port(a, b, acpi->pm1b_cnt + i);
 	}
-	set_port(a, b, PORT_RESET_CONTROL);
 	set_port(a, b, PORT_BOCHS_SHUTDOWN);
 	for (int i = 0; i < 4; i++)
 		set_port(a, b, PORT_QEMU_DEBUG_EXIT + i);
@@ -43,10 +42,6 @@ bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t
 {
 	if (acpi->pm1a_cnt && (port == acpi->pm1a_cnt || port == acpi->pm1b_cnt) && (value & ACPI_SLP_EN)) {
 		*why = "ACPI sleep (SLP_EN in PM1 control)";
-		return true;
-	}
-	if (port == PORT_RESET_CONTROL && (value & 0x04)) {
-		*why = "reset through port 0xcf9";
 		return true;
 	}
 	if (port == PORT_BOCHS_SHUTDOWN) {

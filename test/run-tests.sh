@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 B=build
 LOGS=$B/test-logs
 mkdir -p "$LOGS"
-levels=${*:-unit qemu bochs}
+levels=${*:-unit qemu bochs linux}
 pass=0 fail=0
 
 ok()  { pass=$((pass + 1)); echo "PASS $1"; }
@@ -74,15 +74,40 @@ level_qemu() {
   expect qemu/bad-option-message "$log" "hv: option 'ipi=bogus': bad value, expected one of auto, ipiv, fast, pv, trap" 'hv: result=fail'
 }
 
-# bochs_run NAME MODEL CPUS HV_CMDLINE [TIMEOUT]: GRUB ISO under Bochs 3.0; sets $log and $rc.
+# bochs_run NAME MODEL CPUS HV_CMDLINE [TIMEOUT [KERNEL INITRD]]: GRUB ISO under Bochs 3.0; sets $log and $rc.
 bochs_run() {
-  local iso=$B/$1.iso
+  local iso=$B/$1.iso megs=256
   log=$LOGS/$1.ser
-  HV_CMDLINE="$4" tools/mkiso.sh "$iso" $B/hv.elf || { rc=255; return; }
+  [ -n "${6:-}" ] && megs=512
+  HV_CMDLINE="$4" GUEST_CMDLINE="console=ttyS0" tools/mkiso.sh "$iso" $B/hv.elf ${6:-} ${7:-} || { rc=255; return; }
   local t0=$SECONDS
-  tools/run-bochs.sh "$iso" "$log" "$2" "$3" "${5:-180}"; rc=$?
+  tools/run-bochs.sh "$iso" "$log" "$2" "$3" "${5:-180}" $megs; rc=$?
   echo "  $1: Bochs $2 x$3 exit $rc after $((SECONDS - t0)) s"
   rm -f "$iso"
+}
+
+# The Linux guest under the hypervisor: Debian's kernel and the project's initramfs.
+linux_checks() {
+  local n=$1
+  expect "$n/result" "$log" 'hv: result=pass'
+  expect_not "$n/no-panic" "$log" '^PANIC|^EXCEPTION|VM entry failed'
+  expect "$n/two-cpus-online" "$log" "vmx: cpu1 started by the guest's SIPI" 'guest: cpus=2'
+  expect "$n/ipis" "$log" 'guest: ipitest rounds=[0-9]+ ok' 'guest: ipi CAL before=[0-9]+ after=[0-9]+'
+  expect "$n/devmem-denied" "$log" 'guest: devmem read of 0x[0-9a-f]+ failed' 'hv: EPT: guest read of hypervisor memory at GPA 0x[0-9a-f]+ .*denied'
+  expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'guest: hvcall report rc=0'
+  expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 reason=SIPI code=4 count=1' 'hvstat: end total_exits=[0-9]+'
+}
+
+level_linux() {
+  echo "== Linux under the hypervisor in Bochs 3.0 (Debian's kernel, busybox initramfs)"
+  local kernel
+  kernel=$(tools/guest-kernel.sh) || { bad linux/kernel "tools/guest-kernel.sh failed"; return; }
+  tools/mkinitrd.sh $B/initrd.cpio.gz || { bad linux/initrd "tools/mkinitrd.sh failed"; return; }
+  bochs_run linux-skx "corei7_skylake_x" 2 "exit=bochs" 900 "$kernel" $B/initrd.cpio.gz
+  linux_checks linux/skx
+  bochs_run linux-spr "sapphire_rapids" 2 "exit=bochs" 900 "$kernel" $B/initrd.cpio.gz
+  linux_checks linux/spr
+  expect linux/spr-tertiary-active "$log" 'vmcs: .*\(tertiary active\)' 'IPI virtualization off: ipi tier is fast'
 }
 
 level_bochs() {
@@ -106,7 +131,8 @@ for l in $levels; do
     unit) level_unit ;;
     qemu) level_qemu ;;
     bochs) level_bochs ;;
-    *) bad "level/$l" "unknown level (unit, qemu, bochs)" ;;
+    linux) level_linux ;;
+    *) bad "level/$l" "unknown level (unit, qemu, bochs, linux)" ;;
   esac
 done
 echo "$pass passed, $fail failed"

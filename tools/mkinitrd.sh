@@ -124,6 +124,7 @@ opt() {
 
 off() {
 	sync
+	sleep 3      # let the console drain: the UART is slow in emulated time
 	poweroff -f
 	echo "guest: poweroff -f failed; trying sysrq"
 	echo o >/proc/sysrq-trigger 2>/dev/null
@@ -131,7 +132,9 @@ off() {
 }
 
 if [ "$(opt hv.bench)" = 1 ]; then
+	/bin/hvcall tsc
 	echo "guest: uptime=$(cat /proc/uptime)"
+	/bin/hvcall report >/dev/null 2>&1
 	off
 fi
 
@@ -182,6 +185,7 @@ else
 		msg=$(grep -v 'records' /tmp/probe.err | tail -n 1)
 		[ -n "$msg" ] || msg=$(tail -n 1 /tmp/probe.err)
 		echo "guest: devmem read of $HEX failed (rc=$rc): $msg"
+		dmesg | tail -n 3 | sed 's/^/guest: dmesg: /'
 	elif [ "${got:-0}" -ne 4096 ]; then
 		echo "guest: devmem read of $HEX failed (rc=$rc): short read, ${got:-0} bytes"
 	else

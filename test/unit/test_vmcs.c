@@ -10,6 +10,7 @@
 #include "vmentry_model.h"
 #include "../../vmx/vmcs.h"
 #include "../../vmx/vmcs_fields.h"
+#include "../../vmx/vmcs_ops.h"
 #include "../../vmx/vmx_defs.h"
 #include "../../vmx/tiers.h"
 #include "../../apic/pi.h"
@@ -26,8 +27,7 @@
 
 /* ---- profiles ---- */
 
-struct synthetic { const char *name; bool (*load)(struct vmx_raw_caps *); };
-static const struct synthetic synthetics[] = {
+static const struct { const char *name; bool (*load)(struct vmx_raw_caps *); } synthetics[] = {
 	{ "synthetic spr+ipiv", fixture_spr_ipiv },
 	{ "synthetic no tertiary", fixture_no_tertiary },
 	{ "synthetic no posted interrupts", fixture_no_posted },
@@ -43,16 +43,13 @@ static void all_profiles(struct profiles *p)
 	const char *names[MAX_PROFILES];
 	char buf[MAX_PROFILES][64];
 	int n = fixture_list_sections(names, buf, MAX_PROFILES - (int)ARRAY_SIZE(synthetics));
-	p->n = 0;
-	for (int i = 0; i < n; i++) {
-		snprintf(p->name[p->n], 64, "%s", names[i]);
-		CHECK(fixture_load_profile(names[i], &p->raw[p->n]));
-		p->n++;
+	for (p->n = 0; p->n < n; p->n++) {
+		snprintf(p->name[p->n], 64, "%s", names[p->n]);
+		CHECK(fixture_load_profile(names[p->n], &p->raw[p->n]));
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(synthetics); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(synthetics); i++, p->n++) {
 		snprintf(p->name[p->n], 64, "%s", synthetics[i].name);
 		CHECK(synthetics[i].load(&p->raw[p->n]));
-		p->n++;
 	}
 }
 
@@ -67,6 +64,12 @@ struct env {
 	char err[256];
 };
 
+static struct vmcs_resources resources(paddr_t pid_table, uint32_t max_apic_id)
+{
+	return (struct vmcs_resources){ .eptp = EPTP_WB_4LEVEL, .msr_bitmap = 0x200000, .io_bitmap_a = 0x201000,
+					.io_bitmap_b = 0x202000, .pid_table = pid_table, .max_apic_id = max_apic_id };
+}
+
 static const char *irq_name(int irq) { return irq == IRQ_VIRTUAL ? "IRQ_VIRTUAL" : "IRQ_PARTITION"; }
 
 /* Decodes, lets tiers_choose pick (all auto) and builds the config. */
@@ -76,19 +79,8 @@ static int env_build(struct env *e, const struct vmx_raw_caps *raw, int irq, con
 	vmx_caps_decode(raw, &e->c);
 	if (tiers_choose(&e->c, NULL, &e->t, e->err, sizeof e->err))
 		return -2;
-	if (res) {
-		e->res = *res;
-	} else {
-		e->res.eptp = EPTP_WB_4LEVEL;
-		e->res.msr_bitmap = 0x200000;
-		e->res.io_bitmap_a = 0x201000;
-		e->res.io_bitmap_b = 0x202000;
-		e->res.pid_table = 0x203000;
-		e->res.max_apic_id = 3;
-	}
-	e->v.vpid = 1;
-	e->v.pid = 0x204040;            /* 64-byte aligned */
-	e->v.virtual_apic = 0x205000;
+	e->res = res ? *res : resources(0x203000, 3);
+	e->v = (struct vmcs_vcpu){ .vpid = 1, .pid = 0x204040 /* 64-byte aligned */, .virtual_apic = 0x205000 };
 	return vmcs_config_build(&e->cfg, &e->c, &e->t, irq, &e->res, e->err, sizeof e->err);
 }
 
@@ -169,18 +161,16 @@ TEST(vmcs_every_profile_enters_all_states)
 			for (enum state s = ST_LINUX; s <= ST_AFTER_SIPI; s++) {
 				write_vmcs(&e, s);
 				CHECK_EQ(enters(&e, p.name[i], irq, s), 0);
-				uint64_t entry = vmcs_record_get(VMCS_ENTRY_CONTROLS);
+				bool ia32e = vmcs_record_get(VMCS_ENTRY_CONTROLS) & VMX_ENTRY_IA32E_MODE_GUEST;
+				CHECK_EQ(ia32e, s == ST_LINUX);
 				if (s == ST_LINUX) {
-					CHECK(entry & VMX_ENTRY_IA32E_MODE_GUEST);
 					CHECK_EQ(vmcs_record_get(VMCS_GUEST_RIP), LINUX_ENTRY);
 					CHECK_EQ(vmcs_record_get(VMCS_GUEST_CR3), LINUX_CR3);
 					CHECK_EQ(vmcs_record_get(VMCS_GUEST_GDTR_BASE), LINUX_GDT);
 					CHECK_EQ(vmcs_record_get(VMCS_GUEST_GDTR_LIMIT), LINUX_GDT_LIMIT);
 				} else if (s == ST_WAIT_SIPI) {
-					CHECK(!(entry & VMX_ENTRY_IA32E_MODE_GUEST));
 					CHECK_EQ(vmcs_record_get(VMCS_GUEST_ACTIVITY_STATE), GUEST_ACTIVITY_WAIT_SIPI);
 				} else {
-					CHECK(!(entry & VMX_ENTRY_IA32E_MODE_GUEST));
 					CHECK_EQ(vmcs_record_get(VMCS_GUEST_CS_BASE), 0x9a000);
 					CHECK_EQ(vmcs_record_get(VMCS_GUEST_CS_SEL), 0x9a00);
 					CHECK_EQ(vmcs_record_get(VMCS_GUEST_RIP), 0);
@@ -206,8 +196,7 @@ TEST(vmcs_bochs27_models_build_without_posting)
 		CHECK(e.c.hlt_exiting_optional && e.c.msr_bitmaps && e.c.secondary);
 		CHECK(!e.c.posted_intr && !e.c.tertiary && e.c.vid);
 		CHECK(e.t.ipi == IPI_PV && e.t.eoi == EOI_VID && e.t.timer == TIMER_PREEMPT);
-		CHECK(!(e.cfg.pin & VMX_PIN_POSTED_INTR));
-		CHECK(e.cfg.proc2 & VMX_PROC2_VIRT_INTR_DELIVERY);
+		CHECK(!(e.cfg.pin & VMX_PIN_POSTED_INTR) && (e.cfg.proc2 & VMX_PROC2_VIRT_INTR_DELIVERY));
 		CHECK(!e.cfg.proc3_active && !e.cfg.ipiv);
 		CHECK_CONTAINS(e.cfg.ipiv_note, "off: ipi tier is pv");
 		for (enum state s = ST_LINUX; s <= ST_AFTER_SIPI; s++) {
@@ -241,11 +230,7 @@ static void pid_set_init(struct pid_set *s)
 	}
 }
 
-static void pid_set_free(struct pid_set *s)
-{
-	free(s->table);
-	free(s->desc);
-}
+static void pid_set_free(struct pid_set *s) { free(s->table); free(s->desc); }
 
 TEST(vmcs_spr_ipiv_virtual_programs_the_pid_table)
 {
@@ -255,14 +240,12 @@ TEST(vmcs_spr_ipiv_virtual_programs_the_pid_table)
 	CHECK(fixture_spr_ipiv(&raw));
 	pid_set_init(&s);
 	CHECK_EQ(pid_table_bytes(LAST_ID), 4096);
-	struct vmcs_resources res = { .eptp = EPTP_WB_4LEVEL, .msr_bitmap = 0x200000, .io_bitmap_a = 0x201000,
-				      .io_bitmap_b = 0x202000, .pid_table = (paddr_t)(uintptr_t)s.table,
-				      .max_apic_id = LAST_ID };
+	struct vmcs_resources res = resources((paddr_t)(uintptr_t)s.table, LAST_ID);
 	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, &res), 0);
 	CHECK_EQ(e.t.ipi, IPI_IPIV);
 	CHECK(e.cfg.ipiv && e.cfg.proc3_active);
 	CHECK_CONTAINS(e.cfg.ipiv_note, "on: PID-pointer table at 0x");
-	CHECK_CONTAINS(e.cfg.ipiv_note, "last index 300");
+	CHECK_CONTAINS(e.cfg.ipiv_note, ", last index 300");
 	e.v.pid = (paddr_t)(uintptr_t)&s.desc[0];
 	for (enum state s2 = ST_LINUX; s2 <= ST_AFTER_SIPI; s2++) {
 		write_vmcs(&e, s2);
@@ -280,8 +263,7 @@ TEST(vmcs_spr_ipiv_virtual_programs_the_pid_table)
 	/* The table pid_table_set built: a valid entry per APIC ID, holes stay 0. */
 	for (size_t i = 0; i < ARRAY_SIZE(apic_ids); i++)
 		CHECK_EQ(s.table[apic_ids[i]], (uintptr_t)&s.desc[i] | PID_ENTRY_VALID);
-	CHECK_EQ(s.table[1], 0);
-	CHECK_EQ(s.table[299], 0);
+	CHECK(s.table[1] == 0 && s.table[299] == 0);
 	pid_set_free(&s);
 }
 
@@ -291,8 +273,7 @@ TEST(vmcs_spr_ipiv_partition_keeps_ipiv_off)
 	struct env e;
 	CHECK(fixture_spr_ipiv(&raw));
 	CHECK_EQ(env_build(&e, &raw, IRQ_PARTITION, NULL), 0);
-	CHECK_EQ(e.t.ipi, IPI_IPIV);           /* the tier would allow it ... */
-	CHECK(!e.cfg.ipiv);                    /* ... the partition model does not use it */
+	CHECK(e.t.ipi == IPI_IPIV && !e.cfg.ipiv);   /* the tier would allow it, the partition model does not */
 	CHECK_CONTAINS(e.cfg.ipiv_note, "partition");
 	test_log_clear();
 	vmcs_config_print(&e.cfg);
@@ -317,8 +298,7 @@ TEST(vmcs_no_tertiary_profile_never_writes_tertiary)
 		CHECK_CONTAINS(e.cfg.ipiv_note, "off");
 		for (enum state s = ST_LINUX; s <= ST_AFTER_SIPI; s++) {
 			write_vmcs(&e, s);
-			CHECK(!vmcs_record_has(VMCS_TERTIARY_CONTROLS));
-			CHECK(!vmcs_record_has(VMCS_PID_POINTER_TABLE) && !vmcs_record_has(VMCS_LAST_PID_POINTER_INDEX));
+			CHECK(!vmcs_record_has(VMCS_TERTIARY_CONTROLS) && !vmcs_record_has(VMCS_PID_POINTER_TABLE));
 			CHECK(!(vmcs_record_get(VMCS_PROC_CONTROLS) & VMX_PROC_ACTIVATE_TERTIARY));
 			CHECK_EQ(enters(&e, "synthetic no tertiary", irq, s), 0);
 		}
@@ -356,19 +336,14 @@ TEST(vmcs_ipiv_icr_model_matches_pi)
 	for (size_t i = 0; i < ARRAY_SIZE(apic_ids); i++) {
 		struct ipiv_result r = post_both(&m, &p, apic_ids[i], 0x20, &pn);
 		CHECK(!r.apic_write_exit && r.notify && pn);
-		CHECK_EQ(r.ndst, apic_ids[i]);
-		CHECK_EQ(r.nv, PI_NV);
-		CHECK(r.desc == &m.desc[i]);
+		CHECK(r.ndst == apic_ids[i] && r.nv == PI_NV && r.desc == &m.desc[i]);
 		CHECK_EQ(m.desc[i].pir[0], BIT(0x20));
 		CHECK(same_pir(&m.desc[i], &p.desc[i]));
-		CHECK_EQ(m.desc[i].control & PI_ON, p.desc[i].control & PI_ON);
-		CHECK(m.desc[i].control & PI_ON);
+		CHECK((m.desc[i].control & PI_ON) && (p.desc[i].control & PI_ON));
 	}
 	/* A hole and an ID above the last index: APIC-write VM exit, nothing posted. */
 	CHECK(post_both(&m, &p, 1, 0x20, &pn).apic_write_exit);
 	CHECK(post_both(&m, &p, LAST_ID + 1, 0x20, &pn).apic_write_exit);
-	CHECK(pid_table_lookup(p.table, LAST_ID, 1) == NULL);
-	CHECK(pid_table_lookup(p.table, LAST_ID, LAST_ID + 1) == NULL);
 
 	/* Not a fixed, physical, no-shorthand, edge IPI: the CPU exits (pi.c is not
 	 * involved; the exit handler decodes the ICR). */
@@ -397,10 +372,8 @@ TEST(vmcs_ipiv_icr_model_matches_pi)
 		struct ipiv_result r = post_both(&m, &p, 5, vecs[i], &pn);
 		CHECK(!r.apic_write_exit && !r.notify && !pn);
 	}
-	CHECK_EQ(m.desc[2].pir[0], BIT(0x20));
-	CHECK_EQ(m.desc[2].pir[1], BIT(0x41 - 64));
-	CHECK_EQ(m.desc[2].pir[2], BIT(0x80 - 128));
-	CHECK_EQ(m.desc[2].pir[3], BIT(0xff - 192));
+	CHECK(m.desc[2].pir[0] == BIT(0x20) && m.desc[2].pir[1] == BIT(0x41 - 64) &&
+	      m.desc[2].pir[2] == BIT(0x80 - 128) && m.desc[2].pir[3] == BIT(0xff - 192));
 	CHECK(same_pir(&m.desc[2], &p.desc[2]));
 	uint64_t taken[4];
 	pi_take(&p.desc[2], taken);
@@ -434,11 +407,6 @@ TEST(vmcs_ipiv_icr_model_matches_pi)
 
 /* ---- what the hypervisor refuses to run without ---- */
 
-struct missing {
-	const char *what;        /* expected in the error */
-	void (*mutate)(struct vmx_raw_caps *);
-};
-
 static void no_secondary(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->proc, &r->true_proc, VMX_PROC_ACTIVATE_SECONDARY); }
 static void no_ept_wb(struct vmx_raw_caps *r) { r->ept_vpid &= ~VMX_EPT_CAP_MEMTYPE_WB; }
 static void no_ept_4level(struct vmx_raw_caps *r) { r->ept_vpid &= ~VMX_EPT_CAP_PWL4; }
@@ -452,7 +420,7 @@ static void no_entry_efer(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->e
 
 TEST(vmcs_missing_requirements_are_refused_by_name)
 {
-	static const struct missing cases[] = {
+	static const struct { const char *what; void (*mutate)(struct vmx_raw_caps *); } cases[] = {
 		{ "secondary controls", no_secondary },
 		{ "EPT with 4-level walks and write-back", no_ept_wb },
 		{ "EPT with 4-level walks and write-back", no_ept_4level },
@@ -485,10 +453,7 @@ static int broken(const char *profile, bool (*load)(struct vmx_raw_caps *), enum
 {
 	struct vmx_raw_caps raw;
 	struct env e;
-	if (load)
-		CHECK(load(&raw));
-	else
-		CHECK(fixture_load_profile(profile, &raw));
+	CHECK(load ? load(&raw) : fixture_load_profile(profile, &raw));
 	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, NULL), 0);
 	write_vmcs(&e, s);
 	CHECK_EQ(enters(&e, profile, IRQ_VIRTUAL, s), 0);   /* good before the change */
@@ -563,14 +528,16 @@ TEST(vmcs_model_rejects_each_broken_field)
 		{ ST_LINUX, VMCS_GUEST_SS_AR, BIT(15), 0, "SS limit 0xffffffff inconsistent with G" },
 		{ ST_LINUX, VMCS_GUEST_GDTR_LIMIT, 0, 0x10000, "bits 31:16 must be 0" },
 		{ ST_LINUX, VMCS_GUEST_RIP, 0, 0x0000800000000000ull, "not canonical (64-bit code)" },
-		{ ST_LINUX, VMCS_GUEST_RFLAGS, 0, BIT(17), "RFLAGS.VM must be 0" },
+		{ ST_LINUX, VMCS_GUEST_RFLAGS, 0, BIT(17), "virtual-8086 CS must have base = selector << 4" },
 		{ ST_LINUX, VMCS_GUEST_DR7, 0, 1ull << 32, "GUEST_DR7" },
+		{ ST_LINUX, VMCS_GUEST_PAT, 0xff, 2, "GUEST_PAT 0x7040600070402 has an invalid memory type" },
+		{ ST_LINUX, VMCS_HOST_PAT, 0xff00, 0x300, "HOST_PAT" },
 		{ ST_LINUX, VMCS_LINK_POINTER, ~0ull, 0, "VMCS link pointer 0x0" },
 		{ ST_LINUX, VMCS_GUEST_ACTIVITY_STATE, 0, 4, "activity state 4" },
 		{ ST_LINUX, VMCS_GUEST_INTERRUPTIBILITY, 0, 1, "blocking by STI needs RFLAGS.IF 1" },
 		{ ST_WAIT_SIPI, VMCS_GUEST_INTERRUPTIBILITY, 0, 2, "activity state 3 with blocking by STI or MOV SS" },
 		{ ST_WAIT_SIPI, VMCS_GUEST_CS_AR, 0xf, 1, "CS type 1" },
-		{ ST_WAIT_SIPI, VMCS_GUEST_SS_AR, 0, 3 << 5, "SS.DPL 3 must be 0 when CS type is 3 or CR0.PE is 0" },
+		{ ST_WAIT_SIPI, VMCS_GUEST_SS_AR, 0, 3 << 5, "non-conforming CS: DPL 0 must equal SS.DPL 3" },
 		{ ST_WAIT_SIPI, VMCS_GUEST_CR0, 0, X86_CR0_PG, "PG needs PE" },
 		{ ST_WAIT_SIPI, VMCS_GUEST_LDTR_AR, 0xf, 3, "LDTR type 3" },
 		{ ST_AFTER_SIPI, VMCS_GUEST_RIP, 0, 1ull << 32, "bits 63:32 must be 0 outside 64-bit mode" },
@@ -610,6 +577,7 @@ TEST(vmcs_model_checks_fields_and_activation)
 	CHECK_CONTAINS(why, "HOST_CR0 (0x6c00) is checked by VM entry but was never written");
 
 	/* Secondary controls are not checked while "activate secondary" is 0. */
+	CHECK_EQ(env_build(&e, &raw, IRQ_PARTITION, NULL), 0);
 	write_vmcs(&e, ST_LINUX);
 	vmcs_write(VMCS_PROC2_CONTROLS, 0xffffffff);
 	CHECK(vmentry_check(&e.c, why, sizeof why) > 0);
@@ -621,9 +589,7 @@ TEST(vmcs_model_checks_fields_and_activation)
 	struct pid_set s;
 	pid_set_init(&s);
 	CHECK(fixture_spr_ipiv(&raw));
-	struct vmcs_resources res = { .eptp = EPTP_WB_4LEVEL, .msr_bitmap = 0x200000, .io_bitmap_a = 0x201000,
-				      .io_bitmap_b = 0x202000, .pid_table = (paddr_t)(uintptr_t)s.table,
-				      .max_apic_id = LAST_ID };
+	struct vmcs_resources res = resources((paddr_t)(uintptr_t)s.table, LAST_ID);
 	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, &res), 0);
 	write_vmcs(&e, ST_LINUX);
 	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 0);

@@ -74,11 +74,11 @@ static uint64_t rd(struct ctx *x, uint32_t f)
 
 static bool canonical(uint64_t a) { return (uint64_t)((int64_t)(a << 16) >> 16) == a; }
 static bool phys_ok(uint64_t a) { return !(a >> MAXPHYADDR); }
-static bool pat_ok(uint64_t pat)
+static bool pat_ok(uint64_t pat)   /* each byte UC(0), WC(1), WT(4), WP(5), WB(6) or UC-(7) */
 {
 	for (int i = 0; i < 8; i++) {
 		unsigned t = (pat >> (8 * i)) & 0xff;
-		if (t != 0 && t != 1 && t != 4 && t != 5 && t != 6 && t != 7)
+		if (t > 7 || !((0xf3u >> t) & 1))
 			return false;
 	}
 	return true;
@@ -308,8 +308,8 @@ static void check_host(struct ctx *x)
 		uint64_t s = rd(x, sels[i].f);
 		RULE(!(s & 7), "[host segments] HOST_%s_SEL 0x%llx: RPL and TI must be 0", sels[i].n, ULL(s));
 	}
-	RULE(rd(x, VMCS_HOST_CS_SEL) != 0, "[host segments] HOST_CS_SEL must not be 0000H");
-	RULE(rd(x, VMCS_HOST_TR_SEL) != 0, "[host segments] HOST_TR_SEL must not be 0000H");
+	RULE(rd(x, VMCS_HOST_CS_SEL), "[host segments] HOST_CS_SEL must not be 0000H");
+	RULE(rd(x, VMCS_HOST_TR_SEL), "[host segments] HOST_TR_SEL must not be 0000H");
 	RULE(as64 || rd(x, VMCS_HOST_SS_SEL) != 0, "[host segments] HOST_SS_SEL 0000H needs a 64-bit host");
 	static const struct { uint32_t f; const char *n; } bases[] = {
 		{ VMCS_HOST_FS_BASE, "FS" }, { VMCS_HOST_GS_BASE, "GS" }, { VMCS_HOST_GDTR_BASE, "GDTR" },
@@ -338,9 +338,8 @@ struct seg { const char *name; uint64_t sel, base, limit, ar; };
 static struct seg rdseg(struct ctx *x, const char *name, uint32_t sel_field)
 {
 	uint32_t i = sel_field - VMCS_GUEST_ES_SEL;   /* same index pattern as vmcs.c's write_seg */
-	struct seg s = { name, rd(x, sel_field), rd(x, VMCS_GUEST_ES_BASE + i), rd(x, VMCS_GUEST_ES_LIMIT + i),
-			 rd(x, VMCS_GUEST_ES_AR + i) };
-	return s;
+	return (struct seg){ name, rd(x, sel_field), rd(x, VMCS_GUEST_ES_BASE + i), rd(x, VMCS_GUEST_ES_LIMIT + i),
+			     rd(x, VMCS_GUEST_ES_AR + i) };
 }
 
 static unsigned ar_type(const struct seg *s) { return s->ar & 0xf; }
