@@ -9,11 +9,19 @@ void pi_desc_init(struct pi_desc *d, uint8_t nv, uint32_t apic_id)
 	d->ndst = apic_id;
 }
 
+/* As the CPU does for a virtualized IPI: ON is set only together with a
+ * notification, so with SN set the vector waits in PIR and ON stays clear
+ * (whoever clears SN checks PIR). */
 bool pi_post(struct pi_desc *d, uint8_t vector)
 {
 	__atomic_fetch_or(&d->pir[vector / 64], BIT(vector % 64), __ATOMIC_SEQ_CST);
-	uint16_t old = __atomic_fetch_or(&d->control, (uint16_t)PI_ON, __ATOMIC_SEQ_CST);
-	return !(old & PI_ON) && !(old & PI_SN);
+	uint16_t old = __atomic_load_n(&d->control, __ATOMIC_SEQ_CST);
+	do {
+		if (old & (PI_ON | PI_SN))
+			return false;
+	} while (!__atomic_compare_exchange_n(&d->control, &old, old | PI_ON, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_SEQ_CST));
+	return true;
 }
 
 void pi_take(struct pi_desc *d, uint64_t out[4])

@@ -23,8 +23,8 @@ _Static_assert(sizeof(struct pi_desc) == 64, "posted-interrupt descriptor is 64 
 
 /* Fills a descriptor for the CPU with 'apic_id' (x2APIC: NDST is the whole ID). */
 void pi_desc_init(struct pi_desc *d, uint8_t nv, uint32_t apic_id);
-/* Posts 'vector': sets its PIR bit, then ON. Returns true when the caller
- * must send the notification vector (ON was clear and SN is clear). */
+/* Posts 'vector': sets its PIR bit; when ON and SN are both clear, sets ON
+ * and returns true: the caller must send the notification vector. */
 bool pi_post(struct pi_desc *d, uint8_t vector);
 /* Takes and clears the pending vectors (what the CPU does on notification). */
 void pi_take(struct pi_desc *d, uint64_t out[4]);

@@ -84,7 +84,10 @@ static __noreturn void start_guest(struct boot_info *bi)
 	char err[256];
 	uint32_t a, b, c, d;
 
-	if (guest_prepare(bi, acpi.rsdp ? acpi.rsdp : bi->rsdp, bi->heap_start, &gb, err, sizeof err))
+	/* The probe address for the test guest: the hypervisor image, which lies
+	 * below the top of guest RAM, so Linux's /dev/mem lets the read reach EPT
+	 * (the heap at the top of RAM is refused by Linux itself, past high_memory). */
+	if (guest_prepare(bi, acpi.rsdp ? acpi.rsdp : bi->rsdp, bi->image_start, &gb, err, sizeof err))
 		fail(err);
 
 	struct ept_stats st = { 0 };
@@ -180,6 +183,10 @@ __noreturn void hv_main(struct boot_info *bi)
 	claim_or_die(bi, bi->trampoline, PAGE_SIZE, "AP trampoline");
 	page_alloc_init(bi->heap_start, bi->heap_end - bi->heap_start);
 	memmap_print(&bi->mem, "after the hypervisor's claims");
+	if (bi->kernel.size)
+		pr_info("boot: guest kernel at 0x%llx (%llu bytes), initrd at 0x%llx (%llu bytes), cmdline \"%s\"\n",
+			(unsigned long long)bi->kernel.addr, (unsigned long long)bi->kernel.size,
+			(unsigned long long)bi->initrd.addr, (unsigned long long)bi->initrd.size, bi->guest_cmdline);
 
 	/* This CPU's descriptors and page tables. */
 	idt_init();

@@ -46,11 +46,12 @@ level_unit() {
   if [ "$rc" != 0 ] && [ "$f" = 0 ]; then bad unit/runner "exited $rc (crash or sanitizer report)"; fi
 }
 
-# qemu_run NAME HV_CMDLINE SMP: boot the stick under QEMU+OVMF; sets $log and $rc.
+# qemu_run NAME HV_CMDLINE SMP [KERNEL INITRD]: boot the stick under QEMU+OVMF; sets $log and $rc.
 qemu_run() {
   local img=$B/$1.img
   log=$LOGS/$1.ser
-  HV_CMDLINE="$2" tools/mkusb.sh "$img" $B/hv.efi >/dev/null || { rc=255; return; }
+  KERNEL="${4:-}" INITRD="${5:-}" GUEST_CMDLINE="console=ttyS0 quiet" HV_CMDLINE="$2" \
+    tools/mkusb.sh "$img" $B/hv.efi >/dev/null || { rc=255; return; }
   local t0=$SECONDS
   tools/run-qemu.sh "$img" "$log" "$3" 120; rc=$?
   echo "  $1: QEMU exit $rc after $((SECONDS - t0)) s"
@@ -61,7 +62,10 @@ level_qemu() {
   echo "== QEMU + OVMF (UEFI, hv.efi from a FAT USB stick)"
   [ -f $B/hv.efi ] || { bad qemu/build "build/hv.efi missing"; return; }
   command -v qemu-system-x86_64 >/dev/null || { bad qemu/tool "qemu-system-x86_64 missing (apt-get install qemu-system-x86 ovmf)"; return; }
-  qemu_run qemu-smp4 "exit=qemu" 4
+  # A stand-in guest kernel and initrd: the UEFI path must find and load them from the stick.
+  head -c 300000 /dev/urandom > $B/fake-kernel; head -c 70000 /dev/urandom > $B/fake-initrd
+  qemu_run qemu-smp4 "exit=qemu" 4 $B/fake-kernel $B/fake-initrd
+  expect qemu/stick-files "$log" 'boot: guest kernel at 0x[0-9a-f]+ \(300000 bytes\), initrd at 0x[0-9a-f]+ \(70000 bytes\), cmdline "console=ttyS0 quiet"'
   [ "$rc" = 33 ] && ok qemu/boot-pass || { bad qemu/boot-pass "QEMU exit $rc (33 = pass)"; show_tail "$log"; }
   expect qemu/uefi-loader "$log" 'loader=uefi'
   expect qemu/four-cpus "$log" 'smp: 4 of 4 CPUs online' 'smp: cpu3 apic_id=3 online'

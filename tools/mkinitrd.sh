@@ -178,6 +178,7 @@ else
 	ADDR=$((PROBE))
 	HEX=$(printf '0x%x' "$ADDR")
 	echo "guest: reading /dev/mem page at $HEX (dd bs=4096 skip=$((ADDR / 4096)) count=1)"
+	sleep 1   # the console drains first: the hypervisor's own lines share the UART
 	dd if=/dev/mem of=/tmp/probe.bin bs=4096 skip=$((ADDR / 4096)) count=1 2>/tmp/probe.err
 	rc=$?
 	got=$(wc -c </tmp/probe.bin 2>/dev/null)
@@ -194,7 +195,9 @@ else
 	fi
 fi
 
+sleep 1
 /bin/hvcall report
+sleep 1
 echo "guest: done"
 off
 EOF

@@ -380,10 +380,9 @@ TEST(vmcs_ipiv_icr_model_matches_pi)
 	CHECK(taken[0] == BIT(0x20) && taken[1] == BIT(1) && taken[2] == BIT(0) && taken[3] == BIT(63));
 	CHECK(!(p.desc[2].control & PI_ON));
 
-	/* SN set (the target is not running): posted, no notification. The SDM
-	 * sets ON only together with sending the notification, so the CPU leaves
-	 * ON = 0 (KVM sets ON itself when it clears SN and PIR is not empty);
-	 * pi_post sets ON anyway. Both are consumable; the difference is noted. */
+	/* SN set (the target is not running): posted, no notification. The CPU
+	 * sets ON only together with sending the notification, so ON stays 0
+	 * (whoever clears SN checks PIR); pi_post does the same. */
 	m.desc[3].control = PI_SN;
 	p.desc[3].control = PI_SN;
 	memset(m.desc[3].pir, 0, sizeof m.desc[3].pir);
@@ -393,7 +392,7 @@ TEST(vmcs_ipiv_icr_model_matches_pi)
 	CHECK(same_pir(&m.desc[3], &p.desc[3]));
 	CHECK_EQ(m.desc[3].pir[2], BIT(0));
 	CHECK_EQ(m.desc[3].control, PI_SN);            /* hardware: ON untouched */
-	CHECK_EQ(p.desc[3].control, PI_SN | PI_ON);    /* pi_post: ON set */
+	CHECK_EQ(p.desc[3].control, PI_SN);            /* pi_post: the same */
 
 	/* An entry with a reserved bit (5:1) set: the SDM model exits; pid_table_set
 	 * never makes one (it masks bits 5:0 of the descriptor address). */

@@ -1,0 +1,545 @@
+/* Host tests for vmx/ept.c: the identity EPT built from a memory map. The
+ * page allocator hands out host memory, so the "physical" table addresses in
+ * the entries are host pointers and the tables can be walked directly. Each
+ * build is checked two ways: a walker translates single addresses the way the
+ * CPU would, and a whole-tree check compares every entry against a reference
+ * classification computed here from the memory map. */
+#include "test.h"
+#include "../../vmx/ept.h"
+
+#define ADDR_MASK 0x000ffffffffff000ull          /* bits 51:12 */
+#define HEAP_SIZE MIB(16)
+#define MT_WB 6
+#define MT_UC 0
+#define RWX 7ull
+
+enum { C_WB, C_UC, C_HV, C_MIXED };              /* ept_region_class's codes */
+
+/* ---- memory maps ---- */
+
+/* usable [0,0x9f000), reserved [0x9f000,1M), usable [1M,256M-64K), ACPI up to
+ * 256M, boot data [8M,8M+20K), hypervisor [2M,2M+128K) and [200M,248M), a
+ * reserved page in the MMIO hole at 0xfec00000, then usable [4G,5G+2M). */
+static struct memmap *main_map(void)
+{
+	static struct memmap m;
+	memset(&m, 0, sizeof m);
+	memmap_add(&m, 0, 0x9f000, MEM_USABLE);
+	memmap_add(&m, 0x9f000, 0x100000 - 0x9f000, MEM_RESERVED);
+	memmap_add(&m, MIB(1), MIB(255), MEM_USABLE);
+	memmap_add(&m, MIB(256) - KIB(64), KIB(64), MEM_ACPI);
+	memmap_add(&m, MIB(8), KIB(20), MEM_BOOT);
+	memmap_add(&m, 0xfec00000, PAGE_SIZE, MEM_RESERVED);
+	memmap_add(&m, GIB(4), GIB(1) + MIB(2), MEM_USABLE);
+	memmap_normalize(&m);
+	memmap_claim(&m, MIB(2), 0x20000);
+	memmap_claim(&m, MIB(200), MIB(48));
+	return &m;
+}
+
+/* ---- reference model ---- */
+
+static int ref_type_class(uint32_t t)
+{
+	switch (t) {
+	case MEM_USABLE: case MEM_ACPI: case MEM_NVS: case MEM_BOOT: return C_WB;
+	case MEM_HV: return C_HV;
+	default: return C_UC;                    /* reserved, bad, and holes (0) */
+	}
+}
+
+/* The type is constant between range edges: [a,b) is uniform when the class
+ * at a equals the class at every range edge inside it. */
+static int ref_class(const struct memmap *m, uint64_t a, uint64_t b)
+{
+	int c = ref_type_class(memmap_type_at(m, a));
+	for (uint32_t i = 0; i < m->count; i++) {
+		uint64_t e[2] = { m->r[i].base, m->r[i].base + m->r[i].len };
+		for (int k = 0; k < 2; k++)
+			if (e[k] > a && e[k] < b && ref_type_class(memmap_type_at(m, e[k])) != c)
+				return C_MIXED;
+	}
+	return c;
+}
+
+static uint64_t want_leaf(uint64_t pa, int cls, bool large)
+{
+	return pa | RWX | ((cls == C_WB ? MT_WB : MT_UC) << 3) | (large ? EPT_LARGE : 0);
+}
+
+/* ---- building ---- */
+
+struct built {
+	uint8_t *heap;
+	uint64_t eptp, end;
+	struct ept_stats st;
+	struct vmx_caps caps;
+	const struct memmap *m;
+};
+
+static void build(struct built *b, const struct memmap *m, bool g1, bool m2, uint64_t end)
+{
+	memset(b, 0, sizeof *b);
+	b->heap = aligned_alloc(PAGE_SIZE, HEAP_SIZE);
+	page_alloc_init((uintptr_t)b->heap, HEAP_SIZE);
+	b->caps.ept = true;
+	b->caps.ept_1g = g1;
+	b->caps.ept_2m = m2;
+	b->m = m;
+	b->end = ALIGN_UP(end, GIB(1));
+	b->eptp = ept_build(m, &b->caps, end, &b->st);
+}
+
+static void done(struct built *b)
+{
+	page_alloc_init(0, 0);
+	free(b->heap);
+}
+
+static uint64_t *table_of(uint64_t e)
+{
+	return (uint64_t *)(uintptr_t)(e & ADDR_MASK);
+}
+
+/* Translates gpa as the CPU would. Returns the leaf entry (0 when the walk
+ * ends at a not-present entry); *level is 3 (1 GiB), 2 (2 MiB) or 1 (4 KiB),
+ * or where the walk stopped. */
+static uint64_t ept_walk(uint64_t eptp, uint64_t gpa, int *memtype, bool *present, int *level)
+{
+	uint64_t *t = table_of(eptp);
+	*present = false;
+	*memtype = -1;
+	for (int lvl = 4; lvl >= 1; lvl--) {
+		uint64_t e = t[(gpa >> (12 + 9 * (lvl - 1))) & 511];
+		*level = lvl;
+		if (!(e & RWX))
+			return 0;
+		if (lvl == 1 || ((lvl == 2 || lvl == 3) && (e & EPT_LARGE))) {
+			*present = true;
+			*memtype = (int)((e >> 3) & 7);
+			return e;
+		}
+		t = table_of(e);
+	}
+	return 0;
+}
+
+/* Checks one page against the memory map: present RWX identity with the
+ * right type, or absent when the hypervisor owns it. Returns false on a
+ * mismatch (reported once by the caller). */
+static bool page_ok(const struct built *b, uint64_t gpa, char *why, size_t n)
+{
+	int mt, lvl;
+	bool present;
+	uint64_t e = ept_walk(b->eptp, gpa, &mt, &present, &lvl);
+	int cls = ref_type_class(memmap_type_at(b->m, gpa));
+	if (cls == C_HV) {
+		if (present)
+			snprintf(why, n, "hypervisor page 0x%llx is mapped", (unsigned long long)gpa);
+		return !present;
+	}
+	uint64_t size = 1ull << (12 + 9 * (lvl - 1));
+	uint64_t out = (e & ADDR_MASK & ~(size - 1)) | (gpa & (size - 1));
+	if (!present || (e & RWX) != RWX || out != gpa || mt != (cls == C_WB ? MT_WB : MT_UC)) {
+		snprintf(why, n, "page 0x%llx: present %d entry 0x%llx level %d (want type %s)",
+			 (unsigned long long)gpa, present, (unsigned long long)e, lvl, cls == C_WB ? "WB" : "UC");
+		return false;
+	}
+	return true;
+}
+
+static void check_pages(const struct built *b, uint64_t from, uint64_t to, int line)
+{
+	char why[200];
+	for (uint64_t pa = from; pa < to; pa += PAGE_SIZE)
+		if (!page_ok(b, pa, why, sizeof why)) {
+			test_fail(__FILE__, line, why);
+			return;
+		}
+}
+
+/* Looks up gpa and checks its memory type (-1: not present) and page level. */
+static void expect_at(const struct built *b, uint64_t gpa, int mt, int level, int line)
+{
+	int got_mt, got_lvl;
+	bool present;
+	ept_walk(b->eptp, gpa, &got_mt, &present, &got_lvl);
+	if (got_mt != mt || got_lvl != level) {
+		char msg[200];
+		snprintf(msg, sizeof msg, "gpa 0x%llx: type %d level %d, want type %d level %d",
+			 (unsigned long long)gpa, got_mt, got_lvl, mt, level);
+		test_fail(__FILE__, line, msg);
+	}
+}
+#define EXPECT_AT(b, gpa, mt, level) expect_at(b, gpa, mt, level, __LINE__)
+
+/* ---- the whole tree against the reference ---- */
+
+struct tree {
+	uint64_t p1g, p2m, p4k, holes, tables, pts, hv_2m, bad;
+	char first[200];
+};
+
+static void tree_bad(struct tree *t, const char *what, uint64_t gpa, uint64_t e, uint64_t want)
+{
+	if (!t->bad++)
+		snprintf(t->first, sizeof t->first, "%s at gpa 0x%llx: entry 0x%llx, want 0x%llx",
+			 what, (unsigned long long)gpa, (unsigned long long)e, (unsigned long long)want);
+}
+
+static bool is_table(struct tree *t, uint64_t e, uint64_t gpa)
+{
+	/* A non-leaf entry: RWX, bits 7:3 clear, the address of a table. */
+	if ((e & ~ADDR_MASK) != RWX || !(e & ADDR_MASK)) {
+		tree_bad(t, "not a table entry", gpa, e, (e & ADDR_MASK) | RWX);
+		return false;
+	}
+	t->tables++;
+	return true;
+}
+
+static void check_pt(struct tree *t, const struct built *b, uint64_t *pt, uint64_t base)
+{
+	for (int i = 0; i < 512; i++) {
+		uint64_t pa = base + (uint64_t)i * PAGE_SIZE;
+		int k = ref_class(b->m, pa, pa + PAGE_SIZE);
+		uint64_t want = k == C_HV ? 0 : want_leaf(pa, k, false);
+		if (pt[i] != want)
+			tree_bad(t, "4K entry", pa, pt[i], want);
+		if (k == C_HV)
+			t->holes++;
+		else
+			t->p4k++;
+	}
+}
+
+static void check_pd(struct tree *t, const struct built *b, uint64_t *pd, uint64_t g)
+{
+	for (int j = 0; j < 512; j++) {
+		uint64_t base = g + (uint64_t)j * MIB(2), e = pd[j];
+		int cls = ref_class(b->m, base, base + MIB(2));
+		if (b->caps.ept_2m && (cls == C_WB || cls == C_UC)) {
+			if (e != want_leaf(base, cls, true))
+				tree_bad(t, "2M entry", base, e, want_leaf(base, cls, true));
+			t->p2m++;
+			continue;
+		}
+		if (cls == C_HV && (b->caps.ept_2m || !e)) {
+			/* Left out at this level (required with 2M pages: no table needed). */
+			if (e)
+				tree_bad(t, "hypervisor 2M entry", base, e, 0);
+			t->holes += 512;
+			t->hv_2m++;
+			continue;
+		}
+		if (!is_table(t, e, base))
+			continue;
+		t->pts++;
+		check_pt(t, b, table_of(e), base);
+	}
+}
+
+static void check_tree(const struct built *b, struct tree *t, int line)
+{
+	memset(t, 0, sizeof *t);
+	uint64_t *pml4 = table_of(b->eptp);
+	t->tables = 1;
+	for (int i4 = 0; i4 < 512; i4++) {
+		uint64_t base4 = (uint64_t)i4 << 39, e4 = pml4[i4];
+		if (base4 >= b->end) {
+			if (e4)
+				tree_bad(t, "PML4 entry past the end", base4, e4, 0);
+			continue;
+		}
+		if (!is_table(t, e4, base4))
+			continue;
+		uint64_t *pdpt = table_of(e4);
+		for (int i3 = 0; i3 < 512; i3++) {
+			uint64_t g = base4 + ((uint64_t)i3 << 30), e = pdpt[i3];
+			if (g >= b->end) {
+				if (e)
+					tree_bad(t, "PDPT entry past the end", g, e, 0);
+				continue;
+			}
+			int cls = ref_class(b->m, g, g + GIB(1));
+			if (b->caps.ept_1g && (cls == C_WB || cls == C_UC)) {
+				if (e != want_leaf(g, cls, true))
+					tree_bad(t, "1G entry", g, e, want_leaf(g, cls, true));
+				t->p1g++;
+				continue;
+			}
+			if (is_table(t, e, g))
+				check_pd(t, b, table_of(e), g);
+		}
+	}
+	if (t->bad)
+		test_fail(__FILE__, line, t->first);
+	/* Every statistic the builder reports matches the tables. */
+	const struct ept_stats *st = &b->st;
+	if (st->pages_1g != t->p1g || st->pages_2m != t->p2m || st->pages_4k != t->p4k ||
+	    st->holes_4k != t->holes || st->tables != t->tables) {
+		char msg[300];
+		snprintf(msg, sizeof msg, "stats 1g %llu 2m %llu 4k %llu holes %llu tables %llu; tables say %llu %llu %llu %llu %llu",
+			 (unsigned long long)st->pages_1g, (unsigned long long)st->pages_2m,
+			 (unsigned long long)st->pages_4k, (unsigned long long)st->holes_4k,
+			 (unsigned long long)st->tables, (unsigned long long)t->p1g, (unsigned long long)t->p2m,
+			 (unsigned long long)t->p4k, (unsigned long long)t->holes, (unsigned long long)t->tables);
+		test_fail(__FILE__, line, msg);
+	}
+	/* Every 4 KiB of [0, end) is counted exactly once. */
+	if (st->pages_1g * 512 * 512 + st->pages_2m * 512 + st->pages_4k + st->holes_4k != b->end / PAGE_SIZE)
+		test_fail(__FILE__, line, "stats do not cover [0, end) exactly once");
+	/* 4 KiB pages and holes come in whole split 2 MiB regions. */
+	if (st->pages_4k + st->holes_4k != 512 * (t->pts + t->hv_2m))
+		test_fail(__FILE__, line, "pages_4k + holes_4k != 512 * split or left-out 2M regions");
+	/* Every table came from page_alloc, and nothing else did. */
+	if (page_alloc_used() != st->tables * PAGE_SIZE)
+		test_fail(__FILE__, line, "page_alloc_used() != tables * 4096");
+}
+
+/* The checks every configuration must pass. */
+static void check_common(const struct built *b, int line)
+{
+	struct tree t;
+	if ((b->eptp & 0xfff) != (6 | (3 << 3)))
+		test_fail(__FILE__, line, "EPTP low bits are not WB + 4-level (0x1e)");
+	if ((b->eptp & ADDR_MASK) != (uintptr_t)b->heap)
+		test_fail(__FILE__, line, "EPTP does not point at the first allocated page (the PML4)");
+	check_tree(b, &t, line);
+	/* Every page of the first 16 MiB and of both hypervisor ranges (with a
+	 * page either side), walked like the CPU would. */
+	check_pages(b, 0, MIB(16), line);
+	check_pages(b, MIB(2) - PAGE_SIZE, MIB(2) + 0x21000, line);
+	check_pages(b, MIB(200) - PAGE_SIZE, MIB(248) + PAGE_SIZE, line);
+	check_pages(b, MIB(254), MIB(258), line);
+	check_pages(b, GIB(5), GIB(5) + MIB(4), line);
+}
+
+/* ---- tests ---- */
+
+/* Addresses whose type and page size do not depend on ept_1g. */
+static void common_samples(const struct built *b, int pd_level)
+{
+	EXPECT_AT(b, 0, MT_WB, 1);                  /* [0,2M) mixes RAM, reserved, RAM */
+	EXPECT_AT(b, 0x9e000, MT_WB, 1);
+	EXPECT_AT(b, 0x9f000, MT_UC, 1);
+	EXPECT_AT(b, 0xff000, MT_UC, 1);
+	EXPECT_AT(b, 0x100000, MT_WB, 1);
+	EXPECT_AT(b, 0x1ff000, MT_WB, 1);
+	EXPECT_AT(b, MIB(2), -1, 1);                /* hypervisor, inside a split 2M */
+	EXPECT_AT(b, MIB(2) + 0x1f000, -1, 1);
+	EXPECT_AT(b, MIB(2) + 0x20000, MT_WB, 1);
+	EXPECT_AT(b, MIB(4), MT_WB, pd_level);      /* uniform RAM */
+	EXPECT_AT(b, MIB(8), MT_WB, pd_level);      /* boot data + RAM: both WB */
+	EXPECT_AT(b, MIB(8) + 0x4fff, MT_WB, pd_level);
+	EXPECT_AT(b, MIB(198), MT_WB, pd_level);
+	EXPECT_AT(b, MIB(200), -1, b->caps.ept_2m ? 2 : 1);
+	EXPECT_AT(b, MIB(248) - 1, -1, b->caps.ept_2m ? 2 : 1);
+	EXPECT_AT(b, MIB(248), MT_WB, pd_level);
+	EXPECT_AT(b, MIB(256) - KIB(64), MT_WB, pd_level);   /* ACPI next to RAM */
+	EXPECT_AT(b, MIB(256), MT_UC, pd_level);    /* the hole above */
+	EXPECT_AT(b, MIB(1023), MT_UC, pd_level);
+	EXPECT_AT(b, GIB(5), MT_WB, pd_level);
+	EXPECT_AT(b, GIB(5) + MIB(2), MT_UC, pd_level);
+	EXPECT_AT(b, GIB(6) - 1, MT_UC, pd_level);
+}
+
+TEST(ept_1g_and_2m_pages)
+{
+	struct built b;
+	const struct memmap *m = main_map();
+	build(&b, m, true, true, memmap_end(m));
+	CHECK_EQ(b.end, GIB(6));
+	check_common(&b, __LINE__);
+	common_samples(&b, 2);
+	EXPECT_AT(&b, GIB(1), MT_UC, 3);            /* [1G,2G): hole, one 1 GiB page */
+	EXPECT_AT(&b, GIB(2) - 1, MT_UC, 3);
+	EXPECT_AT(&b, 0xfec00000, MT_UC, 3);        /* reserved + hole: still uniform UC */
+	EXPECT_AT(&b, GIB(4), MT_WB, 3);            /* [4G,5G) RAM */
+	EXPECT_AT(&b, GIB(5) - 1, MT_WB, 3);
+	/* [0,1G) and [5G,6G) mixed: 4 x 1G, each 4 KiB page elsewhere accounted. */
+	CHECK_EQ(b.st.pages_1g, 4);
+	CHECK_EQ(b.st.holes_4k, 0x20000 / PAGE_SIZE + MIB(48) / PAGE_SIZE);
+	/* Split 2M regions: [0,2M), [2M,4M) and, with 256M-64K ACPI both WB, nothing else. */
+	CHECK_EQ(b.st.pages_4k + b.st.holes_4k, 512 * 2 + MIB(48) / PAGE_SIZE);
+	CHECK_EQ(b.st.pages_4k, 2 * 512 - 0x20);
+	CHECK_EQ(b.st.tables, 1 + 1 + 2 + 2);       /* PML4, PDPT, 2 PDs, 2 PTs */
+	done(&b);
+}
+
+TEST(ept_2m_pages_without_1g)
+{
+	struct built b;
+	const struct memmap *m = main_map();
+	build(&b, m, false, true, memmap_end(m));
+	check_common(&b, __LINE__);
+	common_samples(&b, 2);
+	EXPECT_AT(&b, GIB(1), MT_UC, 2);
+	EXPECT_AT(&b, 0xfec00000, MT_UC, 2);
+	EXPECT_AT(&b, GIB(4), MT_WB, 2);
+	CHECK_EQ(b.st.pages_1g, 0);
+	CHECK_EQ(b.st.pages_2m, 6 * 512 - 2 - MIB(48) / MIB(2));
+	CHECK_EQ(b.st.tables, 1 + 1 + 6 + 2);
+	done(&b);
+}
+
+/* With no 2 MiB pages, every leaf below the 1 GiB level is a 4 KiB page. */
+static void check_no_large_below_1g(const struct built *b, int line)
+{
+	uint64_t *pml4 = table_of(b->eptp);
+	for (int i4 = 0; i4 < 512; i4++) {
+		if (!pml4[i4])
+			continue;
+		uint64_t *pdpt = table_of(pml4[i4]);
+		for (int i3 = 0; i3 < 512; i3++) {
+			if (!pdpt[i3] || (pdpt[i3] & EPT_LARGE))
+				continue;
+			uint64_t *pd = table_of(pdpt[i3]);
+			for (int j = 0; j < 512; j++) {
+				if (!pd[j])
+					continue;
+				if (pd[j] & EPT_LARGE)
+					return test_fail(__FILE__, line, "2M leaf without ept_2m");
+				uint64_t *pt = table_of(pd[j]);
+				for (int i = 0; i < 512; i++)
+					if (pt[i] & EPT_LARGE)
+						return test_fail(__FILE__, line, "bit 7 set in a 4K entry");
+			}
+		}
+	}
+}
+
+TEST(ept_1g_without_2m)
+{
+	struct built b;
+	const struct memmap *m = main_map();
+	build(&b, m, true, false, memmap_end(m));
+	check_common(&b, __LINE__);
+	common_samples(&b, 1);
+	check_no_large_below_1g(&b, __LINE__);
+	EXPECT_AT(&b, GIB(1), MT_UC, 3);            /* 1 GiB pages still used */
+	EXPECT_AT(&b, GIB(4), MT_WB, 3);
+	CHECK_EQ(b.st.pages_1g, 4);
+	CHECK_EQ(b.st.pages_2m, 0);
+	CHECK_EQ(b.st.pages_4k + b.st.holes_4k, 2 * 512 * 512ull);
+	done(&b);
+}
+
+TEST(ept_4k_only)
+{
+	struct built b;
+	const struct memmap *m = main_map();
+	build(&b, m, false, false, memmap_end(m));
+	check_common(&b, __LINE__);
+	common_samples(&b, 1);
+	check_no_large_below_1g(&b, __LINE__);
+	EXPECT_AT(&b, GIB(1), MT_UC, 1);
+	EXPECT_AT(&b, GIB(4), MT_WB, 1);
+	CHECK_EQ(b.st.pages_1g + b.st.pages_2m, 0);
+	CHECK_EQ(b.st.pages_4k + b.st.holes_4k, GIB(6) / PAGE_SIZE);
+	CHECK_EQ(b.st.holes_4k, 0x20000 / PAGE_SIZE + MIB(48) / PAGE_SIZE);
+	done(&b);
+}
+
+TEST(ept_end_past_512g_uses_a_second_pml4_entry)
+{
+	struct built b;
+	const struct memmap *m = main_map();
+	build(&b, m, true, true, GIB(512) + 1);     /* rounded up to 513 GiB */
+	CHECK_EQ(b.end, GIB(513));
+	check_common(&b, __LINE__);
+	EXPECT_AT(&b, GIB(511), MT_UC, 3);
+	EXPECT_AT(&b, GIB(512) + 5, MT_UC, 3);
+	EXPECT_AT(&b, GIB(513), -1, 3);             /* past the end: not mapped */
+	CHECK_EQ(b.st.pages_1g, 513 - 2);
+	CHECK_EQ(b.st.tables, 1 + 2 + 2 + 2);
+	done(&b);
+}
+
+TEST(ept_end_rounded_to_a_gib)
+{
+	struct built b;
+	struct memmap m = { 0 };
+	memmap_add(&m, 0, MIB(3), MEM_USABLE);
+	memmap_normalize(&m);
+	build(&b, &m, false, true, MIB(3));
+	CHECK_EQ(b.end, GIB(1));
+	check_tree(&b, &(struct tree){ 0 }, __LINE__);
+	EXPECT_AT(&b, 0, MT_WB, 2);
+	EXPECT_AT(&b, MIB(2), MT_WB, 1);
+	EXPECT_AT(&b, MIB(3), MT_UC, 1);
+	EXPECT_AT(&b, MIB(4), MT_UC, 2);
+	EXPECT_AT(&b, GIB(1), -1, 3);
+	done(&b);
+}
+
+TEST(ept_nvs_bad_and_unaligned_edges)
+{
+	struct built b;
+	struct memmap m = { 0 };
+	memmap_add(&m, 0, 0x9fc00, MEM_USABLE);          /* a typical BIOS edge, not page aligned */
+	memmap_add(&m, 0x9fc00, 0x400, MEM_RESERVED);
+	memmap_add(&m, MIB(1), MIB(15), MEM_USABLE);
+	memmap_add(&m, MIB(4), PAGE_SIZE, MEM_NVS);
+	memmap_add(&m, MIB(9), PAGE_SIZE, MEM_BAD);
+	memmap_add(&m, MIB(6), MIB(2), MEM_HV);          /* a whole 2M region */
+	memmap_normalize(&m);
+	build(&b, &m, true, true, GIB(1));
+	check_tree(&b, &(struct tree){ 0 }, __LINE__);
+	EXPECT_AT(&b, 0x9e000, MT_WB, 1);
+	EXPECT_AT(&b, 0x9f000, MT_UC, 1);               /* RAM + reserved: the safe type */
+	EXPECT_AT(&b, MIB(4), MT_WB, 2);                /* NVS is WB, like the RAM around it */
+	EXPECT_AT(&b, MIB(9), MT_UC, 1);                /* bad memory is UC */
+	EXPECT_AT(&b, MIB(9) + PAGE_SIZE, MT_WB, 1);
+	EXPECT_AT(&b, MIB(16), MT_UC, 2);
+	EXPECT_AT(&b, MIB(6), -1, 2);                   /* left out at the PD level */
+	EXPECT_AT(&b, MIB(8) - 1, -1, 2);
+	CHECK_EQ(b.st.holes_4k, 512);
+	done(&b);
+}
+
+TEST(ept_region_class_cases)
+{
+	const struct memmap *m = main_map();
+	CHECK_EQ(ept_region_class(m, MIB(4), MIB(6)), C_WB);
+	CHECK_EQ(ept_region_class(m, MIB(8), MIB(10)), C_WB);            /* boot + RAM */
+	CHECK_EQ(ept_region_class(m, MIB(254), MIB(256)), C_WB);         /* RAM + ACPI */
+	CHECK_EQ(ept_region_class(m, GIB(4), GIB(5)), C_WB);
+	CHECK_EQ(ept_region_class(m, 0x9f000, 0x100000), C_UC);
+	CHECK_EQ(ept_region_class(m, MIB(300), MIB(302)), C_UC);         /* hole */
+	CHECK_EQ(ept_region_class(m, 0xfec00000, 0xfec01000), C_UC);     /* reserved */
+	CHECK_EQ(ept_region_class(m, 0xfebff000, 0xfec02000), C_UC);     /* hole + reserved + hole */
+	CHECK_EQ(ept_region_class(m, GIB(1), GIB(2)), C_UC);
+	CHECK_EQ(ept_region_class(m, MIB(2), MIB(2) + 0x20000), C_HV);
+	CHECK_EQ(ept_region_class(m, MIB(200), MIB(248)), C_HV);
+	CHECK_EQ(ept_region_class(m, MIB(202), MIB(204)), C_HV);
+	CHECK_EQ(ept_region_class(m, 0, MIB(2)), C_MIXED);               /* RAM + reserved */
+	CHECK_EQ(ept_region_class(m, MIB(2), MIB(4)), C_MIXED);          /* hypervisor + RAM */
+	CHECK_EQ(ept_region_class(m, MIB(248) - PAGE_SIZE, MIB(248) + PAGE_SIZE), C_MIXED);
+	CHECK_EQ(ept_region_class(m, MIB(256) - PAGE_SIZE, MIB(256) + PAGE_SIZE), C_MIXED); /* ACPI + hole */
+	CHECK_EQ(ept_region_class(m, GIB(5), GIB(6)), C_MIXED);          /* RAM + hole */
+	CHECK_EQ(ept_region_class(m, 0, GIB(1)), C_MIXED);
+
+	/* Hypervisor memory next to a hole is mixed, not "hypervisor". */
+	struct memmap h = { 0 };
+	memmap_add(&h, MIB(2), MIB(1), MEM_HV);
+	memmap_normalize(&h);
+	CHECK_EQ(ept_region_class(&h, MIB(2), MIB(3)), C_HV);
+	CHECK_EQ(ept_region_class(&h, MIB(2), MIB(4)), C_MIXED);
+	CHECK_EQ(ept_region_class(&h, MIB(1), MIB(3)), C_MIXED);
+	CHECK_EQ(ept_region_class(&h, 0, MIB(1)), C_UC);                 /* nothing covers it */
+}
+
+/* The reference classification agrees with ept_region_class everywhere it
+ * matters for the builder: every 2 MiB region of the first 6 GiB and every
+ * 4 KiB page of the first 16 MiB. */
+TEST(ept_region_class_matches_reference)
+{
+	const struct memmap *m = main_map();
+	int bad = 0;
+	for (uint64_t a = 0; a < GIB(6); a += MIB(2))
+		bad += ept_region_class(m, a, a + MIB(2)) != ref_class(m, a, a + MIB(2));
+	for (uint64_t a = 0; a < MIB(16); a += PAGE_SIZE)
+		bad += ept_region_class(m, a, a + PAGE_SIZE) != ref_class(m, a, a + PAGE_SIZE);
+	CHECK_EQ(bad, 0);
+}

@@ -1,0 +1,358 @@
+/* Host tests for the guest's view of the machine: the CPUID policy
+ * (guest/cpuid.c), the MSR bitmap and intercepted MSRs (guest/msr.c), and the
+ * I/O bitmaps with the ports that end the machine (guest/io.c). */
+#include "test.h"
+#include "../../guest/cpuid.h"
+#include "../../guest/msr.h"
+#include "../../guest/io.h"
+
+/* ---- CPUID ---- */
+
+struct regs { uint32_t a, b, c, d; };
+
+static struct regs filt(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub, struct regs in)
+{
+	cpuid_filter(p, leaf, sub, &in.a, &in.b, &in.c, &in.d);
+	return in;
+}
+
+#define ALL 0xffffffffu
+static const struct regs ones = { ALL, ALL, ALL, ALL };
+
+TEST(cpuid_leaf1_hides_vmx_smx_shows_hypervisor_x2apic)
+{
+	struct cpuid_policy p = { 0 };
+	struct regs r = filt(&p, 1, 0, ones);
+	CHECK_EQ(r.c, ALL & ~(BIT(5) | BIT(6)));
+	CHECK_EQ(r.a, ALL);
+	CHECK_EQ(r.b, ALL);
+	CHECK_EQ(r.d, ALL);
+	/* A host without x2APIC or the hypervisor bit: both are shown anyway. */
+	r = filt(&p, 1, 0, (struct regs){ 0x806c1, 0x800, BIT(5) | BIT(6) | BIT(0), 0x178bfbff });
+	CHECK_EQ(r.c, BIT(0) | BIT(21) | BIT(31));
+	CHECK_EQ(r.a, 0x806c1);
+	CHECK_EQ(r.b, 0x800);
+	CHECK_EQ(r.d, 0x178bfbff);
+}
+
+TEST(cpuid_leaf7_hides_unvirtualized_features)
+{
+	struct cpuid_policy p = { 0 };
+	struct regs r = filt(&p, 7, 0, ones);
+	CHECK_EQ(r.a, ALL);                                     /* max subleaf untouched */
+	CHECK_EQ(r.b, ALL & ~(BIT(2) | BIT(10) | BIT(25)));     /* SGX, INVPCID, PT */
+	CHECK_EQ(r.c & (BIT(16) | BIT(5)), 0);                  /* LA57, WAITPKG */
+	CHECK_EQ(r.c & BIT(30), 0);                             /* SGX launch control */
+	CHECK_EQ(r.c | BIT(16) | BIT(5) | BIT(30), ALL);        /* nothing else */
+	CHECK_EQ(r.d, ALL & ~(BIT(4) | BIT(22) | BIT(24) | BIT(25)));   /* FSRM, AMX */
+
+	/* Allowed by the policy: INVPCID and WAITPKG pass through... */
+	p.invpcid = p.waitpkg = true;
+	r = filt(&p, 7, 0, ones);
+	CHECK(r.b & BIT(10));
+	CHECK(r.c & BIT(5));
+	CHECK_EQ(r.b, ALL & ~(BIT(2) | BIT(25)));
+	/* ...but are never invented when the host lacks them. */
+	r = filt(&p, 7, 0, (struct regs){ 0, 0, 0, 0 });
+	CHECK_EQ(r.b | r.c | r.d, 0);
+
+	/* Other subleaves of 7 are not touched. */
+	p.invpcid = p.waitpkg = false;
+	r = filt(&p, 7, 1, ones);
+	CHECK_EQ(r.a & r.b & r.c & r.d, ALL);
+}
+
+TEST(cpuid_leaf_d_xsave_state)
+{
+	struct cpuid_policy p = { 0 };
+	struct regs r = filt(&p, 0xd, 0, (struct regs){ 0x602e7, 0x2b00, 0x2b00, 0 });
+	CHECK_EQ(r.a, 0x602e7 & ~(BIT(17) | BIT(18)));          /* XTILECFG, XTILEDATA */
+	CHECK_EQ(r.b, 0x2b00);
+	CHECK_EQ(r.c, 0x2b00);
+	CHECK_EQ(r.d, 0);
+
+	r = filt(&p, 0xd, 1, (struct regs){ 0x1f, 0x100, 0x1900, 0 });
+	CHECK_EQ(r.a, 0x1f & ~BIT(3));                          /* no XSAVES */
+	CHECK_EQ(r.c, 0x1900);
+	p.xsaves = true;
+	r = filt(&p, 0xd, 1, (struct regs){ 0x1f, 0x100, 0x1900, 0 });
+	CHECK_EQ(r.a, 0x1f);
+
+	/* The AMX state components' own subleaves are empty. */
+	r = filt(&p, 0xd, 17, ones);
+	CHECK_EQ(r.a | r.b | r.c | r.d, 0);
+	r = filt(&p, 0xd, 18, ones);
+	CHECK_EQ(r.a | r.b | r.c | r.d, 0);
+	r = filt(&p, 0xd, 2, (struct regs){ 0x100, 0x240, 0, 0 });     /* AVX state */
+	CHECK_EQ(r.a, 0x100);
+	CHECK_EQ(r.b, 0x240);
+}
+
+TEST(cpuid_xcr0_mask_drops_amx)
+{
+	CHECK_EQ(cpuid_guest_xcr0_mask(0x602e7), 0x2e7);
+	CHECK_EQ(cpuid_guest_xcr0_mask(0x7), 0x7);
+	CHECK_EQ(cpuid_guest_xcr0_mask(~0ull), ~0ull & ~(BIT(17) | BIT(18)));
+	CHECK_EQ(cpuid_guest_xcr0_mask(0), 0);
+}
+
+TEST(cpuid_sgx_pt_amx_leaves_zeroed)
+{
+	struct cpuid_policy p = { .invpcid = true, .rdtscp = true, .waitpkg = true, .xsaves = true };
+	static const uint32_t leaves[] = { 0x12, 0x14, 0x1d };
+	for (size_t i = 0; i < ARRAY_SIZE(leaves); i++)
+		for (uint32_t sub = 0; sub < 3; sub++) {
+			struct regs r = filt(&p, leaves[i], sub, ones);
+			CHECK_EQ(r.a | r.b | r.c | r.d, 0);
+		}
+}
+
+TEST(cpuid_leaf15_advertises_the_measured_tsc)
+{
+	struct cpuid_policy p = { .tsc_hz = 2100000000ull };
+	struct regs r = filt(&p, 0x15, 0, (struct regs){ 2, 168, 0, 0 });
+	CHECK_EQ(r.a, 1);
+	CHECK_EQ(r.b, 1);
+	CHECK_EQ(r.c, 2100000000u);
+	CHECK_EQ(r.d, 0);
+	/* Not calibrated: the host's answer stands. */
+	p.tsc_hz = 0;
+	r = filt(&p, 0x15, 0, (struct regs){ 2, 168, 38400000, 0 });
+	CHECK_EQ(r.a, 2);
+	CHECK_EQ(r.b, 168);
+	CHECK_EQ(r.c, 38400000);
+	/* Too fast for 32 bits: clamped, not wrapped. */
+	p.tsc_hz = 5000000000ull;
+	r = filt(&p, 0x15, 0, ones);
+	CHECK_EQ(r.c, 0xffffffffu);
+}
+
+TEST(cpuid_kvm_signature_and_features)
+{
+	struct cpuid_policy p = { .kvm_features = BIT(KVM_FEATURE_PV_EOI) | BIT(KVM_FEATURE_PV_SEND_IPI) };
+	struct regs r = filt(&p, 0x40000000, 0, ones);
+	CHECK_EQ(r.a, 0x40000001);
+	char sig[13] = { 0 };
+	memcpy(sig, &r.b, 4);
+	memcpy(sig + 4, &r.c, 4);
+	memcpy(sig + 8, &r.d, 4);
+	CHECK(memcmp(sig, "KVMKVMKVM\0\0\0", 12) == 0);
+	CHECK_STR(sig, "KVMKVMKVM");
+
+	r = filt(&p, 0x40000001, 0, ones);
+	CHECK_EQ(r.a, BIT(6) | BIT(11));
+	CHECK_EQ(r.b | r.c | r.d, 0);
+	p.kvm_features = 0;
+	r = filt(&p, 0x40000001, 0, ones);
+	CHECK_EQ(r.a | r.b | r.c | r.d, 0);
+
+	/* The rest of the hypervisor range is empty (whatever the host said). */
+	static const uint32_t empty[] = { 0x40000002, 0x40000003, 0x40000010, 0x40000100, 0x4000ffff };
+	for (size_t i = 0; i < ARRAY_SIZE(empty); i++) {
+		r = filt(&p, empty[i], 0, ones);
+		CHECK_EQ(r.a | r.b | r.c | r.d, 0);
+	}
+}
+
+TEST(cpuid_ext_leaf_hides_rdtscp_unless_allowed)
+{
+	struct cpuid_policy p = { 0 };
+	struct regs r = filt(&p, 0x80000001, 0, ones);
+	CHECK_EQ(r.d, ALL & ~BIT(27));
+	CHECK_EQ(r.a & r.b & r.c, ALL);
+	p.rdtscp = true;
+	r = filt(&p, 0x80000001, 0, ones);
+	CHECK_EQ(r.d, ALL);
+}
+
+TEST(cpuid_other_leaves_unchanged)
+{
+	struct cpuid_policy p = { .tsc_hz = 1000000000ull, .kvm_features = 0x41 };
+	static const uint32_t leaves[] = { 0, 2, 4, 6, 0xa, 0xb, 0x16, 0x1f, 0x3fffffff,
+					   0x40010000, 0x80000000, 0x80000007, 0x80000008 };
+	static const struct regs in = { 0x12345678, 0x9abcdef0, 0x0f1e2d3c, 0x4b5a6978 };
+	for (size_t i = 0; i < ARRAY_SIZE(leaves); i++)
+		for (uint32_t sub = 0; sub < 2; sub++) {
+			struct regs r = filt(&p, leaves[i], sub, in);
+			if (memcmp(&r, &in, sizeof r)) {
+				char msg[80];
+				snprintf(msg, sizeof msg, "leaf 0x%x.%u changed", leaves[i], sub);
+				test_fail(__FILE__, __LINE__, msg);
+			}
+		}
+}
+
+/* ---- MSRs ---- */
+
+static uint8_t *msr_map(void)
+{
+	static uint8_t bm[4096];
+	memset(bm, 0xa5, sizeof bm);                   /* build must clear everything */
+	msr_bitmap_build(bm);
+	return bm;
+}
+
+TEST(msr_bitmap_intercepts_vmx_msrs)
+{
+	uint8_t *bm = msr_map();
+	CHECK(msr_bitmap_intercepts(bm, 0x3a, false));
+	CHECK(msr_bitmap_intercepts(bm, 0x3a, true));
+	for (uint32_t m = 0x480; m <= 0x493; m++) {
+		CHECK(msr_bitmap_intercepts(bm, m, false));
+		CHECK(msr_bitmap_intercepts(bm, m, true));
+	}
+	/* The neighbours pass through. */
+	CHECK(!msr_bitmap_intercepts(bm, 0x39, false));
+	CHECK(!msr_bitmap_intercepts(bm, 0x3b, true));
+	CHECK(!msr_bitmap_intercepts(bm, 0x47f, false));
+	CHECK(!msr_bitmap_intercepts(bm, 0x494, true));
+
+	/* The layout is the SDM's: read-low at 0, write-low at 2048. */
+	CHECK_EQ(bm[0x3a / 8], BIT(0x3a % 8));
+	CHECK_EQ(bm[2048 + 0x3a / 8], BIT(0x3a % 8));
+	CHECK_EQ(bm[0x480 / 8], 0xff);
+	CHECK_EQ(bm[2048 + 0x490 / 8], 0x0f);
+	/* Exactly those 21 MSRs, read and write: nothing in the high halves. */
+	int bits = 0;
+	for (int i = 0; i < 4096; i++)
+		bits += __builtin_popcount(bm[i]);
+	CHECK_EQ(bits, 2 * 21);
+	for (int i = 1024; i < 2048; i++)
+		CHECK_EQ(bm[i] | bm[i + 2048], 0);
+}
+
+TEST(msr_bitmap_passes_through_guest_msrs)
+{
+	uint8_t *bm = msr_map();
+	for (uint32_t m = 0x800; m <= 0x8ff; m++) {           /* x2APIC: the partition model */
+		CHECK(!msr_bitmap_intercepts(bm, m, false));
+		CHECK(!msr_bitmap_intercepts(bm, m, true));
+	}
+	static const uint32_t pass[] = { 0x1b /* APIC_BASE */, 0x6e0 /* TSC_DEADLINE */, 0x10 /* TSC */,
+					 0xc0000080 /* EFER */, 0xc0000082 /* LSTAR */, 0xc0000100 /* FS_BASE */,
+					 0xc0000102 /* KERNEL_GS_BASE */, 0x1fff, 0xc0001fff };
+	for (size_t i = 0; i < ARRAY_SIZE(pass); i++) {
+		CHECK(!msr_bitmap_intercepts(bm, pass[i], false));
+		CHECK(!msr_bitmap_intercepts(bm, pass[i], true));
+	}
+}
+
+TEST(msr_outside_bitmap_ranges_always_exit)
+{
+	static uint8_t zero[4096];                         /* even an empty bitmap */
+	uint8_t *bm = msr_map();
+	static const uint32_t out[] = { 0x2000, 0x40000000, 0x4b564d00, 0xbfffffff, 0xc0002000, 0xffffffff };
+	for (size_t i = 0; i < ARRAY_SIZE(out); i++) {
+		CHECK(msr_bitmap_intercepts(bm, out[i], false));
+		CHECK(msr_bitmap_intercepts(bm, out[i], true));
+		CHECK(msr_bitmap_intercepts(zero, out[i], false));
+		CHECK(msr_bitmap_intercepts(zero, out[i], true));
+	}
+}
+
+TEST(msr_intercepted_accesses)
+{
+	uint64_t v = 0xdead;
+	CHECK_EQ(guest_rdmsr(0x3a, &v), 0);
+	CHECK(v & BIT(0));                                  /* locked */
+	CHECK_EQ(v & (BIT(1) | BIT(2)), 0);                 /* VMX off inside and outside SMX */
+	CHECK_EQ(v & (0x7f00 | BIT(17) | BIT(18)), 0);      /* no SENTER, no SGX */
+	for (uint32_t m = 0x480; m <= 0x493; m++) {
+		v = 0x1234;
+		CHECK_EQ(guest_rdmsr(m, &v), -1);
+	}
+	CHECK_EQ(guest_wrmsr(0x3a, 0), -1);
+	CHECK_EQ(guest_wrmsr(0x3a, BIT(0) | BIT(2)), -1);
+	CHECK_EQ(guest_wrmsr(0x480, 0), -1);
+	CHECK_EQ(guest_rdmsr(0x4b564d00, &v), -1);
+}
+
+/* ---- port I/O ---- */
+
+static uint8_t io_a[4096], io_b[4096];
+
+static struct acpi_info *pm1(uint32_t a, uint32_t b)
+{
+	static struct acpi_info acpi;
+	memset(&acpi, 0, sizeof acpi);
+	acpi.pm1a_cnt = a;
+	acpi.pm1b_cnt = b;
+	return &acpi;
+}
+
+static int io_bits(void)
+{
+	int n = 0;
+	for (int i = 0; i < 4096; i++)
+		n += __builtin_popcount(io_a[i]) + __builtin_popcount(io_b[i]);
+	return n;
+}
+
+#define IO(port) io_bitmap_intercepts(io_a, io_b, port)
+
+TEST(io_bitmaps_intercept_ending_ports_only)
+{
+	memset(io_a, 0xff, sizeof io_a);
+	memset(io_b, 0xff, sizeof io_b);
+	io_bitmaps_build(io_a, io_b, pm1(0xb004, 0));
+	CHECK(IO(0xb004));
+	CHECK(IO(0xb005));
+	CHECK(!IO(0xb003));
+	CHECK(!IO(0xb006));
+	CHECK(IO(0x8900));
+	for (uint16_t p = 0xf4; p <= 0xf7; p++)
+		CHECK(IO(p));
+	CHECK(!IO(0xf3));
+	CHECK(!IO(0xf8));
+	for (uint16_t p = 0xcf8; p <= 0xcff; p++)          /* PCI config, incl. reset control */
+		CHECK(!IO(p));
+	CHECK(!IO(0x3f8));
+	CHECK(!IO(0x80));
+	CHECK(!IO(0));                                      /* pm1b absent: not "port 0" */
+	CHECK(!IO(0xffff));
+	CHECK_EQ(io_bits(), 2 + 1 + 4);
+	/* Bitmap B covers 0x8000-0xffff from its bit 0. */
+	CHECK_EQ(io_b[(0xb004 - 0x8000) / 8], 0x30);
+	CHECK_EQ(io_b[(0x8900 - 0x8000) / 8], 0x01);
+	CHECK_EQ(io_a[0xf4 / 8], 0xf0);
+
+	io_bitmaps_build(io_a, io_b, pm1(0xb004, 0x804));
+	CHECK(IO(0x804));
+	CHECK(IO(0x805));
+	CHECK(!IO(0x806));
+	CHECK(IO(0xb004));
+	CHECK_EQ(io_bits(), 4 + 1 + 4);
+	CHECK_EQ(io_a[0x804 / 8], 0x30);
+}
+
+TEST(io_write_ends_machine_cases)
+{
+	const struct acpi_info *acpi = pm1(0xb004, 0x804);
+	const char *why = NULL;
+	CHECK(io_write_ends_machine(acpi, 0xb004, BIT(13) | (5 << 10), &why));
+	CHECK_CONTAINS(why, "ACPI");
+	why = NULL;
+	CHECK(!io_write_ends_machine(acpi, 0xb004, 5 << 10, &why));    /* SLP_TYP only */
+	CHECK(!io_write_ends_machine(acpi, 0xb004, 1, &why));          /* SCI_EN */
+	CHECK(io_write_ends_machine(acpi, 0x804, BIT(13), &why));
+	CHECK_CONTAINS(why, "ACPI");
+	CHECK(!io_write_ends_machine(acpi, 0x804, 0, &why));
+
+	why = NULL;
+	CHECK(io_write_ends_machine(acpi, 0x8900, 'S', &why));
+	CHECK(why != NULL);
+	for (uint16_t p = 0xf4; p <= 0xf7; p++) {
+		why = NULL;
+		CHECK(io_write_ends_machine(acpi, p, 0x31, &why));
+		CHECK(why != NULL);
+	}
+	CHECK(!io_write_ends_machine(acpi, 0xcf9, 0x06, &why));        /* reset control: not intercepted */
+	CHECK(!io_write_ends_machine(acpi, 0xcf8, 0x80000000, &why));
+	CHECK(!io_write_ends_machine(acpi, 0x3f8, BIT(13), &why));
+	CHECK(!io_write_ends_machine(acpi, 0xf8, 0, &why));
+
+	/* Without a second PM1 block only PM1a counts. */
+	acpi = pm1(0xb004, 0);
+	CHECK(io_write_ends_machine(acpi, 0xb004, BIT(13), &why));
+	CHECK(!io_write_ends_machine(acpi, 0x804, BIT(13), &why));
+}
