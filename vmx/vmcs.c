@@ -57,12 +57,10 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 		proc2 |= VMX_PROC2_VPID;
 	if (vid)
 		proc2 |= VMX_PROC2_VIRT_X2APIC_MODE | VMX_PROC2_APIC_REG_VIRT | VMX_PROC2_VIRT_INTR_DELIVERY;
-	/* Only the optional ones may be dropped silently by the adjust helper: check the rest. */
-	uint32_t want2 = proc2;
+	/* The adjust helper reports every dropped bit; EPT and unrestricted guest may not drop. */
 	proc2 = vmx_adjust_ctl("proc2", &c->proc2, proc2, &dropped);
 	if (need(!(dropped & (VMX_PROC2_EPT | VMX_PROC2_UNRESTRICTED_GUEST)), "EPT and unrestricted guest", err, errlen))
 		return -1;
-	(void)want2;
 
 	uint32_t exit = VMX_EXIT_HOST_ADDR_SPACE_SIZE | VMX_EXIT_SAVE_EFER | VMX_EXIT_LOAD_EFER |
 			VMX_EXIT_SAVE_PAT | VMX_EXIT_LOAD_PAT | VMX_EXIT_SAVE_DEBUG_CTLS;
@@ -92,12 +90,15 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	 * APIC ID and bounded by LAST_PID_POINTER_INDEX. */
 	cfg->proc3_active = cfg->proc & VMX_PROC_ACTIVATE_TERTIARY;
 	cfg->pid_table = res->pid_table;
-	cfg->last_pid_index = (uint16_t)res->max_apic_id;
+	cfg->last_pid_index = (uint16_t)(res->max_apic_id > 0xffff ? 0xffff : res->max_apic_id);
 	if (t->ipi != IPI_IPIV) {
 		snprintf(cfg->ipiv_note, sizeof cfg->ipiv_note, "off: ipi tier is %s", ipi_tier_names[t->ipi]);
 	} else if (!virt) {
 		snprintf(cfg->ipiv_note, sizeof cfg->ipiv_note,
 			 "off: the partition interrupt model (guest owns the x2APIC) has no VID or posted interrupts yet");
+	} else if (res->max_apic_id > 0xffff) {
+		snprintf(cfg->ipiv_note, sizeof cfg->ipiv_note,
+			 "off: APIC ID %u does not fit the 16-bit LAST_PID_POINTER_INDEX", res->max_apic_id);
 	} else if (!posted || !(cfg->proc2 & VMX_PROC2_VIRT_INTR_DELIVERY) || !cfg->proc3_active) {
 		snprintf(cfg->ipiv_note, sizeof cfg->ipiv_note, "off: a prerequisite (VID, posted interrupts, tertiary) is missing");
 	} else {
