@@ -38,9 +38,24 @@ bool io_bitmap_intercepts(const uint8_t *a, const uint8_t *b, uint16_t port)
 	return bm[bit / 8] & (1 << (bit % 8));
 }
 
-bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t value, const char **why)
+/* The PM1 control register's view of a write: a byte at cnt+1 is its high half. */
+static bool pm1_slp_en(uint32_t cnt, uint16_t port, uint32_t value)
 {
-	if (acpi->pm1a_cnt && (port == acpi->pm1a_cnt || port == acpi->pm1b_cnt) && (value & ACPI_SLP_EN)) {
+	if (!cnt)
+		return false;
+	if (port == cnt)
+		return value & ACPI_SLP_EN;
+	if (port == cnt + 1)
+		return (value << 8) & ACPI_SLP_EN;
+	return false;
+}
+
+bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size,
+			   const char **why)
+{
+	if (size < 4)
+		value &= (1u << (size * 8)) - 1;
+	if (pm1_slp_en(acpi->pm1a_cnt, port, value) || pm1_slp_en(acpi->pm1b_cnt, port, value)) {
 		*why = "ACPI sleep (SLP_EN in PM1 control)";
 		return true;
 	}

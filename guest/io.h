@@ -8,7 +8,9 @@
 /* Fills the two 4 KiB I/O bitmaps (A: ports 0-0x7fff, B: 0x8000-0xffff). */
 void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi);
 bool io_bitmap_intercepts(const uint8_t *a, const uint8_t *b, uint16_t port);
-/* Called for an intercepted OUT before it is carried out: true when the
- * write ends the machine (S5, reset, emulator exit) and why. */
-bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t value, const char **why);
+/* Called for an intercepted OUT of 'size' bytes (1, 2 or 4) before it is
+ * carried out: true when the write ends the machine (ACPI sleep, emulator
+ * exit) and why. */
+bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size,
+			   const char **why);
 #endif

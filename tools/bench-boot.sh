@@ -10,6 +10,7 @@ kernel=$(tools/guest-kernel.sh) || exit 1
 tools/mkinitrd.sh $B/initrd.cpio.gz >/dev/null || exit 1
 gcmd="console=ttyS0 hv.bench=1"
 mkdir -p $B/bench
+: > $B/bench/results.txt
 # Bare: GRUB boots the kernel itself (Linux boot protocol), no hypervisor.
 bare_iso() {
   local dir; dir=$(mktemp -d)
@@ -29,9 +30,24 @@ for kind in bare hv; do
     tsc=$(tr -d '\r' < "$log" | sed -n 's/^guest: tsc=\([0-9]*\).*/\1/p' | head -1)
     up=$(tr -d '\r' < "$log" | sed -n 's/^guest: uptime=\([0-9.]*\).*/\1/p' | head -1)
     exits=$(tr -d '\r' < "$log" | sed -n 's/^hvstat: end total_exits=\([0-9]*\).*/\1/p' | tail -1)
-    printf 'bench: %-4s run=%d wall_s=%.1f tsc_at_init=%s uptime_at_init=%s total_exits=%s\n' \
-      "$kind" "$i" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "${tsc:-?}" "${up:-?}" "${exits:--}"
+    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    printf 'bench: %-4s run=%d wall_s=%s tsc_at_init=%s uptime_at_init=%s total_exits=%s\n' \
+      "$kind" "$i" "$wall" "${tsc:-?}" "${up:-?}" "${exits:--}"
+    echo "$kind $wall ${tsc:-0} ${up:-0} ${exits:-0}" >> $B/bench/results.txt
   done
 done
+# Medians with their spread (min..max): Bochs time is emulated, runs differ a few percent.
+summary() {   # summary KIND COLUMN NAME
+  awk -v k="$1" '$1 == k { print $'"$2"' }' $B/bench/results.txt | sort -g |
+    awk -v k="$1" -v n="$3" '{ v[NR] = $1 } END { if (!NR) exit; m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+      printf "bench: %-4s %-15s median=%s min=%s max=%s runs=%d\n", k, n, m, v[1], v[NR], NR }'
+}
+for kind in bare hv; do
+  summary $kind 2 wall_s; summary $kind 3 tsc_at_init; summary $kind 4 uptime_at_init
+done
+summary hv 5 total_exits
+median() { awk -v k="$1" '$1 == k { print $3 }' $B/bench/results.txt | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+mb=$(median bare) mh=$(median hv)
+[ -n "$mb" ] && [ -n "$mh" ] && awk -v b="$mb" -v h="$mh" 'BEGIN { if (b > 0) printf "bench: ratio hv/bare of the median TSC at init = %.3f\n", h / b }'
 echo "bench: exits by reason under the hypervisor (last run, all CPUs):"
 tr -d '\r' < $B/bench/hv-$runs.ser | awk '/^hvstat: begin/{n++} n==1' | grep -E '^hvstat: cpu=[0-9]+ (reason|msr|port)=' | sed 's/^/  /'

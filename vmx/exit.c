@@ -284,7 +284,7 @@ static void exit_io(struct vcpu *v)
 		v->regs.rax = size == 4 ? val : (v->regs.rax & ~mask) | (val & mask);
 	} else {
 		uint32_t val = (uint32_t)v->regs.rax;
-		if (io_write_ends_machine(vmx_env.acpi, port, val, &why) &&
+		if (io_write_ends_machine(vmx_env.acpi, port, val, size, &why) &&
 		    !__atomic_exchange_n(&machine_ending, true, __ATOMIC_SEQ_CST)) {
 			pr_info("hv: guest ends the machine on cpu%u: %s (port 0x%x value 0x%x)\n", v->index, why, port, val);
 			report_print("shutdown");

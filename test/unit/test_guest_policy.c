@@ -329,33 +329,36 @@ TEST(io_write_ends_machine_cases)
 {
 	const struct acpi_info *acpi = pm1(0xb004, 0x804);
 	const char *why = NULL;
-	CHECK(io_write_ends_machine(acpi, 0xb004, BIT(13) | (5 << 10), &why));
+	CHECK(io_write_ends_machine(acpi, 0xb004, BIT(13) | (5 << 10), 2, &why));
 	CHECK_CONTAINS(why, "ACPI");
 	why = NULL;
-	CHECK(!io_write_ends_machine(acpi, 0xb004, 5 << 10, &why));    /* SLP_TYP only */
-	CHECK(!io_write_ends_machine(acpi, 0xb004, 1, &why));          /* SCI_EN */
-	CHECK(io_write_ends_machine(acpi, 0x804, BIT(13), &why));
+	CHECK(!io_write_ends_machine(acpi, 0xb004, 5 << 10, 2, &why));    /* SLP_TYP only */
+	CHECK(!io_write_ends_machine(acpi, 0xb004, 1, 2, &why));          /* SCI_EN */
+	CHECK(io_write_ends_machine(acpi, 0xb005, 0x20 | (5 << 2), 1, &why));  /* byte write of the high half */
+	CHECK(!io_write_ends_machine(acpi, 0xb005, 5 << 2, 1, &why));
+	CHECK(!io_write_ends_machine(acpi, 0xb004, 0x2000 | 0x01, 1, &why));   /* outb: AH's SLP_EN is not written */
+	CHECK(io_write_ends_machine(acpi, 0x804, BIT(13), 2, &why));
 	CHECK_CONTAINS(why, "ACPI");
-	CHECK(!io_write_ends_machine(acpi, 0x804, 0, &why));
+	CHECK(!io_write_ends_machine(acpi, 0x804, 0, 2, &why));
 
 	why = NULL;
-	CHECK(io_write_ends_machine(acpi, 0x8900, 'S', &why));
+	CHECK(io_write_ends_machine(acpi, 0x8900, 'S', 2, &why));
 	CHECK(why != NULL);
 	for (uint16_t p = 0xf4; p <= 0xf7; p++) {
 		why = NULL;
-		CHECK(io_write_ends_machine(acpi, p, 0x31, &why));
+		CHECK(io_write_ends_machine(acpi, p, 0x31, 2, &why));
 		CHECK(why != NULL);
 	}
-	CHECK(!io_write_ends_machine(acpi, 0xcf9, 0x06, &why));        /* reset control: not intercepted */
+	CHECK(!io_write_ends_machine(acpi, 0xcf9, 0x06, 2, &why));        /* reset control: not intercepted */
 	/* Other ports never end the machine, whatever the value. */
 	static const uint16_t other[] = { 0xcf8, 0xcf9, 0xcfc, 0x3f8, 0x80, 0xf3, 0xf8, 0xb006, 0x806, 0x8901 };
 	for (size_t i = 0; i < ARRAY_SIZE(other); i++) {
-		CHECK(!io_write_ends_machine(acpi, other[i], 0, &why));
-		CHECK(!io_write_ends_machine(acpi, other[i], 0xffffffff, &why));
+		CHECK(!io_write_ends_machine(acpi, other[i], 0, 2, &why));
+		CHECK(!io_write_ends_machine(acpi, other[i], 0xffffffff, 2, &why));
 	}
 
 	/* Without a second PM1 block only PM1a counts. */
 	acpi = pm1(0xb004, 0);
-	CHECK(io_write_ends_machine(acpi, 0xb004, BIT(13), &why));
-	CHECK(!io_write_ends_machine(acpi, 0x804, BIT(13), &why));
+	CHECK(io_write_ends_machine(acpi, 0xb004, BIT(13), 2, &why));
+	CHECK(!io_write_ends_machine(acpi, 0x804, BIT(13), 2, &why));
 }
