@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-bochs.sh ISO SERIAL_LOG [MODEL] [CPUS] [TIMEOUT_S] [MEGS]
 # Boots an ISO under Bochs 3.0 (trixie chroot), headless, serial to a file.
-# Exit status: Bochs's (1 after a "Shutdown" or S5), or 124 on timeout.
+# Exit status: Bochs's (1 after a "Shutdown" or S5), 124 on timeout, 125 when a bind mount fails.
 set -uo pipefail
 iso=$(readlink -f "$1") ser=$(readlink -m "$2") model=${3:-corei7_skylake_x} cpus=${4:-2} tmo=${5:-300} megs=${6:-256}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,15 +24,14 @@ error: action=report
 log: $work/$(basename "$ser" .ser).bochslog
 RC
 echo c > "$work/bochs.cont"
-# Bind the work paths at the same place inside the chroot.
-mnt=()
-for d in "$(dirname "$iso")" "$work" /proc; do
-  mkdir -p "$root$d"
-  if ! mountpoint -q "$root$d"; then mount --bind "$d" "$root$d"; mnt+=("$root$d"); fi
-done
-cleanup() { for m in "${mnt[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done; }
-trap cleanup EXIT
+export BOCHSRC="$rc_file" BOCHSCONT="$work/bochs.cont"
+# Bind the work paths at the same place inside the chroot, in a private mount
+# namespace: the mounts vanish with the run, and parallel runs do not meet.
 : > "$ser"
-timeout --foreground -k 5 "$tmo" chroot "$root" /usr/bin/bochs -q -f "$rc_file" -rc "$work/bochs.cont" </dev/null >"$work/$(basename "$ser" .ser).stdout" 2>&1
+timeout --foreground -k 5 "$tmo" unshare --mount --propagation private -- sh -c '
+  root=$1; shift
+  for d in "$@"; do mkdir -p "$root$d" && mount --bind "$d" "$root$d" || exit 125; done
+  exec chroot "$root" /usr/bin/bochs -q -f "$BOCHSRC" -rc "$BOCHSCONT"
+' sh "$root" "$(dirname "$iso")" "$work" /proc </dev/null >"$work/$(basename "$ser" .ser).stdout" 2>&1
 rc=$?
 exit $rc
