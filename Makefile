@@ -12,7 +12,7 @@ Q       := $(if $(V),,@)
 # Sources, per folder (shared by both images).
 BOOT_SRCS := boot/main.c boot/smp.c
 LIB_SRCS  := lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
-             lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c
+             lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c lib/mtrr.c
 APIC_SRCS := apic/lapic.c apic/pi.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c \
              vmx/report.c
@@ -24,7 +24,7 @@ MB2_ASM   := boot/mb2_entry.asm
 EFI_SRCS  := boot/efi.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
-UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c vmx/caps.c vmx/tiers.c guest/linux.c \
+UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
              vmx/vmcs.c vmx/vmcs_ops.c apic/pi.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c \
              $(wildcard test/unit/*.c)
 

@@ -12,6 +12,7 @@
 #include "../lib/acpi.h"
 #include "../lib/tsc.h"
 #include "../lib/power.h"
+#include "../lib/mtrr.h"
 #include "../lib/cpu.h"
 #include "../lib/string.h"
 #include "../apic/lapic.h"
@@ -90,12 +91,15 @@ static __noreturn void start_guest(struct boot_info *bi)
 	if (guest_prepare(bi, acpi.rsdp ? acpi.rsdp : bi->rsdp, bi->image_start, &gb, err, sizeof err))
 		fail(err);
 
+	static struct mtrr_state mtrr;
+	mtrr_read(&mtrr);
+	mtrr_print(&mtrr);
 	struct ept_stats st = { 0 };
 	uint64_t end = memmap_end(&bi->mem);
 	end = end < GIB(4) ? GIB(4) : end;
 	if (caps.ept_1g && end < GIB(512))
 		end = GIB(512);              /* one PDPT of 1 GiB pages covers MMIO far above RAM */
-	struct vmcs_resources res = { .eptp = ept_build(&bi->mem, &caps, end, &st) };
+	struct vmcs_resources res = { .eptp = ept_build(&bi->mem, &mtrr, &caps, end, &st) };
 	pr_info("ept: identity map 0-%llu GiB: %llu x 1G, %llu x 2M, %llu x 4K pages, %llu 4K hypervisor pages left out, %llu tables\n",
 		(unsigned long long)(end >> 30), (unsigned long long)st.pages_1g, (unsigned long long)st.pages_2m,
 		(unsigned long long)st.pages_4k, (unsigned long long)st.holes_4k, (unsigned long long)st.tables);

@@ -39,9 +39,34 @@ int ept_region_class(const struct memmap *m, uint64_t a, uint64_t b)
 	return cls;
 }
 
-static uint64_t leaf(uint64_t pa, int cls, bool large)
+#define T_HV    (-2)
+#define T_MIXED (-1)
+
+struct ept_ctx {
+	const struct memmap *mem;
+	const struct mtrr_state *mtrr;     /* NULL or disabled: the memory map alone */
+	struct ept_stats *st;
+};
+
+/* The EPT memory type of [a, a+size), T_HV, or T_MIXED (split it). */
+static int region_type(const struct ept_ctx *x, uint64_t a, uint64_t size)
 {
-	return pa | EPT_R | EPT_W | EPT_X | (cls == CLS_WB ? EPT_MT_WB : EPT_MT_UC) | (large ? EPT_LARGE : 0);
+	int cls = ept_region_class(x->mem, a, a + size);
+	if (cls == CLS_HV)
+		return T_HV;
+	if (cls == CLS_MIXED)
+		return T_MIXED;
+	int mt = x->mtrr && x->mtrr->enabled ? mtrr_region_type(x->mtrr, a, size) : -2;
+	if (mt == MTRR_MIXED)
+		return T_MIXED;
+	if (cls == CLS_WB)
+		return mt >= 0 ? mt : MTRR_WB;
+	return mt == MTRR_WC || mt == MTRR_WT || mt == MTRR_WP ? mt : MTRR_UC;
+}
+
+static uint64_t leaf(uint64_t pa, int type, bool large)
+{
+	return pa | EPT_R | EPT_W | EPT_X | ((uint64_t)type << EPT_MT_SHIFT) | (large ? EPT_LARGE : 0);
 }
 
 static uint64_t *new_table(struct ept_stats *st)
@@ -55,70 +80,70 @@ static uint64_t table_entry(uint64_t *t)
 	return (uint64_t)(uintptr_t)t | EPT_R | EPT_W | EPT_X;
 }
 
-/* Fills one 2 MiB region; splits into 4 KiB pages when it is not uniform. */
-static uint64_t map_2m(const struct memmap *m, uint64_t base, struct ept_stats *st)
+static bool overlaps_hv(const struct memmap *m, uint64_t a, uint64_t b)
 {
-	int cls = ept_region_class(m, base, base + MIB(2));
-	if (cls == CLS_WB || cls == CLS_UC) {
-		st->pages_2m++;
-		return leaf(base, cls, true);
-	}
-	if (cls == CLS_HV) {
-		st->holes_4k += 512;
-		return 0;
-	}
-	uint64_t *pt = new_table(st);
+	for (uint32_t i = 0; i < m->count; i++)
+		if (m->r[i].type == MEM_HV && m->r[i].base < b && m->r[i].base + m->r[i].len > a)
+			return true;
+	return false;
+}
+
+/* A 4 KiB page table for a 2 MiB region; a page that is partly the
+ * hypervisor's stays out (claims are page-aligned, so that is only defensive). */
+static uint64_t map_4k(const struct ept_ctx *x, uint64_t base)
+{
+	uint64_t *pt = new_table(x->st);
 	for (int i = 0; i < 512; i++) {
 		uint64_t pa = base + (uint64_t)i * PAGE_SIZE;
-		int c = ept_region_class(m, pa, pa + PAGE_SIZE);
-		if (c == CLS_HV) {
-			st->holes_4k++;
+		int t = region_type(x, pa, PAGE_SIZE);
+		if (t == T_MIXED)
+			t = overlaps_hv(x->mem, pa, pa + PAGE_SIZE) ? T_HV : MTRR_UC;
+		if (t == T_HV) {
+			x->st->holes_4k++;
 			continue;
 		}
-		pt[i] = leaf(pa, c, false);
-		st->pages_4k++;
+		pt[i] = leaf(pa, t, false);
+		x->st->pages_4k++;
 	}
 	return table_entry(pt);
 }
 
-uint64_t ept_build(const struct memmap *m, const struct vmx_caps *c, uint64_t end, struct ept_stats *st)
+/* One 2 MiB region: a large page when uniform, else 4 KiB pages. */
+static uint64_t map_2m(const struct ept_ctx *x, uint64_t base, bool large_ok)
 {
+	int t = region_type(x, base, MIB(2));
+	if (t >= 0 && large_ok) {
+		x->st->pages_2m++;
+		return leaf(base, t, true);
+	}
+	if (t == T_HV) {
+		x->st->holes_4k += 512;
+		return 0;
+	}
+	return map_4k(x, base);
+}
+
+uint64_t ept_build(const struct memmap *m, const struct mtrr_state *mtrr, const struct vmx_caps *c,
+		   uint64_t end, struct ept_stats *st)
+{
+	struct ept_ctx x = { m, mtrr, st };
 	uint64_t *pml4 = new_table(st);
 	end = ALIGN_UP(end, GIB(1));
 	for (uint64_t g = 0; g < end; g += GIB(1)) {
-		uint64_t *pdpt;
 		uint64_t i4 = g >> 39, i3 = (g >> 30) & 511;
 		if (!pml4[i4])
 			pml4[i4] = table_entry(new_table(st));
-		pdpt = (uint64_t *)(uintptr_t)(pml4[i4] & ~0xfffull);
-		int cls = ept_region_class(m, g, g + GIB(1));
-		if (c->ept_1g && (cls == CLS_WB || cls == CLS_UC)) {
-			pdpt[i3] = leaf(g, cls, true);
+		uint64_t *pdpt = (uint64_t *)(uintptr_t)(pml4[i4] & ~0xfffull);
+		int t = region_type(&x, g, GIB(1));
+		if (c->ept_1g && t >= 0) {
+			pdpt[i3] = leaf(g, t, true);
 			st->pages_1g++;
 			continue;
 		}
 		uint64_t *pd = new_table(st);
 		pdpt[i3] = table_entry(pd);
-		for (int j = 0; j < 512; j++) {
-			uint64_t base = g + (uint64_t)j * MIB(2);
-			if (c->ept_2m) {
-				pd[j] = map_2m(m, base, st);
-				continue;
-			}
-			/* No 2 MiB pages: always a 4 KiB table (the split path does exactly that). */
-			uint64_t *pt = new_table(st);
-			for (int i = 0; i < 512; i++) {
-				uint64_t pa = base + (uint64_t)i * PAGE_SIZE;
-				int k = ept_region_class(m, pa, pa + PAGE_SIZE);
-				if (k != CLS_HV) {
-					pt[i] = leaf(pa, k, false);
-					st->pages_4k++;
-				} else {
-					st->holes_4k++;
-				}
-			}
-			pd[j] = table_entry(pt);
-		}
+		for (int j = 0; j < 512; j++)
+			pd[j] = map_2m(&x, g + (uint64_t)j * MIB(2), c->ept_2m);
 	}
 	/* EPTP: WB paging-structure memory type, page-walk length 4 (encoded 3). */
 	return (uint64_t)(uintptr_t)pml4 | 6 | (3 << 3);

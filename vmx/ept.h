@@ -5,19 +5,22 @@
 #include "../lib/types.h"
 #include "../lib/memmap.h"
 #include "caps.h"
+#include "../lib/mtrr.h"
 
 #define EPT_R BIT(0)
 #define EPT_W BIT(1)
 #define EPT_X BIT(2)
-#define EPT_MT_UC (0ull << 3)
-#define EPT_MT_WB (6ull << 3)
+#define EPT_MT_SHIFT 3
 #define EPT_LARGE BIT(7)
 
 struct ept_stats { uint64_t pages_1g, pages_2m, pages_4k, holes_4k, tables; };
 
-/* Builds the tables over [0, end) from page_alloc; RAM write-back, the rest
- * uncached, MEM_HV not present. Returns the EPT pointer (WB, 4-level). */
-uint64_t ept_build(const struct memmap *m, const struct vmx_caps *c, uint64_t end, struct ept_stats *st);
+/* Builds the tables over [0, end) from page_alloc, MEM_HV not present.
+ * Memory types: RAM takes the MTRRs' type (write-back when mtrr is NULL or
+ * disabled); everything else is uncached unless a variable MTRR makes it WC,
+ * WT or WP. Returns the EPT pointer (WB, 4-level). */
+uint64_t ept_build(const struct memmap *m, const struct mtrr_state *mtrr, const struct vmx_caps *c,
+		   uint64_t end, struct ept_stats *st);
 /* Memory type class of [a, b): 0 = WB, 1 = UC, 2 = hypervisor (unmapped), 3 = mixed. */
 int ept_region_class(const struct memmap *m, uint64_t a, uint64_t b);
 /* INVEPT all-context (falls back to single-context). */
