@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 B=build
 LOGS=$B/test-logs
 mkdir -p "$LOGS"
-levels=${*:-unit qemu bochs linux}
+levels=${*:-unit tools qemu bochs linux}
 pass=0 fail=0
 
 ok()  { pass=$((pass + 1)); echo "PASS $1"; }
@@ -130,13 +130,27 @@ level_bochs() {
   expect bochs/spr-ipiv-refused "$log" 'ipi=ipiv refused' 'hv: result=fail'
 }
 
+level_tools() {
+  echo "== host tools (tools/hvreport.py on fixture logs)"
+  local out=$LOGS/hvreport.md png=$LOGS/hvreport.png
+  rm -f "$png"
+  tools/hvreport.py test/fixtures/hvstat-a.txt test/fixtures/hvstat-b.txt --png "$png" > "$out" 2>&1
+  expect tools/hvreport-table "$out" 'report at shutdown, 2 CPUs, 135 exits' '^\| CPUID \| 100 \| 20 \| 120 \|$' '^\| 0xb004 \| 0 \| 4 \| 6 \|$'
+  expect tools/hvreport-compare "$out" '^\| CPUID \| 120 \| 80 \| -40 \|$' '^\| \*\*total\*\* \| 135 \| 82 \| -53 \|$'
+  if [ "$(head -c 8 "$png" 2>/dev/null | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]; then ok tools/hvreport-png
+  else bad tools/hvreport-png "no PNG written (python3-matplotlib installed?)"; fi
+  tools/hvreport.py test/fixtures/vmx-caps-bochs.txt > $LOGS/hvreport-bad.txt 2>&1
+  [ $? != 0 ] && grep -q 'no complete hvstat report' $LOGS/hvreport-bad.txt && ok tools/hvreport-no-report || bad tools/hvreport-no-report "a log without hvstat lines must fail clearly"
+}
+
 for l in $levels; do
   case $l in
     unit) level_unit ;;
     qemu) level_qemu ;;
     bochs) level_bochs ;;
     linux) level_linux ;;
-    *) bad "level/$l" "unknown level (unit, qemu, bochs, linux)" ;;
+    tools) level_tools ;;
+    *) bad "level/$l" "unknown level (unit, tools, qemu, bochs, linux)" ;;
   esac
 done
 echo "$pass passed, $fail failed"

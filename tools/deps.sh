@@ -2,7 +2,7 @@
 # Installs the Debian packages the build and the tests need (as root), and the
 # cached trixie chroot with Bochs 3.0. Without root it names what is missing.
 set -euo pipefail
-PKGS="build-essential nasm gnu-efi qemu-system-x86 ovmf mtools dosfstools grub-pc-bin grub-common xorriso debootstrap busybox-static cpio gzip python3"
+PKGS="build-essential nasm gnu-efi qemu-system-x86 ovmf mtools dosfstools grub-pc-bin grub-common xorriso debootstrap busybox-static cpio gzip python3 python3-matplotlib"
 missing=()
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
