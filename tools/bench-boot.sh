@@ -53,5 +53,5 @@ summary hv 5 total_exits
 median() { awk -v k="$1" '$1 == k { print $3 }' $B/bench/results.txt | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 mb=$(median bare) mh=$(median hv)
 [ -n "$mb" ] && [ -n "$mh" ] && awk -v b="$mb" -v h="$mh" 'BEGIN { if (b > 0) printf "bench: ratio hv/bare of the median TSC at init = %.3f\n", h / b }'
-echo "bench: exits by reason under the hypervisor (last run, all CPUs):"
-tr -d '\r' < $B/bench/hv-$runs.ser | awk '/^hvstat: begin/{n++} n==1' | grep -E '^hvstat: cpu=[0-9]+ (reason|msr|port)=' | sed 's/^/  /'
+echo "bench: exits by reason under the hypervisor (last run):"
+tools/hvreport.py "$B/bench/hv-$runs.ser" | sed 's/^/  /'
