@@ -176,20 +176,15 @@ int linux_check(const void *image, uint64_t size, struct linux_image *li, char *
 
 /* ---- memory map queries (only the struct memmap layout is used) ---- */
 
-/* Usable RAM: covered by MEM_USABLE ranges and overlapping no other range. */
-static bool mem_usable(const struct memmap *m, uint64_t a, uint64_t len)
+/* [a, a+len) covered without gaps by ranges of 'type' (any type when 0). */
+static bool mem_covered_by(const struct memmap *m, uint64_t a, uint64_t len, uint32_t type)
 {
 	uint64_t end = end_of(a, len), cur = a;
-	if (!len)
-		return false;
-	for (uint32_t i = 0; i < m->count; i++)
-		if (m->r[i].type != MEM_USABLE && overlaps(a, len, m->r[i].base, m->r[i].len))
-			return false;
 	while (cur < end) {
 		bool found = false;
 		for (uint32_t i = 0; i < m->count; i++) {
 			const struct mem_range *r = &m->r[i];
-			if (r->type == MEM_USABLE && r->len && r->base <= cur && cur < end_of(r->base, r->len)) {
+			if ((!type || r->type == type) && r->len && r->base <= cur && cur < end_of(r->base, r->len)) {
 				cur = end_of(r->base, r->len);
 				found = true;
 				break;
@@ -199,6 +194,17 @@ static bool mem_usable(const struct memmap *m, uint64_t a, uint64_t len)
 			return false;
 	}
 	return true;
+}
+
+/* Usable RAM: covered by MEM_USABLE ranges and overlapping no other range. */
+static bool mem_usable(const struct memmap *m, uint64_t a, uint64_t len)
+{
+	if (!len)
+		return false;
+	for (uint32_t i = 0; i < m->count; i++)
+		if (m->r[i].type != MEM_USABLE && overlaps(a, len, m->r[i].base, m->r[i].len))
+			return false;
+	return mem_covered_by(m, a, len, MEM_USABLE);
 }
 
 static bool mem_touches_type(const struct memmap *m, uint64_t a, uint64_t len, uint32_t type)
@@ -212,21 +218,7 @@ static bool mem_touches_type(const struct memmap *m, uint64_t a, uint64_t len, u
 /* Covered by ranges of any type (gaps are not memory). */
 static bool mem_covered(const struct memmap *m, uint64_t a, uint64_t len)
 {
-	uint64_t end = end_of(a, len), cur = a;
-	while (cur < end) {
-		bool found = false;
-		for (uint32_t i = 0; i < m->count; i++) {
-			const struct mem_range *r = &m->r[i];
-			if (r->len && r->base <= cur && cur < end_of(r->base, r->len)) {
-				cur = end_of(r->base, r->len);
-				found = true;
-				break;
-			}
-		}
-		if (!found)
-			return false;
-	}
-	return true;
+	return mem_covered_by(m, a, len, 0);
 }
 
 /* Regions a placement must stay clear of. */
