@@ -18,9 +18,7 @@ HV_CMDLINE="${HV_CMDLINE:-exit=bochs}" GUEST_CMDLINE="${GUEST_CMDLINE:-console=t
 echo "run: Bochs 3.0 ${RUN_MODEL:-corei7_skylake_x} with ${RUN_CPUS:-2} CPUs; serial log in build/run.ser"
 tools/run-bochs.sh build/run.iso build/run.ser "${RUN_MODEL:-corei7_skylake_x}" "${RUN_CPUS:-2}" "${RUN_TIMEOUT:-900}" 512 &
 pid=$!
-# Follow the serial console while Bochs runs.
-tail -n +1 -F build/run.ser 2>/dev/null | tr -d '\r' &
-tailpid=$!
+# Follow the serial console while Bochs runs; tail reads the rest once Bochs has ended.
+tail -n +1 -s 0.5 -F --pid=$pid build/run.ser 2>/dev/null | tr -d '\r'
 wait $pid; rc=$?
-sleep 1; kill $tailpid 2>/dev/null
 grep -q 'hv: result=pass' build/run.ser && echo "run: hv reported pass" || { echo "run: hv did not report pass (Bochs exit $rc)"; exit 1; }
