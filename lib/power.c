@@ -3,6 +3,7 @@
 #include "options.h"
 #include "printk.h"
 #include "cpu.h"
+#include "serial.h"
 
 #define QEMU_DEBUG_EXIT_PORT 0xf4   /* -device isa-debug-exit,iobase=0xf4: exit code (v << 1) | 1 */
 #define BOCHS_SHUTDOWN_PORT 0x8900  /* "Shutdown" written here ends Bochs */
@@ -37,6 +38,7 @@ static void bochs_shutdown(void)
 __noreturn void hv_exit(bool success)
 {
 	pr_info("hv: result=%s\n", success ? "pass" : "fail");
+	serial_flush();                 /* the emulators stop at once */
 	switch (mode) {
 	case EXIT_QEMU:
 		outl(QEMU_DEBUG_EXIT_PORT, success ? 0x10 : 0x11);   /* QEMU exits 33 or 35 */

@@ -4,6 +4,7 @@
 
 enum { UART_THR = 0, UART_IER = 1, UART_FCR = 2, UART_LCR = 3, UART_MCR = 4, UART_LSR = 5 };
 #define LSR_THR_EMPTY 0x20
+#define LSR_TX_IDLE   0x40
 
 static uint16_t serial_port;
 
@@ -36,4 +37,10 @@ void serial_write(const char *s, size_t n)
 			serial_putc('\r');
 		serial_putc(s[i]);
 	}
+}
+
+void serial_flush(void)
+{
+	for (int i = 0; serial_port && i < 1000000 && !(inb(serial_port + UART_LSR) & LSR_TX_IDLE); i++)
+		cpu_relax();
 }

@@ -10,6 +10,7 @@
 #include "../lib/percpu.h"
 #include "../lib/power.h"
 #include "../lib/string.h"
+#include "../lib/serial.h"
 #include "../guest/cpuid.h"
 #include "../guest/msr.h"
 #include "../guest/io.h"
@@ -289,6 +290,7 @@ static void exit_io(struct vcpu *v)
 			pr_info("hv: guest ends the machine on cpu%u: %s (port 0x%x value 0x%x)\n", v->index, why, port, val);
 			report_print("shutdown");
 			pr_info("hv: result=pass\n");
+			serial_flush();
 		}
 		if (size == 1)
 			outb(port, (uint8_t)val);
