@@ -222,7 +222,13 @@ __noreturn void hv_main(struct boot_info *bi)
 
 	tsc_calibrate();
 
-	/* The APs */
+	/* The APs. phantomcpu= adds an APIC ID that no CPU answers to, so the
+	 * tests can show that a silent CPU is named and left out. */
+	if (opts.phantom_cpu >= 0 && acpi.ncpus < ACPI_MAX_CPUS) {
+		acpi.cpu[acpi.ncpus++] = (struct acpi_cpu){ .apic_id = (uint32_t)opts.phantom_cpu };
+		pr_info("smp: phantomcpu=%lld: also starting APIC ID %lld, which should not answer\n",
+			(long long)opts.phantom_cpu, (long long)opts.phantom_cpu);
+	}
 	uint32_t online = smp_start_aps(&acpi, bi->trampoline, cr3, opts.max_cpus, opts.ap_timeout_us);
 	pr_info("smp: %u of %u CPUs online\n", online, acpi.ncpus ? acpi.ncpus : 1);
 

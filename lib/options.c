@@ -17,6 +17,7 @@ void options_defaults(struct hv_options *o)
 	o->loglevel = LOG_INFO;
 	o->exit_mode = EXIT_NONE;
 	o->ap_timeout_us = 200000;
+	o->phantom_cpu = -1;
 }
 
 static bool word_eq(const char *s, size_t n, const char *lit)
@@ -153,8 +154,15 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			}
 			o->ap_timeout_us = num;
 			return 0;
+		} else if (word_eq(w, kl, "phantomcpu")) {
+			if (!str_to_u64(v, vl, &num) || num >= 0xffffffffull) {
+				snprintf(err, errlen, "option '%.*s': expected an APIC ID below 0xffffffff", (int)wl, w);
+				return -1;
+			}
+			o->phantom_cpu = (int64_t)num;
+			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, ipi, eoi, timer, exit, smp, guest, aptimeout)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, ipi, eoi, timer, exit, smp, guest, aptimeout, phantomcpu)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

@@ -24,6 +24,7 @@ struct hv_options {
 	uint32_t max_cpus;      /* smp=N: start at most N CPUs (default all) */
 	bool vmx_smoke_only;    /* guest=none: stop after VMXON/VMXOFF (no guest) */
 	uint64_t ap_timeout_us; /* aptimeout=N microseconds per AP (default 200000) */
+	int64_t phantom_cpu;    /* phantomcpu=ID: test aid, also start a CPU that does not exist (-1: none) */
 };
 
 void options_defaults(struct hv_options *o);

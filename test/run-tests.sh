@@ -73,6 +73,9 @@ level_qemu() {
   expect qemu/acpi "$log" 'acpi: RSDP at 0x[0-9a-f]+' 'ACPI: MADT 0x' 'ACPI: PM1a_CNT'
   expect qemu/tsc "$log" 'tsc: [1-9][0-9]* kHz'
   expect qemu/no-vmx "$log" 'vmx: not supported by this CPU'
+  qemu_run qemu-silent-cpu "exit=qemu phantomcpu=9 aptimeout=20000" 2
+  [ "$rc" = 33 ] && ok qemu/silent-cpu-boot-goes-on || bad qemu/silent-cpu-boot-goes-on "QEMU exit $rc (33 = pass)"
+  expect qemu/silent-cpu-named "$log" 'smp: cpu2 \(APIC ID 9\) did not answer within 20000 us; left out' 'smp: 2 of 3 CPUs online'
   qemu_run qemu-badopt "exit=qemu ipi=bogus" 1
   [ "$rc" = 35 ] && ok qemu/bad-option-fails || bad qemu/bad-option-fails "QEMU exit $rc (35 = fail)"
   expect qemu/bad-option-message "$log" "hv: option 'ipi=bogus': bad value, expected one of auto, ipiv, fast, pv, trap" 'hv: result=fail'

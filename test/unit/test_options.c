@@ -382,3 +382,18 @@ TEST(str_to_u64_junk_and_empty)
 	CHECK_EQ(v, 5);
 	CHECK(!str_to_u64("0x12", 2, &v));          /* just the prefix */
 }
+
+TEST(options_phantomcpu)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.phantom_cpu, -1);
+	CHECK_EQ(options_parse("phantomcpu=9", &o, err, sizeof err), 0);
+	CHECK_EQ(o.phantom_cpu, 9);
+	CHECK_EQ(options_parse("phantomcpu=0x300", &o, err, sizeof err), 0);
+	CHECK_EQ(o.phantom_cpu, 0x300);
+	CHECK_EQ(options_parse("phantomcpu=0xffffffff", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "phantomcpu=0xffffffff");
+	CHECK_EQ(options_parse("phantomcpu=x", &o, err, sizeof err), -1);
+}
