@@ -24,17 +24,7 @@ is_bzimage() {
 	[ "$(dd if="$1" bs=1 skip=514 count=4 2>/dev/null)" = "HdrS" ]
 }
 
-# True when the ELF file has no program interpreter (statically linked).
-is_static() {
-	[ -x "$1" ] || return 1
-	if command -v readelf >/dev/null 2>&1; then
-		! readelf -l "$1" 2>/dev/null | grep -q 'Requesting program interpreter'
-	elif command -v file >/dev/null 2>&1; then
-		file -L "$1" | grep -q 'statically linked'
-	else
-		ldd "$1" 2>&1 | grep -q 'not a dynamic executable'
-	fi
-}
+. "$(dirname "$0")/lib-static.sh"
 
 need_tool() {
 	command -v "$1" >/dev/null 2>&1 || die "'$1' not found: this script needs a Debian host with apt ($2)"

@@ -35,16 +35,7 @@ command -v gzip >/dev/null 2>&1 || die "gzip not found (apt-get install gzip)"
 CC=${CC:-gcc}
 command -v "$CC" >/dev/null 2>&1 || die "$CC not found (apt-get install gcc libc6-dev)"
 
-is_static() {
-	[ -f "$1" ] && [ -x "$1" ] || return 1
-	if command -v readelf >/dev/null 2>&1; then
-		! readelf -l "$1" 2>/dev/null | grep -q 'Requesting program interpreter'
-	elif command -v file >/dev/null 2>&1; then
-		file -L "$1" | grep -q 'statically linked'
-	else
-		ldd "$1" 2>&1 | grep -q 'not a dynamic executable'
-	fi
-}
+. "$(dirname "$0")/lib-static.sh"
 
 BUSYBOX=""
 for c in "${HV_BUSYBOX:-}" /bin/busybox "$CACHE/busybox"; do
