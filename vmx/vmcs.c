@@ -130,7 +130,8 @@ void vmcs_config_print(const struct vmcs_config *cfg)
 		cfg->pin, cfg->proc, cfg->proc2, (unsigned long long)cfg->proc3,
 		cfg->proc3_active ? " (tertiary active)" : "", cfg->exit, cfg->entry);
 	pr_info("vmcs: interrupt model %s; IPI virtualization %s\n",
-		cfg->irq_model == IRQ_VIRTUAL ? "virtual (APICv)" : "partition (guest owns the x2APIC; INIT/SIPI exit)",
+		cfg->irq_model == IRQ_VIRTUAL ? "virtual (APICv)" :
+		"partition (guest owns the x2APIC: IPIs, EOIs, timers exit-free; INIT/SIPI exit; the tiers above await the virtual model)",
 		cfg->ipiv_note);
 }
 
