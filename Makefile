@@ -46,7 +46,7 @@ all: $(B)/hv.elf $(B)/hv.efi
 
 help:
 	@echo "make            build build/hv.elf (Multiboot2) and build/hv.efi (UEFI)"
-	@echo "make run        build, set up Bochs 3.0, boot hv.elf (2 CPUs) and show the report"
+	@echo "make run        build, set up Bochs 3.0, boot hv.elf and Debian's kernel on 2 CPUs, show the console"
 	@echo "make test       host unit tests, QEMU+OVMF (UEFI, 4 CPUs) and Bochs 3.0 runs; ends 'N passed, N failed'"
 	@echo "make test-unit  only the host unit tests"
 	@echo "make test-qemu  only the UEFI boot under QEMU+OVMF"
