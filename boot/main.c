@@ -141,7 +141,6 @@ static __noreturn void start_guest(struct boot_info *bi)
 	vmx_env.caps = &caps;
 	vmx_env.mem = &bi->mem;
 	vmx_env.acpi = &acpi;
-	vmx_env.exit_mode = opts.exit_mode;
 
 	struct vmcs_guest g;
 	guest_state_linux64(&g, gb.entry, gb.cr3, gb.gdt, GUEST_GDT_LIMIT);

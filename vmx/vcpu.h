@@ -54,7 +54,6 @@ struct vmx_env {
 	const struct memmap *mem;
 	const struct acpi_info *acpi;
 	uint64_t xcr0_mask;              /* XCR0 bits the guest may set */
-	int exit_mode;                   /* hv's exit= option */
 };
 extern struct vmx_env vmx_env;
 extern struct vcpu *vcpus[];
