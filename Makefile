@@ -13,11 +13,13 @@ Q       := $(if $(V),,@)
 BOOT_SRCS := boot/main.c boot/smp.c
 LIB_SRCS  := lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
              lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c lib/mtrr.c
-APIC_SRCS := apic/lapic.c apic/pi.c
+APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c
+IPI_SRCS  := ipi/ipi.c
+TIMER_SRCS := timer/vtimer.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c \
-             vmx/report.c
+             vmx/report.c vmx/virq.c
 GUEST_SRCS := guest/linux.c guest/boot.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c
-CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
+CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
 CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm vmx/entry.asm
 MB2_SRCS  := boot/multiboot2.c
 MB2_ASM   := boot/mb2_entry.asm
@@ -25,7 +27,7 @@ EFI_SRCS  := boot/efi.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
 UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
-             vmx/vmcs.c vmx/vmcs_ops.c apic/pi.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c \
+             vmx/vmcs.c vmx/vmcs_ops.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c \
              $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror
@@ -95,7 +97,7 @@ $(B)/hv.efi: $(B)/hv.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
 	    --target efi-app-x86_64 --subsystem=10 $< $@
 
-$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h test/unit/*.h)
+$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h timer/*.h test/unit/*.h)
 	@mkdir -p $(B)
 	@echo "  HOSTCC $@"
 	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)

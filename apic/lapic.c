@@ -51,3 +51,17 @@ void lapic_send(uint32_t apic_id, uint32_t icr_low)
 	lapic_mmio[XAPIC_ICR_HI / 4] = apic_id << 24;
 	lapic_mmio[XAPIC_ICR_LO / 4] = icr_low;
 }
+
+void lapic_eoi(void)
+{
+	if (lapic_x2apic)
+		wrmsr(0x80b, 0);
+	else
+		lapic_mmio[0xb0 / 4] = 0;
+}
+
+bool lapic_level(uint8_t vector)
+{
+	uint32_t tmr = lapic_x2apic ? (uint32_t)rdmsr(0x818 + vector / 32) : lapic_mmio[(0x180 + 0x10 * (vector / 32)) / 4];
+	return tmr & (1u << (vector % 32));
+}

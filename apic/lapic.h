@@ -19,4 +19,8 @@ void lapic_enable(void);
 uint32_t lapic_id(void);
 /* Sends an IPI; 'icr_low' holds vector, delivery mode, level and shorthand. */
 void lapic_send(uint32_t apic_id, uint32_t icr_low);
+/* End of interrupt on the physical APIC. */
+void lapic_eoi(void);
+/* The physical x2APIC's TMR bit for 'vector': the interrupt was level-triggered. */
+bool lapic_level(uint8_t vector);
 #endif

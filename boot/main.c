@@ -28,6 +28,8 @@
 #include "../guest/cpuid.h"
 #include "../guest/msr.h"
 #include "../guest/io.h"
+#include "../vmx/vcpu.h"
+#include "../vmx/virq.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -104,8 +106,15 @@ static __noreturn void start_guest(struct boot_info *bi)
 		(unsigned long long)(end >> 30), (unsigned long long)st.pages_1g, (unsigned long long)st.pages_2m,
 		(unsigned long long)st.pages_4k, (unsigned long long)st.holes_4k, (unsigned long long)st.tables);
 
+	cpuid_count(1, 0, &a, &b, &c, &d);
+	int model = vmcs_irq_model_choose(&caps, &tiers, opts.irq, lapic_x2apic, c & BIT(24), err, sizeof err);
+	if (model < 0)
+		fail(err);
+	pr_info("irq: %s\n", err);
+	bool virt = model == IRQ_VIRTUAL;
+
 	uint8_t *msr_bitmap = page_alloc(1), *io_a = page_alloc(1), *io_b = page_alloc(1);
-	msr_bitmap_build(msr_bitmap);
+	msr_bitmap_build(msr_bitmap, virt, virt && tiers.ipi == IPI_IPIV);
 	io_bitmaps_build(io_a, io_b, &acpi);
 	res.msr_bitmap = (paddr_t)(uintptr_t)msr_bitmap;
 	res.io_bitmap_a = (paddr_t)(uintptr_t)io_a;
@@ -120,7 +129,7 @@ static __noreturn void start_guest(struct boot_info *bi)
 	uint64_t *pid_table = page_alloc(pid_table_bytes(max_id) / PAGE_SIZE);
 	res.pid_table = (paddr_t)(uintptr_t)pid_table;
 	res.max_apic_id = max_id;
-	if (vmcs_config_build(&vmx_env.cfg, &caps, &tiers, IRQ_PARTITION, &res, err, sizeof err))
+	if (vmcs_config_build(&vmx_env.cfg, &caps, &tiers, model, &res, err, sizeof err))
 		fail(err);
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct vcpu *v = vcpu_create(cpus[i], vmx_env.cfg.posted_intr_nv);
@@ -128,6 +137,8 @@ static __noreturn void start_guest(struct boot_info *bi)
 	}
 	pr_info("pi: %u posted-interrupt descriptors, PID-pointer table at 0x%llx with last index %u\n", ncpus,
 		(unsigned long long)res.pid_table, max_id);
+	virq_init(pid_table, max_id);
+	nmi_root_hook = virq_nmi_in_root;
 	vmcs_config_print(&vmx_env.cfg);
 
 	cpuid_policy.tsc_hz = tsc_khz * 1000;
@@ -135,7 +146,9 @@ static __noreturn void start_guest(struct boot_info *bi)
 	cpuid_policy.invpcid = vmx_env.cfg.proc2 & VMX_PROC2_INVPCID;
 	cpuid_policy.rdtscp = vmx_env.cfg.proc2 & VMX_PROC2_RDTSCP;
 	cpuid_policy.waitpkg = false;
-	cpuid_policy.kvm_features = 0;   /* PV EOI and PV send-IPI come with the virtual interrupt model */
+	/* PV send-IPI only where its tier runs; PV EOI needs the software x2APIC (not built). */
+	cpuid_policy.kvm_features = virt && tiers.ipi == IPI_PV ? BIT(KVM_FEATURE_PV_SEND_IPI) : 0;
+	vmx_env.tiers_ipi = tiers.ipi;
 	cpuid_count(0xd, 0, &a, &b, &c, &d);
 	vmx_env.xcr0_mask = cpuid_guest_xcr0_mask(((uint64_t)d << 32) | a);
 	vmx_env.caps = &caps;

@@ -1,10 +1,13 @@
 /* MSR interception. Everything in the bitmap's ranges passes through except
  * the MSRs listed in 'intercepted', each with its reason. In the partition
- * interrupt model the x2APIC MSRs (0x800-0x8ff) belong to the guest. */
+ * interrupt model the x2APIC MSRs (0x800-0x8ff) belong to the guest; in the
+ * virtual model the guest's x2APIC is the virtual-APIC page (vmx/virq.c). */
 #include "msr.h"
 #include "../lib/msr.h"
 #include "../lib/string.h"
+#include "../lib/cpu.h"
 #include "../vmx/vmx_defs.h"
+#include "../lib/printk.h"
 
 #define FC_LOCKED BIT(0)
 
@@ -17,20 +20,38 @@ static const struct {
 	  "VMX is the hypervisor's: reads show a locked register with VMX off, writes #GP" },
 	{ MSR_IA32_VMX_BASIC, MSR_IA32_VMX_EXIT_CTLS2, true, true,
 	  "VMX capability MSRs: CPUID hides VMX, so they #GP as on a CPU without it" },
+	{ MSR_IA32_APIC_BASE, MSR_IA32_APIC_BASE, true, true,
+	  "the APIC belongs to the host: the guest may neither disable it nor move its page" },
 };
 
-void msr_bitmap_build(uint8_t *bitmap)
+static void set_bit(uint8_t *bitmap, uint32_t m, bool read, bool write)
+{
+	/* read-low at 0, read-high at 1024, write-low at 2048, write-high at 3072 */
+	uint32_t base = m >= 0xc0000000 ? 1024 : 0, bit = m & 0x1fff;
+	if (read)
+		bitmap[base + bit / 8] |= 1 << (bit % 8);
+	if (write)
+		bitmap[2048 + base + bit / 8] |= 1 << (bit % 8);
+}
+
+void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized)
 {
 	memset(bitmap, 0, PAGE_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(intercepted); i++)
-		for (uint32_t m = intercepted[i].first; m <= intercepted[i].last; m++) {
-			/* read-low at 0, read-high at 1024, write-low at 2048, write-high at 3072 */
-			uint32_t base = m >= 0xc0000000 ? 1024 : 0, bit = m & 0x1fff;
-			if (intercepted[i].read)
-				bitmap[base + bit / 8] |= 1 << (bit % 8);
-			if (intercepted[i].write)
-				bitmap[2048 + base + bit / 8] |= 1 << (bit % 8);
-		}
+		for (uint32_t m = intercepted[i].first; m <= intercepted[i].last; m++)
+			set_bit(bitmap, m, intercepted[i].read, intercepted[i].write);
+	if (!virtual_apic)
+		return;
+	/* Reads come from the virtual-APIC page (APIC-register virtualization),
+	 * except the current count, which is computed. TPR, EOI and SELF_IPI
+	 * writes are virtualized; the ICR only with IPI virtualization; every
+	 * other write is emulated and never reaches the physical APIC. */
+	for (uint32_t m = MSR_X2APIC_BASE; m <= MSR_X2APIC_LAST; m++)
+		set_bit(bitmap, m, m == MSR_X2APIC_TMCCT,
+			m != MSR_X2APIC_TPR && m != MSR_X2APIC_EOI && m != MSR_X2APIC_SELF_IPI &&
+			!(m == MSR_X2APIC_ICR && icr_virtualized));
+	/* The guest's TSC deadline is served by the host's timer. */
+	set_bit(bitmap, MSR_IA32_TSC_DEADLINE, true, true);
 }
 
 bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write)
@@ -52,12 +73,23 @@ int guest_rdmsr(uint32_t msr, uint64_t *value)
 		*value = FC_LOCKED;
 		return 0;
 	}
+	if (msr == MSR_IA32_APIC_BASE) {
+		*value = rdmsr(MSR_IA32_APIC_BASE);
+		return 0;
+	}
 	return -1;   /* VMX capability MSRs, and anything outside the bitmap ranges */
 }
 
 int guest_wrmsr(uint32_t msr, uint64_t value)
 {
-	(void)msr;
-	(void)value;
+	if (msr == MSR_IA32_APIC_BASE) {
+		/* Writing the value it holds is fine; any change (disable, xAPIC
+		 * mode, another base) is dropped: the host owns the APIC. */
+		uint64_t now = rdmsr(MSR_IA32_APIC_BASE);
+		if (value != now)
+			pr_warn("hv: guest write of IA32_APIC_BASE 0x%llx (holds 0x%llx) dropped\n",
+				(unsigned long long)value, (unsigned long long)now);
+		return 0;
+	}
 	return -1;
 }

@@ -38,4 +38,8 @@ void gdt_tss_load(struct gdt_tss *g);
 void idt_init(void);
 void idt_load(void);
 void trap_handler(struct trap_frame *f);
+/* Set by the interrupt model: takes an NMI that arrived in root mode for
+ * the guest (returns true), else the NMI is a fault. */
+extern bool (*nmi_root_hook)(void);
+extern uint64_t host_irqs;   /* interrupts taken through the host IDT */
 #endif

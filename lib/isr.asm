@@ -1,4 +1,5 @@
-; Exception entry stubs: push a uniform frame (vector, error code, GPRs) and call trap_handler.
+; Exception and interrupt entry stubs (vectors 0-255): push a uniform frame
+; (vector, error code, GPRs) and call trap_handler.
 default rel
 bits 64
 section .text
@@ -16,7 +17,7 @@ isr_%1:
 %endmacro
 
 %assign v 0
-%rep 32
+%rep 256
 ISR v
 %assign v v+1
 %endrep
@@ -66,7 +67,7 @@ global isr_stubs
 align 8
 isr_stubs:
 %assign v 0
-%rep 32
+%rep 256
 	dq isr_ %+ v
 %assign v v+1
 %endrep

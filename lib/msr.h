@@ -14,8 +14,11 @@
 #define MSR_IA32_TSC_DEADLINE    0x6e0
 #define MSR_X2APIC_BASE          0x800
 #define MSR_X2APIC_APICID        0x802
+#define MSR_X2APIC_TPR           0x808
 #define MSR_X2APIC_EOI           0x80b
 #define MSR_X2APIC_ICR           0x830
+#define MSR_X2APIC_TMCCT         0x839
+#define MSR_X2APIC_SELF_IPI      0x83f
 #define MSR_X2APIC_LAST          0x8ff
 #define MSR_IA32_EFER            0xc0000080
 #define MSR_IA32_STAR            0xc0000081

@@ -6,6 +6,7 @@
 const char *const ipi_tier_names[] = { "auto", "ipiv", "fast", "pv", "trap", NULL };
 const char *const eoi_tier_names[] = { "auto", "vid", "pv", "trap", NULL };
 const char *const timer_tier_names[] = { "auto", "apicv", "fast", "preempt", "trap", NULL };
+const char *const irq_opt_names[] = { "auto", "virtual", "partition", NULL };
 const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
 static const char *const guest_names[] = { "linux", "none", NULL };
 static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
@@ -117,6 +118,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		if (word_eq(w, kl, "ipi")) { table = ipi_tier_names; slot = &o->ipi; }
 		else if (word_eq(w, kl, "eoi")) { table = eoi_tier_names; slot = &o->eoi; }
 		else if (word_eq(w, kl, "timer")) { table = timer_tier_names; slot = &o->timer; }
+		else if (word_eq(w, kl, "irq")) { table = irq_opt_names; slot = &o->irq; }
 		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
 		else if (word_eq(w, kl, "guest")) {
 			int g = pick(v, vl, guest_names);
@@ -162,7 +164,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->phantom_cpu = (int64_t)num;
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, ipi, eoi, timer, exit, smp, guest, aptimeout, phantomcpu)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ipi, eoi, timer, exit, smp, guest, aptimeout, phantomcpu)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

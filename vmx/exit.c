@@ -4,6 +4,7 @@
 #include "vcpu.h"
 #include "vmcs_ops.h"
 #include "report.h"
+#include "virq.h"
 #include "../lib/printk.h"
 #include "../lib/cpu.h"
 #include "../lib/memmap.h"
@@ -137,6 +138,8 @@ static void exit_init(struct vcpu *v)
 	guest_state_wait_sipi(&g);
 	vmcs_write_guest(&vmx_env.cfg, &g);
 	memset(&v->regs, 0, sizeof v->regs);
+	if (vmx_env.cfg.irq_model == IRQ_VIRTUAL)
+		virq_vcpu_init(v);
 }
 
 static void exit_sipi(struct vcpu *v)
@@ -170,7 +173,10 @@ static void exit_rdmsr(struct vcpu *v)
 	uint32_t msr = (uint32_t)v->regs.rcx;
 	uint64_t val;
 	access_count(&v->msr_stats, msr, false);
-	if (guest_rdmsr(msr, &val)) {
+	int r = vmx_env.cfg.irq_model == IRQ_VIRTUAL ? virq_rdmsr(v, msr, &val) : 1;
+	if (r > 0)
+		r = guest_rdmsr(msr, &val);
+	if (r) {
 		vcpu_inject_gp(v);
 		return;
 	}
@@ -182,8 +188,12 @@ static void exit_rdmsr(struct vcpu *v)
 static void exit_wrmsr(struct vcpu *v)
 {
 	uint32_t msr = (uint32_t)v->regs.rcx;
+	uint64_t val = (v->regs.rdx << 32) | (uint32_t)v->regs.rax;
 	access_count(&v->msr_stats, msr, true);
-	if (guest_wrmsr(msr, (v->regs.rdx << 32) | (uint32_t)v->regs.rax)) {
+	int r = vmx_env.cfg.irq_model == IRQ_VIRTUAL ? virq_wrmsr(v, msr, val) : 1;
+	if (r > 0)
+		r = guest_wrmsr(msr, val);
+	if (r) {
 		vcpu_inject_gp(v);
 		return;
 	}
@@ -338,6 +348,11 @@ static void exit_vmcall(struct vcpu *v)
 }
 
 static void (*const exit_handlers[EXIT_REASON_MAX])(struct vcpu *) = {
+	[EXIT_REASON_EXCEPTION_NMI] = exit_exception_nmi,
+	[EXIT_REASON_EXTERNAL_INTR] = exit_external_intr,
+	[EXIT_REASON_NMI_WINDOW] = exit_nmi_window,
+	[EXIT_REASON_VIRTUALIZED_EOI] = exit_virtualized_eoi,
+	[EXIT_REASON_APIC_WRITE] = exit_apic_write,
 	[EXIT_REASON_TRIPLE_FAULT] = exit_triple_fault,
 	[EXIT_REASON_INIT] = exit_init,
 	[EXIT_REASON_SIPI] = exit_sipi,
@@ -393,6 +408,7 @@ void vmx_exit_handler(struct guest_regs *r)
 	if (!h)
 		exit_unhandled(v);
 	h(v);
+	virq_before_entry(v);
 }
 
 __noreturn void vmx_resume_failed(struct guest_regs *r)

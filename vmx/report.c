@@ -1,6 +1,7 @@
 /* Printing the exit counters of every vCPU. */
 #include "report.h"
 #include "vcpu.h"
+#include "virq.h"
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
 #include "../lib/spinlock.h"
@@ -28,6 +29,7 @@ void report_print(const char *why)
 		for (uint32_t m = 0; m < v->io_stats.n; m++)
 			pr_info("hvstat: cpu=%u port=0x%x reads=%u writes=%u\n", i, v->io_stats.e[m].key,
 				v->io_stats.e[m].reads, v->io_stats.e[m].writes);
+		virq_report(v);
 		if (v->ept_hv_faults)
 			pr_info("hvstat: cpu=%u ept_hv_faults=%llu\n", i, (unsigned long long)v->ept_hv_faults);
 	}

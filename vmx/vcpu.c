@@ -11,6 +11,7 @@
 #include "../lib/string.h"
 #include "../boot/smp.h"
 #include "vcpu_launch.h"
+#include "virq.h"
 
 #define EXIT_STACK_PAGES 4
 
@@ -27,6 +28,7 @@ struct vcpu *vcpu_create(struct percpu *p, uint8_t nv)
 	 * for 64 bytes; TESTING.md, defect 1): each gets its own page. */
 	v->pid = page_alloc(1);
 	pi_desc_init(v->pid, nv, p->apic_id);
+	v->vapic = page_alloc(1);
 	v->exit_stack = page_alloc(EXIT_STACK_PAGES);
 	vcpus[p->index] = v;
 	return v;
@@ -68,7 +70,8 @@ __noreturn void vcpu_launch_this_cpu(void)
 	struct percpu *p = this_cpu();
 	struct vcpu *v = vcpus[p->index];
 	struct vmcs_host h;
-	struct vmcs_vcpu vv = { .vpid = (uint16_t)(p->index + 1), .pid = (paddr_t)(uintptr_t)v->pid };
+	struct vmcs_vcpu vv = { .vpid = (uint16_t)(p->index + 1), .pid = (paddr_t)(uintptr_t)v->pid,
+				.virtual_apic = (paddr_t)(uintptr_t)v->vapic };
 	struct vmcs_guest g;
 	char msg[128];
 	int rc;
@@ -86,6 +89,7 @@ __noreturn void vcpu_launch_this_cpu(void)
 	ept_invalidate(vmx_env.cfg.eptp, vmx_env.caps);
 
 	vmcs_write_controls(&vmx_env.cfg, &vv);
+	virq_vcpu_start(v);
 	host_state(&h, p, v);
 	vmcs_write_host(&h);
 	if (p->index == 0) {

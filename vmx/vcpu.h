@@ -3,6 +3,8 @@
 #define VMX_VCPU_H
 #include "../lib/types.h"
 #include "../apic/pi.h"
+#include "../ipi/ipi.h"
+#include "../timer/vtimer.h"
 #include "vmcs.h"
 #include "vmcs_fields.h"
 
@@ -36,6 +38,16 @@ struct vcpu {
 	struct access_stats msr_stats, io_stats;
 	uint64_t ept_hv_faults;
 	uint64_t sipi_base;              /* CS base the last SIPI set, for the latched INIT */
+	/* the virtual interrupt model (vmx/virq.c) */
+	uint8_t *vapic;                  /* virtual-APIC page */
+	struct vtimer timer;             /* the guest's x2APIC timer */
+	uint64_t host_deadline;          /* what this CPU's IA32_TSC_DEADLINE holds */
+	uint32_t nmi_pending;            /* virtual NMIs to inject (atomic) */
+	uint64_t level_inflight[4];      /* level-triggered vectors awaiting the guest's EOI */
+	uint64_t eoi_exit[4];            /* the EOI-exit bitmap as written */
+	struct ipi_src_stats ipi;        /* how this vCPU's IPIs were served */
+	uint32_t extint[256];            /* device vectors taken and re-posted */
+	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, apic_base_refused, wakeups;
 };
 
 _Static_assert(offsetof(struct vcpu, regs) == 0, "entry.asm: regs first");
@@ -54,6 +66,7 @@ struct vmx_env {
 	const struct memmap *mem;
 	const struct acpi_info *acpi;
 	uint64_t xcr0_mask;              /* XCR0 bits the guest may set */
+	int tiers_ipi;                   /* the IPI tier (enum ipi_tier) */
 };
 extern struct vmx_env vmx_env;
 extern struct vcpu *vcpus[];

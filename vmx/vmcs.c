@@ -18,6 +18,31 @@ static int need(bool ok, const char *what, char *err, size_t errlen)
 	return ok ? 0 : -1;
 }
 
+int vmcs_irq_model_choose(const struct vmx_caps *c, const struct hv_tiers *t, int opt, bool x2apic,
+			  bool tsc_deadline, char *why, size_t n)
+{
+	const char *missing = !tiers_vid_on(c, t) ? (t->eoi == EOI_PV ? "eoi=pv turns virtual-interrupt delivery off"
+					     : "no virtual-interrupt delivery")
+			    : !c->posted_intr ? "no posted interrupts"
+			    : !x2apic ? "no x2APIC"
+			    : !tsc_deadline ? "no TSC-deadline timer on the host" : NULL;
+	if (opt == IRQ_OPT_PARTITION) {
+		snprintf(why, n, "irq=partition: partition (asked for)");
+		return IRQ_PARTITION;
+	}
+	if (!missing) {
+		snprintf(why, n, "irq=%s: virtual (VID, posted interrupts, x2APIC and TSC deadline available)",
+			 opt == IRQ_OPT_VIRTUAL ? "virtual" : "auto");
+		return IRQ_VIRTUAL;
+	}
+	if (opt == IRQ_OPT_VIRTUAL) {
+		snprintf(why, n, "irq=virtual refused: %s", missing);
+		return -1;
+	}
+	snprintf(why, n, "irq=auto: partition (%s)", missing);
+	return IRQ_PARTITION;
+}
+
 int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const struct hv_tiers *t,
 		      int irq_model, const struct vmcs_resources *res, char *err, size_t errlen)
 {
@@ -36,9 +61,12 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 
 	bool virt = irq_model == IRQ_VIRTUAL;
 	bool vid = virt && tiers_vid_on(c, t);
-	bool posted = vid && c->posted_intr && (t->ipi == IPI_IPIV || t->ipi == IPI_FAST || t->timer == TIMER_FAST);
+	/* Every tier of the virtual model delivers through the descriptors. */
+	bool posted = vid && c->posted_intr;
 
-	uint32_t pin = 0;
+	/* NMIs exit and reach the guest as virtual NMIs (vmx/virq.c), so that
+	 * panic's stop NMI never lands in the guest's IDT. */
+	uint32_t pin = VMX_PIN_NMI_EXITING | VMX_PIN_VIRTUAL_NMIS;
 	if (virt)
 		pin |= VMX_PIN_EXT_INT_EXITING;
 	if (posted)
@@ -69,6 +97,9 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	uint32_t entry = VMX_ENTRY_LOAD_EFER | VMX_ENTRY_LOAD_PAT | VMX_ENTRY_LOAD_DEBUG_CTLS;
 
 	cfg->pin = vmx_adjust_ctl("pin", &c->pin, pin, &dropped);
+	if (dropped & VMX_PIN_NMI_EXITING)      /* virtual NMIs need NMI exiting */
+		cfg->pin &= ~VMX_PIN_VIRTUAL_NMIS;
+	cfg->eoi_trap = vid && t->eoi == EOI_TRAP;
 	if (posted && need(!(dropped & VMX_PIN_POSTED_INTR), "posted interrupts", err, errlen))
 		return -1;
 	cfg->proc = vmx_adjust_ctl("proc", &c->proc, proc, &dropped);
@@ -95,7 +126,7 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 		snprintf(cfg->ipiv_note, sizeof cfg->ipiv_note, "off: ipi tier is %s", ipi_tier_names[t->ipi]);
 	} else if (!virt) {
 		snprintf(cfg->ipiv_note, sizeof cfg->ipiv_note,
-			 "off: the partition interrupt model (guest owns the x2APIC) has no VID or posted interrupts yet");
+			 "off: the partition interrupt model (guest owns the x2APIC) has no VID or posted interrupts");
 	} else if (res->max_apic_id > 0xffff) {
 		snprintf(cfg->ipiv_note, sizeof cfg->ipiv_note,
 			 "off: APIC ID %u does not fit the 16-bit LAST_PID_POINTER_INDEX", res->max_apic_id);
@@ -130,8 +161,8 @@ void vmcs_config_print(const struct vmcs_config *cfg)
 		cfg->pin, cfg->proc, cfg->proc2, (unsigned long long)cfg->proc3,
 		cfg->proc3_active ? " (tertiary active)" : "", cfg->exit, cfg->entry);
 	pr_info("vmcs: interrupt model %s; IPI virtualization %s\n",
-		cfg->irq_model == IRQ_VIRTUAL ? "virtual (APICv)" :
-		"partition (guest owns the x2APIC: IPIs, EOIs, timers exit-free; INIT/SIPI exit; the tiers above await the virtual model)",
+		cfg->irq_model == IRQ_VIRTUAL ? "virtual (the host owns the x2APIC; posted interrupts, VID, virtual x2APIC)" :
+		"partition (guest owns the x2APIC: IPIs, EOIs, timers exit-free; INIT/SIPI exit; no tiers)",
 		cfg->ipiv_note);
 }
 

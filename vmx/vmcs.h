@@ -20,6 +20,7 @@ struct vmcs_config {
 	uint64_t proc3;
 	bool proc3_active;                        /* "activate tertiary controls" set */
 	bool ipiv;                                /* tertiary bit 4 on */
+	bool eoi_trap;                            /* all-ones EOI-exit bitmap (eoi=trap with VID) */
 	char ipiv_note[160];                      /* why IPIv is on or off */
 	uint64_t eptp;
 	paddr_t msr_bitmap, io_bitmap_a, io_bitmap_b;
@@ -36,6 +37,14 @@ struct vmcs_resources {
 	paddr_t msr_bitmap, io_bitmap_a, io_bitmap_b, pid_table;
 	uint32_t max_apic_id;
 };
+
+/* The interrupt model for irq=auto|virtual|partition (enum irq_opt): virtual
+ * needs VID and posted interrupts (the chosen tiers keep VID on), x2APIC and
+ * a TSC-deadline timer on the host (the host's timer serves the guest's).
+ * auto falls back to partition; an explicit virtual the CPU cannot honour is
+ * refused (-1). 'why' says what was chosen and why. */
+int vmcs_irq_model_choose(const struct vmx_caps *c, const struct hv_tiers *t, int opt, bool x2apic,
+			  bool tsc_deadline, char *why, size_t n);
 
 /* Returns 0, or -1 with err naming a control the hypervisor cannot run without. */
 int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const struct hv_tiers *t,

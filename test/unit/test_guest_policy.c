@@ -188,7 +188,7 @@ static uint8_t *msr_map(void)
 {
 	static uint8_t bm[4096];
 	memset(bm, 0xa5, sizeof bm);                   /* build must clear everything */
-	msr_bitmap_build(bm);
+	msr_bitmap_build(bm, false, false);
 	return bm;
 }
 
@@ -212,11 +212,14 @@ TEST(msr_bitmap_intercepts_vmx_msrs)
 	CHECK_EQ(bm[2048 + 0x3a / 8], BIT(0x3a % 8));
 	CHECK_EQ(bm[0x480 / 8], 0xff);
 	CHECK_EQ(bm[2048 + 0x490 / 8], 0x0f);
-	/* Exactly those 21 MSRs, read and write: nothing in the high halves. */
+	/* IA32_APIC_BASE (0x1b) is the host's in both interrupt models. */
+	CHECK(msr_bitmap_intercepts(bm, 0x1b, false));
+	CHECK(msr_bitmap_intercepts(bm, 0x1b, true));
+	/* Exactly those 22 MSRs, read and write: nothing in the high halves. */
 	int bits = 0;
 	for (int i = 0; i < 4096; i++)
 		bits += __builtin_popcount(bm[i]);
-	CHECK_EQ(bits, 2 * 21);
+	CHECK_EQ(bits, 2 * 22);
 	for (int i = 1024; i < 2048; i++)
 		CHECK_EQ(bm[i] | bm[i + 2048], 0);
 }
@@ -228,12 +231,32 @@ TEST(msr_bitmap_passes_through_guest_msrs)
 		CHECK(!msr_bitmap_intercepts(bm, m, false));
 		CHECK(!msr_bitmap_intercepts(bm, m, true));
 	}
-	static const uint32_t pass[] = { 0x1b /* APIC_BASE */, 0x6e0 /* TSC_DEADLINE */, 0x10 /* TSC */,
+	static const uint32_t pass[] = { 0x6e0 /* TSC_DEADLINE */, 0x10 /* TSC */,
 					 0xc0000080 /* EFER */, 0xc0000082 /* LSTAR */, 0xc0000100 /* FS_BASE */,
 					 0xc0000102 /* KERNEL_GS_BASE */, 0x1fff, 0xc0001fff };
 	for (size_t i = 0; i < ARRAY_SIZE(pass); i++) {
 		CHECK(!msr_bitmap_intercepts(bm, pass[i], false));
 		CHECK(!msr_bitmap_intercepts(bm, pass[i], true));
+	}
+}
+
+/* The virtual model (SDM Vol. 3C, "Virtualizing MSR-Based APIC Accesses"):
+ * x2APIC reads pass except the current count; writes exit except TPR (0x808),
+ * EOI (0x80b), SELF IPI (0x83f), and the ICR (0x830) only with IPIv. */
+TEST(msr_bitmap_virtual_model)
+{
+	static uint8_t bm[4096];
+	for (int ipiv = 0; ipiv < 2; ipiv++) {
+		msr_bitmap_build(bm, true, ipiv);
+		for (uint32_t m = 0x800; m <= 0x8ff; m++) {
+			CHECK_EQ(msr_bitmap_intercepts(bm, m, false), m == 0x839);
+			bool pass = m == 0x808 || m == 0x80b || m == 0x83f || (m == 0x830 && ipiv);
+			CHECK_EQ(msr_bitmap_intercepts(bm, m, true), !pass);
+		}
+		CHECK(msr_bitmap_intercepts(bm, 0x6e0, false));
+		CHECK(msr_bitmap_intercepts(bm, 0x6e0, true));
+		CHECK(msr_bitmap_intercepts(bm, 0x1b, true));
+		CHECK(!msr_bitmap_intercepts(bm, 0x10, true));
 	}
 }
 

@@ -1,0 +1,69 @@
+/* The guest's virtual x2APIC (virtual model): the 4 KiB virtual-APIC page
+ * that APIC-register virtualization reads from and virtual-interrupt
+ * delivery works in (SDM Vol. 3C, "APIC Virtualization and Virtual
+ * Interrupts"), and the emulation of the register writes that exit. */
+#ifndef APIC_VAPIC_H
+#define APIC_VAPIC_H
+#include "../lib/types.h"
+#include "pi.h"
+
+/* x2APIC MSR 0x800 + n is the register at page offset n << 4. */
+#define X2APIC_MSR(off)   (0x800u + ((off) >> 4))
+#define APIC_OFF(msr)     (((msr) - 0x800u) << 4)
+
+#define APIC_ID       0x020
+#define APIC_VERSION  0x030
+#define APIC_TPR      0x080
+#define APIC_PPR      0x0a0
+#define APIC_EOI      0x0b0
+#define APIC_LDR      0x0d0
+#define APIC_SVR      0x0f0
+#define APIC_ISR      0x100
+#define APIC_TMR      0x180
+#define APIC_IRR      0x200
+#define APIC_ESR      0x280
+#define APIC_LVT_CMCI 0x2f0
+#define APIC_ICR      0x300
+#define APIC_ICR_HI   0x310
+#define APIC_LVT_TIMER 0x320
+#define APIC_LVT_THERM 0x330
+#define APIC_LVT_PMC  0x340
+#define APIC_LVT_LINT0 0x350
+#define APIC_LVT_LINT1 0x360
+#define APIC_LVT_ERROR 0x370
+#define APIC_TMICT    0x380
+#define APIC_TMCCT    0x390
+#define APIC_TDCR     0x3e0
+#define APIC_SELF_IPI 0x3f0
+
+#define APIC_LVT_MASKED BIT(16)
+#define APIC_SVR_ENABLED BIT(8)
+
+static inline uint32_t vapic_get(const uint8_t *page, uint32_t off)
+{
+	return *(const volatile uint32_t *)(page + off);
+}
+static inline void vapic_set(uint8_t *page, uint32_t off, uint32_t val)
+{
+	*(volatile uint32_t *)(page + off) = val;
+}
+
+/* The state after RESET or INIT (SDM Vol. 3A, "Local APIC State After
+ * Power-Up or Reset"), in x2APIC mode: ID and LDR from the x2APIC ID, LVTs
+ * masked, SVR 0xff. 'version' is the version register to show. */
+void vapic_reset(uint8_t *page, uint32_t apic_id, uint32_t version);
+
+/* Software posted-interrupt processing: moves the descriptor's PIR into the
+ * page's IRR (clearing ON) and returns the highest vector moved, or -1. */
+int vapic_take_posted(uint8_t *page, struct pi_desc *pid);
+
+/* Highest vector set in the IRR, or -1. */
+int vapic_highest_irr(const uint8_t *page);
+
+/* An intercepted WRMSR to an x2APIC register other than ICR, TMICT, TDCR
+ * and the LVT timer (those belong to ipi/ and timer/). Returns 0, or -1 for
+ * #GP (read-only or reserved register, reserved bits). */
+int vapic_write(uint8_t *page, uint32_t msr, uint64_t val);
+/* Is 'msr' an x2APIC register that exists (readable)? */
+bool vapic_readable(uint32_t msr);
+#endif

@@ -1,0 +1,89 @@
+/* The virtual x2APIC timer (see vtimer.h). */
+#include "vtimer.h"
+#include "../lib/string.h"
+
+#define LVT_MASKED BIT(16)
+#define LVT_WRITABLE 0x700ffu   /* vector, mask, mode (bits 18:17) */
+
+void vtimer_reset(struct vtimer *t)
+{
+	memset(t, 0, sizeof *t);
+	t->lvt = LVT_MASKED;
+}
+
+/* TDCR bits 3 and 1:0: 000 = /2 ... 110 = /128, 111 = /1. */
+unsigned vtimer_div_shift(uint32_t tdcr)
+{
+	unsigned v = (tdcr & 3) | ((tdcr >> 1) & 4);
+	return v == 7 ? 0 : v + 1;
+}
+
+static void disarm(struct vtimer *t)
+{
+	t->deadline = 0;
+	t->period = 0;
+	t->tmict = 0;
+	t->tsc_deadline = 0;
+}
+
+void vtimer_write_lvt(struct vtimer *t, uint32_t val, uint64_t now)
+{
+	(void)now;
+	val &= LVT_WRITABLE;
+	/* A change of timer mode disarms the timer ("TSC-Deadline Mode"). */
+	if (LVT_TIMER_MODE(val) != LVT_TIMER_MODE(t->lvt))
+		disarm(t);
+	t->lvt = val;
+}
+
+void vtimer_write_tdcr(struct vtimer *t, uint32_t val)
+{
+	t->tdcr = val & 0xb;
+}
+
+void vtimer_write_tmict(struct vtimer *t, uint32_t val, uint64_t now)
+{
+	unsigned mode = LVT_TIMER_MODE(t->lvt);
+	if (mode == VTIMER_TSC_DEADLINE)
+		return;          /* TMICT is ignored in TSC-deadline mode */
+	disarm(t);
+	t->tmict = val;
+	if (!val)
+		return;
+	uint64_t ticks = (uint64_t)val << vtimer_div_shift(t->tdcr);
+	t->start = now;
+	t->deadline = now + ticks;
+	if (mode == VTIMER_PERIODIC)
+		t->period = ticks;
+}
+
+void vtimer_write_tsc_deadline(struct vtimer *t, uint64_t val)
+{
+	if (LVT_TIMER_MODE(t->lvt) != VTIMER_TSC_DEADLINE)
+		return;          /* writes are ignored outside TSC-deadline mode */
+	t->tsc_deadline = val;
+	t->deadline = val;
+}
+
+uint32_t vtimer_read_tmcct(const struct vtimer *t, uint64_t now)
+{
+	if (LVT_TIMER_MODE(t->lvt) == VTIMER_TSC_DEADLINE || !t->deadline || now >= t->deadline)
+		return 0;
+	return (uint32_t)((t->deadline - now) >> vtimer_div_shift(t->tdcr));
+}
+
+int vtimer_expire(struct vtimer *t, uint64_t now)
+{
+	if (!t->deadline || now < t->deadline)
+		return -1;
+	t->fired++;
+	if (t->period) {
+		t->deadline += t->period;
+		if (t->deadline <= now)      /* missed periods collapse into one */
+			t->deadline = now + t->period;
+	} else {
+		t->deadline = 0;
+		t->tsc_deadline = 0;         /* the MSR reads 0 once the timer fired */
+	}
+	return (t->lvt & LVT_MASKED) ? -1 : (int)(t->lvt & 0xff);
+}

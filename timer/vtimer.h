@@ -1,0 +1,37 @@
+/* The guest's x2APIC timer, fully virtual (SDM Vol. 3A, "APIC Timer"): one-
+ * shot, periodic and TSC-deadline modes, divide configuration, the current
+ * count, LVT masking. Pure arithmetic on TSC values: the caller serves the
+ * deadline with a host timer and posts the vector when vtimer_expire says so.
+ * The timer counts at the TSC rate before division: the hypervisor's CPUID
+ * 0x15 shows a core crystal equal to the TSC, and Linux takes its APIC timer
+ * rate from that crystal. */
+#ifndef TIMER_VTIMER_H
+#define TIMER_VTIMER_H
+#include "../lib/types.h"
+
+#define LVT_TIMER_MODE(lvt)  (((lvt) >> 17) & 3)
+enum { VTIMER_ONESHOT = 0, VTIMER_PERIODIC = 1, VTIMER_TSC_DEADLINE = 2 };
+
+struct vtimer {
+	uint32_t lvt;          /* LVT timer register */
+	uint32_t tdcr;         /* divide configuration */
+	uint32_t tmict;        /* initial count */
+	uint64_t start;        /* TSC when the count was loaded */
+	uint64_t deadline;     /* TSC of the next expiry; 0 = disarmed */
+	uint64_t period;       /* TSC ticks per period (periodic mode) */
+	uint64_t tsc_deadline; /* IA32_TSC_DEADLINE as the guest reads it */
+	uint64_t fired;        /* expiries so far */
+};
+
+void vtimer_reset(struct vtimer *t);
+void vtimer_write_lvt(struct vtimer *t, uint32_t val, uint64_t now);
+void vtimer_write_tdcr(struct vtimer *t, uint32_t val);
+void vtimer_write_tmict(struct vtimer *t, uint32_t val, uint64_t now);
+void vtimer_write_tsc_deadline(struct vtimer *t, uint64_t val);
+uint32_t vtimer_read_tmcct(const struct vtimer *t, uint64_t now);
+/* At or after the deadline: counts the expiry, re-arms a periodic timer,
+ * and returns the vector to post, or -1 (not due, or masked). */
+int vtimer_expire(struct vtimer *t, uint64_t now);
+/* Divisor shift of a TDCR value: 1 << shift TSC ticks per count. */
+unsigned vtimer_div_shift(uint32_t tdcr);
+#endif

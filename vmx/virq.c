@@ -1,0 +1,392 @@
+/* The virtual interrupt model at run time (see virq.h). */
+#include "virq.h"
+#include "vcpu.h"
+#include "vmcs_ops.h"
+#include "vmx_defs.h"
+#include "../apic/lapic.h"
+#include "../apic/vapic.h"
+#include "../ipi/ipi.h"
+#include "../timer/vtimer.h"
+#include "../lib/cpu.h"
+#include "../lib/msr.h"
+#include "../lib/memmap.h"
+#include "../lib/percpu.h"
+#include "../lib/printk.h"
+#include "../lib/string.h"
+
+#define ACTIVITY_HLT 1
+#define INTR_BLOCK_STI_MOVSS 3u
+#define INTR_BLOCK_NMI 8u
+#define RFLAGS_IF BIT(9)
+#define APIC_VERSION_EOI_BCAST_SUPPRESS BIT(24)
+
+struct ipi_domain virq_domain;
+static uint32_t apic_ids[MAX_CPUS];
+static struct ipi_target_stats tstats[MAX_CPUS];
+static uint16_t *vcpu_of_apic;
+
+static void op_notify(void *ctx, uint32_t ndst, uint8_t nv)
+{
+	(void)ctx;
+	lapic_send(ndst, APIC_DM_FIXED | nv);
+}
+
+/* A virtual NMI for vCPU i: pending until its next VM entry; a remote vCPU
+ * is made to exit by the kick vector. */
+static void op_nmi(void *ctx, uint32_t i)
+{
+	(void)ctx;
+	__atomic_fetch_add(&vcpus[i]->nmi_pending, 1, __ATOMIC_SEQ_CST);
+	if (i != this_cpu()->index)
+		lapic_send(apic_ids[i], APIC_DM_FIXED | KICK_VECTOR);
+}
+
+/* INIT and SIPI go to the vCPU's core as physical signals: VMX turns them
+ * into INIT and SIPI exits there (vmx/exit.c). */
+static void op_init(void *ctx, uint32_t i)
+{
+	(void)ctx;
+	lapic_send(apic_ids[i], APIC_DM_INIT | APIC_LEVEL_ASSERT);
+}
+
+static void op_sipi(void *ctx, uint32_t i, uint8_t vector)
+{
+	(void)ctx;
+	lapic_send(apic_ids[i], APIC_DM_STARTUP | vector);
+}
+
+void virq_init(uint64_t *pid_table, uint32_t last_index)
+{
+	vcpu_of_apic = page_alloc(ALIGN_UP((last_index + 1) * sizeof(uint16_t), PAGE_SIZE) / PAGE_SIZE);
+	memset(vcpu_of_apic, 0xff, (last_index + 1) * sizeof(uint16_t));
+	for (uint32_t i = 0; i < ncpus; i++) {
+		apic_ids[i] = vcpus[i]->apic_id;
+		if (apic_ids[i] <= last_index)
+			vcpu_of_apic[apic_ids[i]] = (uint16_t)i;
+	}
+	virq_domain = (struct ipi_domain){
+		.pid_table = pid_table, .last_index = last_index, .vcpu_of_apic = vcpu_of_apic,
+		.nvcpus = ncpus, .apic_id = apic_ids, .tstats = tstats,
+		.ops = { .notify = op_notify, .nmi = op_nmi, .init = op_init, .sipi = op_sipi },
+	};
+}
+
+static uint32_t guest_apic_version(void)
+{
+	/* The physical version, without EOI-broadcast suppression: the guest's
+	 * EOIs of level-triggered vectors are forwarded as broadcast EOIs. */
+	return (uint32_t)rdmsr(0x803) & ~APIC_VERSION_EOI_BCAST_SUPPRESS;
+}
+
+void virq_vcpu_init(struct vcpu *v)
+{
+	vapic_reset(v->vapic, v->apic_id, guest_apic_version());
+	vtimer_reset(&v->timer);
+	vmcs_write(VMCS_GUEST_INTR_STATUS, 0);
+}
+
+static void write_eoi_exit(struct vcpu *v)
+{
+	vmcs_write(VMCS_EOI_EXIT_BITMAP0, v->eoi_exit[0]);
+	vmcs_write(VMCS_EOI_EXIT_BITMAP1, v->eoi_exit[1]);
+	vmcs_write(VMCS_EOI_EXIT_BITMAP2, v->eoi_exit[2]);
+	vmcs_write(VMCS_EOI_EXIT_BITMAP3, v->eoi_exit[3]);
+}
+
+void virq_vcpu_start(struct vcpu *v)
+{
+	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL)
+		return;
+	virq_vcpu_init(v);
+	/* eoi=trap: every EOI exits (an all-ones EOI-exit bitmap). */
+	memset(v->eoi_exit, vmx_env.cfg.eoi_trap ? 0xff : 0, sizeof v->eoi_exit);
+	write_eoi_exit(v);
+	/* The host's own timer, in TSC-deadline mode, serves the guest's. */
+	wrmsr(0x832, HOST_TIMER_VECTOR | (VTIMER_TSC_DEADLINE << 17));
+	wrmsr(MSR_IA32_TSC_DEADLINE, 0);
+	v->host_deadline = 0;
+}
+
+/* Posts a vector into the vCPU's own descriptor (processed before entry). */
+static void post_self(struct vcpu *v, uint8_t vector)
+{
+	ipi_post(&virq_domain, v->index, v->apic_id, vector);
+}
+
+static void timer_check(struct vcpu *v)
+{
+	int vec = vtimer_expire(&v->timer, rdtsc());
+	if (vec >= 16) {
+		v->timer_posts++;
+		post_self(v, (uint8_t)vec);
+	}
+}
+
+static void host_timer_program(struct vcpu *v)
+{
+	if (v->timer.deadline != v->host_deadline) {
+		v->host_deadline = v->timer.deadline;
+		wrmsr(MSR_IA32_TSC_DEADLINE, v->host_deadline);
+	}
+}
+
+static void inject_nmi(struct vcpu *v)
+{
+	uint32_t intr = (uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
+	bool busy = vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
+	uint32_t proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
+	if (!busy && !(intr & (INTR_BLOCK_NMI | INTR_BLOCK_STI_MOVSS))) {
+		__atomic_fetch_sub(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
+		vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_NMI | 2);
+		v->nmis_injected++;
+		proc &= ~VMX_PROC_NMI_WINDOW_EXITING;
+	} else if (vmx_env.cfg.pin & VMX_PIN_VIRTUAL_NMIS) {
+		proc |= VMX_PROC_NMI_WINDOW_EXITING;   /* exits as soon as the guest can take it */
+	}
+	vmcs_write(VMCS_PROC_CONTROLS, proc);
+}
+
+void virq_before_entry(struct vcpu *v)
+{
+	if (__atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST))
+		inject_nmi(v);
+	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL)
+		return;
+	timer_check(v);
+	host_timer_program(v);
+	/* Posted-interrupt processing in software (SDM Vol. 3C, "Posted-
+	 * Interrupt Processing"): PIR into VIRR, RVI raised; VM entry then
+	 * evaluates the pending virtual interrupt. Doing it here, rather than
+	 * by a self-IPI of the notification vector, does not depend on the
+	 * guest's RFLAGS.IF at entry (TESTING.md, Bochs defect 2). */
+	int top = vapic_take_posted(v->vapic, v->pid);
+	if (top < 0)
+		return;
+	uint16_t status = (uint16_t)vmcs_read(VMCS_GUEST_INTR_STATUS);
+	if (top > (status & 0xff))
+		vmcs_write(VMCS_GUEST_INTR_STATUS, (status & 0xff00) | (uint16_t)top);
+	/* A halted vCPU with a deliverable interrupt wakes (RIP is past its HLT). */
+	if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == ACTIVITY_HLT && (vmcs_read(VMCS_GUEST_RFLAGS) & RFLAGS_IF) &&
+	    (uint32_t)top >> 4 > (vapic_get(v->vapic, APIC_TPR) >> 4)) {
+		vmcs_write(VMCS_GUEST_ACTIVITY_STATE, 0);
+		v->wakeups++;
+	}
+}
+
+/* With acknowledge-interrupt-on-exit the vector is in the exit information
+ * and the physical APIC holds it in service. */
+void exit_external_intr(struct vcpu *v)
+{
+	uint32_t info = (uint32_t)vmcs_read(VMCS_EXIT_INTR_INFO);
+	uint8_t vec = (uint8_t)info;
+	if (!(info & INTR_INFO_VALID))
+		return;
+	switch (vec) {
+	case HOST_TIMER_VECTOR:
+		lapic_eoi();
+		v->host_deadline = 0;        /* the MSR cleared itself when it fired */
+		timer_check(v);
+		return;
+	case KICK_VECTOR:
+		lapic_eoi();                 /* virq_before_entry does the work */
+		return;
+	case 0xff:
+		return;                      /* spurious: no EOI */
+	default:
+		if (vec == vmx_env.cfg.posted_intr_nv) {
+			lapic_eoi();         /* arrived while in root mode */
+			v->notify_in_root++;
+			return;
+		}
+		break;
+	}
+	/* A device interrupt, re-posted to the guest. A level-triggered one
+	 * keeps its physical in-service bit until the guest's EOI (EOI-exit
+	 * bitmap), so the line is not sampled again before the device is
+	 * serviced: no storm, nothing lost. */
+	v->extint[vec]++;
+	if (lapic_level(vec)) {
+		v->level_inflight[vec / 64] |= BIT(vec % 64);
+		if (!(v->eoi_exit[vec / 64] & BIT(vec % 64))) {
+			v->eoi_exit[vec / 64] |= BIT(vec % 64);
+			write_eoi_exit(v);
+		}
+	} else {
+		lapic_eoi();
+	}
+	post_self(v, vec);
+}
+
+/* The guest's EOI of a vector in the EOI-exit bitmap (SDM Vol. 3C, "EOI
+ * Virtualization": the exit is trap-like, the virtual EOI is done). */
+void exit_virtualized_eoi(struct vcpu *v)
+{
+	uint8_t vec = (uint8_t)v->qual;
+	if (v->level_inflight[vec / 64] & BIT(vec % 64)) {
+		v->level_inflight[vec / 64] &= ~BIT(vec % 64);
+		lapic_eoi();
+	}
+}
+
+void exit_nmi_window(struct vcpu *v)
+{
+	(void)v;   /* virq_before_entry injects the pending NMI */
+}
+
+/* An NMI exit: the host's stop request while panicking, else an NMI meant
+ * for the guest (its own NMI IPIs and the platform's), delivered as a
+ * virtual NMI. */
+void exit_exception_nmi(struct vcpu *v)
+{
+	uint32_t info = (uint32_t)vmcs_read(VMCS_EXIT_INTR_INFO);
+	if (((info >> 8) & 7) != 2) {
+		vcpu_dump(v);
+		panic("exception exit (interruption info 0x%x) with an empty exception bitmap\n", info);
+	}
+	if (hv_panicking)
+		cpu_halt_forever();
+	v->nmis_host++;
+	__atomic_fetch_add(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
+}
+
+/* IPI virtualization's trap-like APIC-write exit: the ICR write the CPU did
+ * not virtualize, already in the virtual-APIC page. */
+void exit_apic_write(struct vcpu *v)
+{
+	uint32_t off = (uint32_t)v->qual & 0xfff;
+	if (off != APIC_ICR) {
+		vcpu_dump(v);
+		panic("APIC-write exit at offset 0x%x\n", off);
+	}
+	uint64_t icr = *(volatile uint64_t *)(v->vapic + APIC_ICR);
+	if (ipi_icr_write(&virq_domain, v->index, icr, &v->ipi) == IPI_GP)
+		vcpu_inject_gp(v);
+}
+
+static int icr_write(struct vcpu *v, uint64_t icr)
+{
+	enum ipi_result r = IPI_SLOW;
+	if (vmx_env.tiers_ipi == IPI_FAST)
+		r = ipi_fast(&virq_domain, v->index, icr, &v->ipi);
+	if (r == IPI_SLOW)
+		r = ipi_icr_write(&virq_domain, v->index, icr, &v->ipi);
+	if (r == IPI_GP)
+		return -1;
+	*(volatile uint64_t *)(v->vapic + APIC_ICR) = icr;   /* what a read of the ICR returns */
+	return 0;
+}
+
+int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	uint64_t now = rdtsc();
+	if (msr == MSR_IA32_TSC_DEADLINE) {
+		vtimer_write_tsc_deadline(&v->timer, val);
+		timer_check(v);
+		return 0;
+	}
+	if (msr < 0x800 || msr > 0x8ff)
+		return 1;
+	uint32_t off = APIC_OFF(msr);
+	if (off == APIC_ICR)
+		return icr_write(v, val);
+	if (val >> 32)
+		return -1;
+	switch (off) {
+	case APIC_LVT_TIMER:
+		if (!(vapic_get(v->vapic, APIC_SVR) & APIC_SVR_ENABLED))
+			val |= APIC_LVT_MASKED;
+		vtimer_write_lvt(&v->timer, (uint32_t)val, now);
+		vapic_set(v->vapic, APIC_LVT_TIMER, v->timer.lvt);
+		return 0;
+	case APIC_TMICT:
+		vtimer_write_tmict(&v->timer, (uint32_t)val, now);
+		vapic_set(v->vapic, APIC_TMICT, v->timer.tmict);
+		return 0;
+	case APIC_TDCR:
+		vtimer_write_tdcr(&v->timer, (uint32_t)val);
+		vapic_set(v->vapic, APIC_TDCR, v->timer.tdcr);
+		return 0;
+	case APIC_EOI:
+		/* Only with the EOI write intercepted (not today): a plain EOI. */
+		return val ? -1 : 0;
+	default:
+		if (vapic_write(v->vapic, msr, val))
+			return -1;
+		if (off == APIC_SVR)   /* a software disable masked the LVTs */
+			v->timer.lvt = vapic_get(v->vapic, APIC_LVT_TIMER);
+		return 0;
+	}
+}
+
+int virq_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
+{
+	if (msr == MSR_IA32_TSC_DEADLINE) {
+		*val = v->timer.tsc_deadline;
+		return 0;
+	}
+	if (msr < 0x800 || msr > 0x8ff)
+		return 1;
+	if (!vapic_readable(msr))
+		return -1;
+	uint32_t off = APIC_OFF(msr);
+	if (off == APIC_TMCCT)
+		*val = vtimer_read_tmcct(&v->timer, rdtsc());
+	else if (off == APIC_ICR)
+		*val = *(volatile uint64_t *)(v->vapic + APIC_ICR);
+	else
+		*val = vapic_get(v->vapic, off);
+	return 0;
+}
+
+int64_t virq_pv_send_ipi(struct vcpu *v, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr)
+{
+	return ipi_pv_send(&virq_domain, v->index, lo, hi, min, icr, &v->ipi);
+}
+
+int64_t virq_vec_posts(uint32_t apic_id, uint32_t vector)
+{
+	if (vector > 255 || apic_id > virq_domain.last_index || vcpu_of_apic[apic_id] == IPI_NO_VCPU)
+		return -1;
+	return (int64_t)__atomic_load_n(&tstats[vcpu_of_apic[apic_id]].vec_posts[vector], __ATOMIC_RELAXED);
+}
+
+void virq_report(struct vcpu *v)
+{
+	struct ipi_src_stats *s = &v->ipi;
+	struct ipi_target_stats *t = &tstats[v->index];
+	uint32_t i = v->index;
+	if (v->nmis_injected || v->nmis_host)
+		pr_info("hvstat: cpu=%u nmi injected=%llu from_host=%llu\n", i, (unsigned long long)v->nmis_injected,
+			(unsigned long long)v->nmis_host);
+	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL)
+		return;
+	pr_info("hvstat: cpu=%u ipi fast=%llu fixed=%llu lowest=%llu nmi=%llu init=%llu sipi=%llu self=%llu all=%llu others=%llu logical=%llu refused=%llu init_deassert=%llu\n",
+		i, (unsigned long long)s->fast, (unsigned long long)s->slow_mode[ICR_FIXED],
+		(unsigned long long)s->slow_mode[ICR_LOWEST], (unsigned long long)s->slow_mode[ICR_NMI],
+		(unsigned long long)s->slow_mode[ICR_INIT], (unsigned long long)s->slow_mode[ICR_SIPI],
+		(unsigned long long)s->slow_shorthand[ICR_SH_SELF], (unsigned long long)s->slow_shorthand[ICR_SH_ALL],
+		(unsigned long long)s->slow_shorthand[ICR_SH_OTHERS], (unsigned long long)s->slow_logical,
+		(unsigned long long)s->refused, (unsigned long long)s->init_deassert);
+	pr_info("hvstat: cpu=%u ipi_dropped=%llu\n", i, (unsigned long long)s->dropped);
+	if (s->pv_calls)
+		pr_info("hvstat: cpu=%u pv_ipi calls=%llu targets=%llu errors=%llu\n", i, (unsigned long long)s->pv_calls,
+			(unsigned long long)s->pv_targets, (unsigned long long)s->pv_errors);
+	pr_info("hvstat: cpu=%u posted=%llu notified=%llu notify_in_root=%llu wakeups=%llu timer_posts=%llu\n", i,
+		(unsigned long long)t->posts, (unsigned long long)t->notifies, (unsigned long long)v->notify_in_root,
+		(unsigned long long)v->wakeups, (unsigned long long)v->timer_posts);
+	for (unsigned vec = 0; vec < 256; vec++)
+		if (v->extint[vec])
+			pr_info("hvstat: cpu=%u extint vector=0x%02x count=%u%s\n", i, vec, v->extint[vec],
+				(v->eoi_exit[vec / 64] & BIT(vec % 64)) && !vmx_env.cfg.eoi_trap ? " level" : "");
+}
+
+bool virq_nmi_in_root(void)
+{
+	struct percpu *p = this_cpu();
+	struct vcpu *v = p->index < ncpus ? vcpus[p->index] : NULL;
+	if (!v || !p->launched)
+		return false;
+	v->nmis_host++;
+	__atomic_fetch_add(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
+	return true;
+}

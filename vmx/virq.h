@@ -1,0 +1,44 @@
+/* The virtual interrupt model at run time (docs/interrupts.md): the host
+ * owns the physical x2APIC; device and timer interrupts exit and are
+ * re-posted; the guest's x2APIC is the virtual-APIC page plus the emulation
+ * of the writes that exit; IPIs go through ipi/ over the PID-pointer table. */
+#ifndef VMX_VIRQ_H
+#define VMX_VIRQ_H
+#include "../lib/types.h"
+
+#define HOST_TIMER_VECTOR 0xf0   /* the host's TSC-deadline timer, serving the guest's */
+#define KICK_VECTOR       0xf1   /* makes a vCPU exit (a pending virtual NMI) */
+
+struct vcpu;
+struct ipi_domain;
+
+/* Sets up the domain of all vCPUs: PID-pointer table, APIC ID maps. */
+void virq_init(uint64_t *pid_table, uint32_t last_index);
+extern struct ipi_domain virq_domain;
+
+/* Per vCPU, before its first VM entry (on its own CPU). */
+void virq_vcpu_start(struct vcpu *v);
+/* Before every VM entry: posted vectors into the virtual APIC, a pending
+ * NMI, the host timer. */
+void virq_before_entry(struct vcpu *v);
+/* After the guest's INIT: the virtual APIC and timer as after INIT. */
+void virq_vcpu_init(struct vcpu *v);
+
+/* Exit handlers of the model. */
+void exit_external_intr(struct vcpu *v);
+void exit_virtualized_eoi(struct vcpu *v);
+void exit_nmi_window(struct vcpu *v);
+void exit_apic_write(struct vcpu *v);
+void exit_exception_nmi(struct vcpu *v);
+/* Intercepted x2APIC and TSC-deadline MSRs: 0 done, -1 #GP, 1 not an MSR of the model. */
+int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
+int virq_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
+/* KVM_HC_SEND_IPI from vCPU v. */
+int64_t virq_pv_send_ipi(struct vcpu *v, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr);
+/* Posts of 'vector' into the vCPU with x2APIC ID 'apic_id'; -1 if none. */
+int64_t virq_vec_posts(uint32_t apic_id, uint32_t vector);
+/* An NMI taken in root mode on a vCPU's core: kept for its guest. */
+bool virq_nmi_in_root(void);
+/* Report lines of one vCPU. */
+void virq_report(struct vcpu *v);
+#endif
