@@ -27,7 +27,7 @@ EFI_SRCS  := boot/efi.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
 UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
-             vmx/vmcs.c vmx/vmcs_ops.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c \
+             vmx/vmcs.c vmx/vmcs_ops.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c \
              $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror

@@ -1,58 +1,37 @@
 /* Hypercalls. Unknown numbers return -KVM_ENOSYS, as KVM does. */
 #include "hypercall.h"
-#include "../vmx/vcpu.h"
-#include "../vmx/virq.h"
-#include "../vmx/vmcs_ops.h"
-#include "../vmx/report.h"
-#include "../lib/printk.h"
-#include "../lib/percpu.h"
 
-static bool user_mode(void)
-{
-	return (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) != 0;
-}
+#define ERR(e) ((uint64_t)-(int64_t)(e))
 
-static struct vcpu *vcpu_by_apic_id(uint64_t id)
+uint64_t hypercall(const struct hc_ops *ops, void *ctx, uint32_t cpu, const struct hc_call *c)
 {
-	for (uint32_t i = 0; i < ncpus; i++)
-		if (vcpus[i] && vcpus[i]->apic_id == id)
-			return vcpus[i];
-	return NULL;
-}
-
-void hypercall(struct vcpu *v)
-{
-	uint64_t nr = v->regs.rax;
-	bool virt = vmx_env.cfg.irq_model == IRQ_VIRTUAL;
-	struct vcpu *t;
-	switch (nr) {
+	int64_t n;
+	switch (c->nr) {
 	case HC_HV_REPORT:
-		pr_info("hv: exit report requested by the guest on cpu%u\n", v->index);
-		report_print("hypercall");
-		v->regs.rax = 0;
-		break;
+		if (!ops->report)
+			return ERR(KVM_ENOSYS);
+		ops->report(cpu);
+		return 0;
 	case KVM_HC_SEND_IPI_NR:
 		/* Only where advertised (ipi=pv), only from the kernel, as KVM. */
-		if (!virt || vmx_env.tiers_ipi != IPI_PV)
-			v->regs.rax = (uint64_t)-KVM_ENOSYS;
-		else if (user_mode())
-			v->regs.rax = (uint64_t)-KVM_EPERM;
-		else
-			v->regs.rax = (uint64_t)virq_pv_send_ipi(v, v->regs.rbx, v->regs.rcx, v->regs.rdx, v->regs.rsi);
-		break;
-	case HC_HV_IPI_POSTS: {
-		int64_t n = virt ? virq_vec_posts((uint32_t)v->regs.rbx, (uint32_t)v->regs.rcx) : -KVM_ENOSYS;
-		if (v->regs.rbx > 0xffffffffull || v->regs.rcx > 255)
-			n = -KVM_EINVAL;
-		v->regs.rax = (uint64_t)(n == -1 ? -KVM_EINVAL : n);
-		break;
-	}
+		if (!ops->pv_send_ipi)
+			return ERR(KVM_ENOSYS);
+		if (c->user)
+			return ERR(KVM_EPERM);
+		return (uint64_t)ops->pv_send_ipi(ctx, c->a0, c->a1, c->a2, c->a3);
+	case HC_HV_IPI_POSTS:
+		if (!ops->vec_posts)
+			return ERR(KVM_ENOSYS);
+		if (c->a0 > 0xffffffffull || c->a1 > 255)
+			return ERR(KVM_EINVAL);
+		n = ops->vec_posts((uint32_t)c->a0, (uint32_t)c->a1);
+		return n < 0 ? ERR(KVM_EINVAL) : (uint64_t)n;
 	case HC_HV_EXITS:
-		t = vcpu_by_apic_id(v->regs.rbx);
-		v->regs.rax = t ? __atomic_load_n(&t->exits_total, __ATOMIC_RELAXED) : (uint64_t)-KVM_EINVAL;
-		break;
+		if (!ops->exits)
+			return ERR(KVM_ENOSYS);
+		n = c->a0 > 0xffffffffull ? -1 : ops->exits((uint32_t)c->a0);
+		return n < 0 ? ERR(KVM_EINVAL) : (uint64_t)n;
 	default:
-		v->regs.rax = (uint64_t)-KVM_ENOSYS;
-		break;
+		return ERR(KVM_ENOSYS);
 	}
 }

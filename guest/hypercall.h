@@ -1,18 +1,35 @@
 /* VMCALL from the guest: KVM's ABI (RAX = number, RBX, RCX, RDX, RSI =
- * arguments, result in RAX) plus the hypervisor's own calls. */
+ * arguments, result in RAX) plus the hypervisor's own calls. The policy
+ * (which call exists, who may make it, which error) is here; the exit
+ * handler hands over the registers and the services it offers (hc_ops), so
+ * guest/ never reaches back into vmx/. */
 #ifndef GUEST_HYPERCALL_H
 #define GUEST_HYPERCALL_H
 #include "../lib/types.h"
 
-/* KVM's error codes (include/uapi/linux/kvm_para.h, as returned in RAX). */
+/* KVM's error codes (include/uapi/linux/kvm_para.h, returned negated in RAX). */
 #define KVM_ENOSYS 1000
 #define KVM_EPERM  1
+#define KVM_EINVAL 22
 #define KVM_HC_SEND_IPI_NR 10               /* PV send-IPI, when advertised */
 #define HC_HV_BASE      0x48560000u         /* "HV": this hypervisor's calls */
 #define HC_HV_REPORT    (HC_HV_BASE + 1)    /* print the exit report; allowed from user mode */
 #define HC_HV_IPI_POSTS (HC_HV_BASE + 2)    /* RBX = x2APIC ID, RCX = vector: posts of it into that vCPU */
 #define HC_HV_EXITS     (HC_HV_BASE + 3)    /* RBX = x2APIC ID: VM exits of that vCPU so far */
 
-struct vcpu;
-void hypercall(struct vcpu *v);
+struct hc_call {
+	uint64_t nr, a0, a1, a2, a3;         /* RAX, RBX, RCX, RDX, RSI */
+	bool user;                           /* made at CPL > 0 */
+};
+
+/* What the running hypervisor offers; a NULL service makes its calls -KVM_ENOSYS. */
+struct hc_ops {
+	void (*report)(uint32_t cpu);
+	int64_t (*pv_send_ipi)(void *ctx, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr);
+	int64_t (*vec_posts)(uint32_t apic_id, uint32_t vector);   /* < 0: no such vCPU */
+	int64_t (*exits)(uint32_t apic_id);                        /* < 0: no such vCPU */
+};
+
+/* Returns the value for RAX. */
+uint64_t hypercall(const struct hc_ops *ops, void *ctx, uint32_t cpu, const struct hc_call *c);
 #endif

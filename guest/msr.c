@@ -6,7 +6,6 @@
 #include "../lib/msr.h"
 #include "../lib/string.h"
 #include "../lib/cpu.h"
-#include "../vmx/vmx_defs.h"
 #include "../lib/printk.h"
 
 #define FC_LOCKED BIT(0)
@@ -18,7 +17,7 @@ static const struct {
 } intercepted[] = {
 	{ MSR_IA32_FEATURE_CONTROL, MSR_IA32_FEATURE_CONTROL, true, true,
 	  "VMX is the hypervisor's: reads show a locked register with VMX off, writes #GP" },
-	{ MSR_IA32_VMX_BASIC, MSR_IA32_VMX_EXIT_CTLS2, true, true,
+	{ MSR_IA32_VMX_FIRST, MSR_IA32_VMX_LAST, true, true,
 	  "VMX capability MSRs: CPUID hides VMX, so they #GP as on a CPU without it" },
 	{ MSR_IA32_APIC_BASE, MSR_IA32_APIC_BASE, true, true,
 	  "the APIC belongs to the host: the guest may neither disable it nor move its page" },

@@ -2,6 +2,7 @@
 #ifndef LIB_MSR_H
 #define LIB_MSR_H
 #define MSR_IA32_TSC             0x010
+#define MSR_IA32_FEATURE_CONTROL 0x03a
 #define MSR_IA32_APIC_BASE       0x01b
 #define MSR_IA32_BIOS_SIGN_ID    0x08b
 #define MSR_IA32_MTRRCAP         0x0fe
@@ -9,6 +10,8 @@
 #define MSR_IA32_SYSENTER_ESP    0x175
 #define MSR_IA32_SYSENTER_EIP    0x176
 #define MSR_IA32_MISC_ENABLE     0x1a0
+#define MSR_IA32_VMX_FIRST       0x480   /* IA32_VMX_BASIC */
+#define MSR_IA32_VMX_LAST        0x493   /* IA32_VMX_EXIT_CTLS2 */
 #define MSR_IA32_PAT             0x277
 #define MSR_IA32_MTRR_DEF_TYPE   0x2ff
 #define MSR_IA32_TSC_DEADLINE    0x6e0

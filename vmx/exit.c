@@ -341,9 +341,37 @@ static void exit_ept_misconfig(struct vcpu *v)
 	panic("EPT misconfiguration at GPA 0x%llx\n", (unsigned long long)vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS));
 }
 
+static void hc_report(uint32_t cpu)
+{
+	pr_info("hv: exit report requested by the guest on cpu%u\n", cpu);
+	report_print("hypercall");
+}
+
+static int64_t hc_pv_send_ipi(void *ctx, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr)
+{
+	return virq_pv_send_ipi(ctx, lo, hi, min, icr);
+}
+
+static int64_t hc_exits(uint32_t apic_id)
+{
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (vcpus[i] && vcpus[i]->apic_id == apic_id)
+			return (int64_t)__atomic_load_n(&vcpus[i]->exits_total, __ATOMIC_RELAXED);
+	return -1;
+}
+
 static void exit_vmcall(struct vcpu *v)
 {
-	hypercall(v);
+	bool virt = vmx_env.cfg.irq_model == IRQ_VIRTUAL;
+	const struct hc_ops ops = {
+		.report = hc_report,
+		.pv_send_ipi = virt && vmx_env.tiers_ipi == IPI_PV ? hc_pv_send_ipi : NULL,
+		.vec_posts = virt ? virq_vec_posts : NULL,
+		.exits = hc_exits,
+	};
+	const struct hc_call c = { .nr = v->regs.rax, .a0 = v->regs.rbx, .a1 = v->regs.rcx, .a2 = v->regs.rdx,
+				   .a3 = v->regs.rsi, .user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) != 0 };
+	v->regs.rax = hypercall(&ops, v, v->index, &c);
 	vcpu_skip_insn(v);
 }
 

@@ -1,0 +1,53 @@
+/* The hypercall policy (guest/hypercall.c) against KVM's documented ABI
+ * (Documentation/virt/kvm/x86/hypercalls.rst): unknown numbers -KVM_ENOSYS
+ * (-1000), KVM_HC_SEND_IPI (10) only where advertised and only at CPL 0
+ * (-KVM_EPERM = -1), bad arguments -KVM_EINVAL (-22). Constants written out. */
+#include "test.h"
+#include "../../guest/hypercall.h"
+
+static int reports, sends;
+static uint64_t last_args[4];
+static void *last_ctx;
+
+static void rep(uint32_t cpu) { (void)cpu; reports++; }
+static int64_t send(void *ctx, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr)
+{
+	sends++;
+	last_ctx = ctx;
+	last_args[0] = lo; last_args[1] = hi; last_args[2] = min; last_args[3] = icr;
+	return 3;
+}
+static int64_t posts(uint32_t id, uint32_t vec) { return id == 1 ? 1000 + (int64_t)vec : -1; }
+static int64_t exits(uint32_t id) { return id == 0 ? 77 : -1; }
+
+static uint64_t call(const struct hc_ops *o, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, bool user)
+{
+	struct hc_call c = { nr, a0, a1, a2, a3, user };
+	return hypercall(o, (void *)0x1234, 0, &c);
+}
+
+TEST(hypercall_policy)
+{
+	const struct hc_ops all = { rep, send, posts, exits }, none = { 0 };
+	int ctx;
+	(void)ctx;
+	CHECK_EQ(call(&all, 0x48560001, 0, 0, 0, 0, true), 0);          /* report, even from user mode */
+	CHECK_EQ(reports, 1);
+	CHECK_EQ(call(&all, 10, 5, 6, 7, 0xfd, false), 3);               /* PV send-IPI: a0..a3 as given */
+	CHECK_EQ(sends, 1);
+	CHECK(last_ctx == (void *)0x1234);
+	CHECK_EQ(last_args[0], 5); CHECK_EQ(last_args[1], 6); CHECK_EQ(last_args[2], 7); CHECK_EQ(last_args[3], 0xfd);
+	CHECK_EQ(call(&all, 10, 1, 0, 0, 0xfd, true), (uint64_t)-1);     /* CPL 3: -KVM_EPERM */
+	CHECK_EQ(call(&none, 10, 1, 0, 0, 0xfd, false), (uint64_t)-1000);/* not advertised */
+	CHECK_EQ(sends, 1);
+	CHECK_EQ(call(&all, 0x48560002, 1, 0xfb, 0, 0, false), 1000 + 0xfb);
+	CHECK_EQ(call(&all, 0x48560002, 2, 0xfb, 0, 0, false), (uint64_t)-22);   /* no such vCPU */
+	CHECK_EQ(call(&all, 0x48560002, 1, 256, 0, 0, false), (uint64_t)-22);    /* no such vector */
+	CHECK_EQ(call(&all, 0x48560002, 1ull << 32, 0, 0, 0, false), (uint64_t)-22);
+	CHECK_EQ(call(&none, 0x48560002, 1, 0xfb, 0, 0, false), (uint64_t)-1000);/* partition model */
+	CHECK_EQ(call(&all, 0x48560003, 0, 0, 0, 0, false), 77);
+	CHECK_EQ(call(&all, 0x48560003, 9, 0, 0, 0, false), (uint64_t)-22);
+	static const uint64_t unknown[] = { 0, 1, 5, 9, 11, 12, 0x48560000, 0x48560004, ~0ull };
+	for (unsigned i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
+		CHECK_EQ(call(&all, unknown[i], 0, 0, 0, 0, false), (uint64_t)-1000);
+}
