@@ -5,6 +5,9 @@
 struct cpuid_policy cpuid_policy;
 
 /* Leaf 1 ECX */
+#define CPUID1_ECX_DTES64    BIT(2)
+#define CPUID1_ECX_DS_CPL    BIT(4)
+#define CPUID1_EDX_DS        BIT(21)
 #define CPUID1_ECX_VMX       BIT(5)
 #define CPUID1_ECX_SMX       BIT(6)
 #define CPUID1_ECX_X2APIC    BIT(21)
@@ -31,13 +34,35 @@ uint64_t cpuid_guest_xcr0_mask(uint64_t host)
 	return host & ~XCR0_AMX;
 }
 
+/* XSETBV (SDM Vol. 2, "XSETBV"; Vol. 1, "Enabling the XSAVE Feature Set"):
+ * #GP unless ECX = 0 (XCR0), x87 (bit 0) set, AVX (2) only with SSE (1),
+ * MPX's BNDREGS and BNDCSR (3, 4) together, AVX-512's opmask, ZMM_Hi256 and
+ * Hi16_ZMM (7:5) all or none and only with AVX and SSE, AMX's TILECFG and
+ * TILEDATA (17, 18) together, and no bit the processor does not support. */
+bool xsetbv_valid(uint32_t ecx, uint64_t val, uint64_t allowed)
+{
+	uint64_t avx512 = val & (BIT(5) | BIT(6) | BIT(7));
+	if (ecx != 0 || !(val & BIT(0)) || (val & ~allowed))
+		return false;
+	if ((val & BIT(2)) && !(val & BIT(1)))
+		return false;
+	if (!!(val & BIT(3)) != !!(val & BIT(4)))
+		return false;
+	if (avx512 && (avx512 != (BIT(5) | BIT(6) | BIT(7)) || (val & (BIT(1) | BIT(2))) != (BIT(1) | BIT(2))))
+		return false;
+	if (!!(val & BIT(17)) != !!(val & BIT(18)))
+		return false;
+	return true;
+}
+
 void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
 		  uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
 {
 	switch (leaf) {
 	case 1:
 		/* VMX is the hypervisor's; x2APIC is shown (the guest uses it). */
-		*c &= ~(CPUID1_ECX_VMX | CPUID1_ECX_SMX);
+		*c &= ~(CPUID1_ECX_VMX | CPUID1_ECX_SMX | CPUID1_ECX_DTES64 | CPUID1_ECX_DS_CPL);
+		*d &= ~CPUID1_EDX_DS;     /* the debug store is not switched (guest/msr.c) */
 		*c |= CPUID1_ECX_X2APIC | CPUID1_ECX_HYPERVISOR;
 		break;
 	case 7:

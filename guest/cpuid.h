@@ -22,4 +22,8 @@ void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
 		  uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d);
 /* XCR0 bits the guest may set (host-supported minus hidden AMX state). */
 uint64_t cpuid_guest_xcr0_mask(uint64_t host_xcr0_supported);
+/* Whether XSETBV(ecx, val) is legal for the guest (the SDM's XSETBV #GP
+ * rules, with 'allowed' from cpuid_guest_xcr0_mask): when it is not, the
+ * guest gets #GP and the host never executes it. */
+bool xsetbv_valid(uint32_t ecx, uint64_t val, uint64_t allowed);
 #endif

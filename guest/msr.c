@@ -21,6 +21,15 @@ static const struct {
 	  "VMX capability MSRs: CPUID hides VMX, so they #GP as on a CPU without it" },
 	{ MSR_IA32_APIC_BASE, MSR_IA32_APIC_BASE, true, true,
 	  "the APIC belongs to the host: the guest may neither disable it nor move its page" },
+	{ MSR_IA32_RTIT_OUTPUT_BASE, MSR_IA32_RTIT_OUTPUT_MASK, true, true,
+	  "Intel PT writes its trace to physical addresses, around EPT: hidden (CPUID), MSRs #GP" },
+	{ MSR_IA32_RTIT_CTL, MSR_IA32_RTIT_CR3_MATCH, true, true, "Intel PT: hidden" },
+	{ MSR_IA32_RTIT_ADDR0_A, MSR_IA32_RTIT_ADDR3_B, true, true, "Intel PT: hidden" },
+	{ MSR_IA32_DS_AREA, MSR_IA32_DS_AREA, true, true,
+	  "DS (BTS and PEBS) is not switched between guest and host: hidden (CPUID), MSRs #GP" },
+	{ MSR_IA32_PEBS_ENABLE, MSR_IA32_PEBS_ENABLE, true, true, "PEBS: hidden" },
+	{ MSR_IA32_MISC_ENABLE, MSR_IA32_MISC_ENABLE, true, false,
+	  "reads say BTS and PEBS are unavailable (bits 11 and 12); writes pass" },
 };
 
 static void set_bit(uint8_t *bitmap, uint32_t m, bool read, bool write)
@@ -74,6 +83,10 @@ int guest_rdmsr(uint32_t msr, uint64_t *value)
 	}
 	if (msr == MSR_IA32_APIC_BASE) {
 		*value = rdmsr(MSR_IA32_APIC_BASE);
+		return 0;
+	}
+	if (msr == MSR_IA32_MISC_ENABLE) {
+		*value = rdmsr(MSR_IA32_MISC_ENABLE) | MISC_ENABLE_BTS_UNAVAILABLE | MISC_ENABLE_PEBS_UNAVAILABLE;
 		return 0;
 	}
 	return -1;   /* VMX capability MSRs, and anything outside the bitmap ranges */

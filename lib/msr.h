@@ -13,6 +13,14 @@
 #define MSR_IA32_VMX_FIRST       0x480   /* IA32_VMX_BASIC */
 #define MSR_IA32_VMX_LAST        0x493   /* IA32_VMX_EXIT_CTLS2 */
 #define MSR_IA32_PAT             0x277
+#define MSR_IA32_PEBS_ENABLE     0x3f1
+#define MSR_IA32_RTIT_OUTPUT_BASE 0x560
+#define MSR_IA32_RTIT_OUTPUT_MASK 0x561
+#define MSR_IA32_RTIT_CTL        0x570
+#define MSR_IA32_RTIT_CR3_MATCH  0x572
+#define MSR_IA32_RTIT_ADDR0_A    0x580
+#define MSR_IA32_RTIT_ADDR3_B    0x587
+#define MSR_IA32_DS_AREA         0x600
 #define MSR_IA32_MTRR_DEF_TYPE   0x2ff
 #define MSR_IA32_TSC_DEADLINE    0x6e0
 #define MSR_X2APIC_BASE          0x800
@@ -33,6 +41,8 @@
 #define MSR_IA32_KERNEL_GS_BASE  0xc0000102
 #define MSR_IA32_TSC_AUX         0xc0000103
 
+#define MISC_ENABLE_BTS_UNAVAILABLE  (1ull << 11)
+#define MISC_ENABLE_PEBS_UNAVAILABLE (1ull << 12)
 #define APIC_BASE_BSP    (1ull << 8)
 #define APIC_BASE_X2APIC (1ull << 10)
 #define APIC_BASE_ENABLE (1ull << 11)

@@ -257,8 +257,8 @@ static void exit_cr_access(struct vcpu *v)
 static void exit_xsetbv(struct vcpu *v)
 {
 	uint64_t val = (v->regs.rdx << 32) | (uint32_t)v->regs.rax;
-	/* SDM XSETBV: XCR0 only; x87 always on; AVX needs SSE; nothing unsupported. */
-	if ((uint32_t)v->regs.rcx != 0 || !(val & 1) || ((val & 4) && !(val & 2)) || (val & ~vmx_env.xcr0_mask)) {
+	if (!xsetbv_valid((uint32_t)v->regs.rcx, val, vmx_env.xcr0_mask)) {
+		v->xsetbv_refused++;
 		vcpu_inject_gp(v);
 		return;
 	}

@@ -19,20 +19,22 @@ static struct regs filt(const struct cpuid_policy *p, uint32_t leaf, uint32_t su
 #define ALL 0xffffffffu
 static const struct regs ones = { ALL, ALL, ALL, ALL };
 
+/* VMX (ECX 5), SMX (ECX 6) and the debug store (EDX 21 DS, ECX 2 DTES64,
+ * ECX 4 DS-CPL) are hidden. */
 TEST(cpuid_leaf1_hides_vmx_smx_shows_hypervisor_x2apic)
 {
 	struct cpuid_policy p = { 0 };
 	struct regs r = filt(&p, 1, 0, ones);
-	CHECK_EQ(r.c, ALL & ~(BIT(5) | BIT(6)));
+	CHECK_EQ(r.c, ALL & ~(BIT(5) | BIT(6) | BIT(2) | BIT(4)));
 	CHECK_EQ(r.a, ALL);
 	CHECK_EQ(r.b, ALL);
-	CHECK_EQ(r.d, ALL);
+	CHECK_EQ(r.d, ALL & ~BIT(21));
 	/* A host without x2APIC or the hypervisor bit: both are shown anyway. */
 	r = filt(&p, 1, 0, (struct regs){ 0x806c1, 0x800, BIT(5) | BIT(6) | BIT(0), 0x178bfbff });
 	CHECK_EQ(r.c, BIT(0) | BIT(21) | BIT(31));
 	CHECK_EQ(r.a, 0x806c1);
 	CHECK_EQ(r.b, 0x800);
-	CHECK_EQ(r.d, 0x178bfbff);
+	CHECK_EQ(r.d, 0x178bfbff & ~BIT(21));
 }
 
 TEST(cpuid_leaf7_hides_unvirtualized_features)
@@ -86,6 +88,32 @@ TEST(cpuid_leaf_d_xsave_state)
 	r = filt(&p, 0xd, 2, (struct regs){ 0x100, 0x240, 0, 0 });     /* AVX state */
 	CHECK_EQ(r.a, 0x100);
 	CHECK_EQ(r.b, 0x240);
+}
+
+/* XSETBV's #GP rules, bit positions from the SDM (Vol. 1, "XSAVE-Supported
+ * Features and State-Component Bitmaps"): 0 x87, 1 SSE, 2 AVX, 3 BNDREGS,
+ * 4 BNDCSR, 5 opmask, 6 ZMM_Hi256, 7 Hi16_ZMM, 9 PKRU, 17 TILECFG, 18 TILEDATA. */
+TEST(xsetbv_rules)
+{
+	const uint64_t all = 0x602ff;                 /* a host with everything up to AMX */
+	CHECK(xsetbv_valid(0, 0x1, all));
+	CHECK(xsetbv_valid(0, 0x3, all));
+	CHECK(xsetbv_valid(0, 0x7, all));
+	CHECK(xsetbv_valid(0, 0xe7, all));            /* AVX-512 with AVX and SSE */
+	CHECK(xsetbv_valid(0, 0x1f, all));            /* MPX pair */
+	CHECK(xsetbv_valid(0, 0x60007, all));         /* AMX pair */
+	CHECK(!xsetbv_valid(1, 0x7, all));            /* XCR1 */
+	CHECK(!xsetbv_valid(0, 0x6, all));            /* x87 off */
+	CHECK(!xsetbv_valid(0, 0x5, all));            /* AVX without SSE */
+	CHECK(!xsetbv_valid(0, 0xf, all));            /* BNDREGS alone */
+	CHECK(!xsetbv_valid(0, 0x17, all));           /* BNDCSR alone */
+	CHECK(!xsetbv_valid(0, 0x27, all));           /* opmask alone */
+	CHECK(!xsetbv_valid(0, 0x67, all));           /* two of the three AVX-512 bits */
+	CHECK(!xsetbv_valid(0, 0xe3, all));           /* AVX-512 without AVX */
+	CHECK(!xsetbv_valid(0, 0x20007, all));        /* TILECFG alone */
+	CHECK(!xsetbv_valid(0, 0x7 | BIT(8), all));   /* not supported by the host */
+	CHECK(!xsetbv_valid(0, 0xe7, 0x7));           /* AVX-512 the host lacks */
+	CHECK(!xsetbv_valid(0, 1ull << 63, ~0ull));
 }
 
 TEST(cpuid_xcr0_mask_drops_amx)
@@ -215,11 +243,20 @@ TEST(msr_bitmap_intercepts_vmx_msrs)
 	/* IA32_APIC_BASE (0x1b) is the host's in both interrupt models. */
 	CHECK(msr_bitmap_intercepts(bm, 0x1b, false));
 	CHECK(msr_bitmap_intercepts(bm, 0x1b, true));
-	/* Exactly those 22 MSRs, read and write: nothing in the high halves. */
+	/* Intel PT (0x560-0x561, 0x570-0x572, 0x580-0x587), DS_AREA (0x600) and
+	 * PEBS_ENABLE (0x3f1) are refused; IA32_MISC_ENABLE (0x1a0) reads exit. */
+	static const uint32_t both[] = { 0x560, 0x561, 0x570, 0x571, 0x572, 0x580, 0x587, 0x600, 0x3f1 };
+	for (size_t i = 0; i < ARRAY_SIZE(both); i++) {
+		CHECK(msr_bitmap_intercepts(bm, both[i], false));
+		CHECK(msr_bitmap_intercepts(bm, both[i], true));
+	}
+	CHECK(msr_bitmap_intercepts(bm, 0x1a0, false));
+	CHECK(!msr_bitmap_intercepts(bm, 0x1a0, true));
+	/* Exactly those MSRs: 22 + 2 + 3 + 8 + 1 + 1 read and write, 1 read only. */
 	int bits = 0;
 	for (int i = 0; i < 4096; i++)
 		bits += __builtin_popcount(bm[i]);
-	CHECK_EQ(bits, 2 * 22);
+	CHECK_EQ(bits, 2 * (22 + 2 + 3 + 8 + 1 + 1) + 1);
 	for (int i = 1024; i < 2048; i++)
 		CHECK_EQ(bm[i] | bm[i + 2048], 0);
 }
