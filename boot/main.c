@@ -28,6 +28,7 @@
 #include "../guest/cpuid.h"
 #include "../guest/msr.h"
 #include "../guest/io.h"
+#include "../guest/acpi.h"
 #include "../vmx/vcpu.h"
 #include "../vmx/virq.h"
 
@@ -90,7 +91,23 @@ static __noreturn void start_guest(struct boot_info *bi)
 	/* The probe address for the test guest: the hypervisor image, which lies
 	 * below the top of guest RAM, so Linux's /dev/mem lets the read reach EPT
 	 * (the heap at the top of RAM is refused by Linux itself, past high_memory). */
-	if (guest_prepare(bi, acpi.rsdp ? acpi.rsdp : bi->rsdp, bi->image_start, &gb, err, sizeof err))
+	paddr_t rsdp = acpi.rsdp ? acpi.rsdp : bi->rsdp;
+	if (acpi.madt) {
+		/* The guest's MADT lists only its vCPUs: a copy, in its start-up area. */
+		static uint32_t ids[MAX_CPUS];
+		uint32_t disabled;
+		for (paddr_t pa = GUEST_ACPI; pa < GUEST_ACPI + GUEST_ACPI_SIZE; pa += PAGE_SIZE)
+			if (memmap_type_at(&bi->mem, pa) != MEM_USABLE)
+				fail("guest: the page for the guest's ACPI copies is not usable RAM");
+		for (uint32_t i = 0; i < ncpus; i++)
+			ids[i] = cpus[i]->apic_id;
+		if (acpi_guest_copy(&acpi, ids, ncpus, (uint8_t *)(uintptr_t)GUEST_ACPI, GUEST_ACPI_SIZE, GUEST_ACPI,
+				    &rsdp, &disabled, err, sizeof err))
+			fail(err);
+		pr_info("acpi: the guest's RSDP, root tables and MADT are copies at 0x%llx: %u vCPUs, %u processor entries disabled\n",
+			(unsigned long long)rsdp, ncpus, disabled);
+	}
+	if (guest_prepare(bi, rsdp, bi->image_start, &gb, err, sizeof err))
 		fail(err);
 
 	static struct mtrr_state mtrr;

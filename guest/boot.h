@@ -14,7 +14,9 @@
 #define GUEST_PML4      0x14000
 #define GUEST_PDPT      0x15000
 #define GUEST_PD        0x16000     /* 4 pages: 4 GiB of 2 MiB pages */
-#define GUEST_BOOT_END  0x1a000
+#define GUEST_ACPI      0x1a000     /* the guest's RSDP, MADT and root table copies (guest/acpi.c) */
+#define GUEST_ACPI_SIZE 0x6000
+#define GUEST_BOOT_END  0x20000
 #define GUEST_GDT_LIMIT 0x1f
 
 struct guest_boot {

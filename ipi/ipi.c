@@ -21,9 +21,12 @@ bool ipi_post(const struct ipi_domain *d, uint32_t self, uint32_t dest, uint8_t 
 	uint32_t target = vcpu_of(d, dest);
 	if (!pid || target == IPI_NO_VCPU)
 		return false;
-	/* ON newly set: the target must be told. The sender itself processes
-	 * its own descriptor before its next VM entry. */
-	bool notify = pi_post(pid, vector) && target != self;
+	/* ON newly set: the target must be told, the sender itself included
+	 * (its own notification waits, interrupts off, until its VM entry,
+	 * where the CPU processes it). Only the CPU ever takes the PIR: a
+	 * notification never finds it empty because software took it first. */
+	(void)self;
+	bool notify = pi_post(pid, vector);
 	if (notify)
 		d->ops.notify(d->ops.ctx, pid->ndst, pid->nv);
 	count_post(d, target, vector, notify);

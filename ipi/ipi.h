@@ -81,9 +81,9 @@ static inline uint32_t x2apic_ldr(uint32_t apic_id)
 }
 
 /* Posts a fixed vector to the vCPU with x2APIC ID dest through the
- * PID-pointer table; notifies NDST only when the post set ON and the target
- * is not the sender (self: the sender's next VM entry processes it).
- * Returns false when dest is not a vCPU of the table. */
+ * PID-pointer table; notifies NDST exactly when the post set ON, also when
+ * the target is the sender (self). Returns false when dest is not a vCPU of
+ * the table. */
 bool ipi_post(const struct ipi_domain *d, uint32_t self, uint32_t dest, uint8_t vector);
 
 /* Result of an ICR write. */

@@ -14,10 +14,8 @@
 #include "../lib/printk.h"
 #include "../lib/string.h"
 
-#define ACTIVITY_HLT 1
 #define INTR_BLOCK_STI_MOVSS 3u
 #define INTR_BLOCK_NMI 8u
-#define RFLAGS_IF BIT(9)
 #define APIC_VERSION_EOI_BCAST_SUPPRESS BIT(24)
 
 struct ipi_domain virq_domain;
@@ -154,23 +152,13 @@ void virq_before_entry(struct vcpu *v)
 		return;
 	timer_check(v);
 	host_timer_program(v);
-	/* Posted-interrupt processing in software (SDM Vol. 3C, "Posted-
-	 * Interrupt Processing"): PIR into VIRR, RVI raised; VM entry then
-	 * evaluates the pending virtual interrupt. Doing it here, rather than
-	 * by a self-IPI of the notification vector, does not depend on the
-	 * guest's RFLAGS.IF at entry (TESTING.md, Bochs defect 2). */
-	int top = vapic_take_posted(v->vapic, v->pid);
-	if (top < 0)
-		return;
-	uint16_t status = (uint16_t)vmcs_read(VMCS_GUEST_INTR_STATUS);
-	if (top > (status & 0xff))
-		vmcs_write(VMCS_GUEST_INTR_STATUS, (status & 0xff00) | (uint16_t)top);
-	/* A halted vCPU with a deliverable interrupt wakes (RIP is past its HLT). */
-	if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == ACTIVITY_HLT && (vmcs_read(VMCS_GUEST_RFLAGS) & RFLAGS_IF) &&
-	    (uint32_t)top >> 4 > (vapic_get(v->vapic, APIC_TPR) >> 4)) {
-		vmcs_write(VMCS_GUEST_ACTIVITY_STATE, 0);
-		v->wakeups++;
-	}
+	/* Posted vectors need nothing here: whoever set ON sent the
+	 * notification, this vCPU's own posts included, and the CPU processes
+	 * it right after the entry (SDM Vol. 3C, "Posted-Interrupt
+	 * Processing"). Taking the PIR in software instead races with a
+	 * notification in flight, which then finds it empty: Bochs 3.0 turns
+	 * that into RVI = 0xff, delivers vector 0xff, and the guest, which
+	 * never EOIs its spurious vector, blocks every interrupt after it. */
 }
 
 /* With acknowledge-interrupt-on-exit the vector is in the exit information
@@ -194,8 +182,13 @@ void exit_external_intr(struct vcpu *v)
 		return;                      /* spurious: no EOI */
 	default:
 		if (vec == vmx_env.cfg.posted_intr_nv) {
-			lapic_eoi();         /* arrived while in root mode */
+			/* Only without posted-interrupt processing: move it by hand. */
+			lapic_eoi();
 			v->notify_in_root++;
+			int top = vapic_take_posted(v->vapic, v->pid);
+			uint16_t status = (uint16_t)vmcs_read(VMCS_GUEST_INTR_STATUS);
+			if (top > (status & 0xff))
+				vmcs_write(VMCS_GUEST_INTR_STATUS, (status & 0xff00) | (uint16_t)top);
 			return;
 		}
 		break;
@@ -371,9 +364,9 @@ void virq_report(struct vcpu *v)
 	if (s->pv_calls)
 		pr_info("hvstat: cpu=%u pv_ipi calls=%llu targets=%llu errors=%llu\n", i, (unsigned long long)s->pv_calls,
 			(unsigned long long)s->pv_targets, (unsigned long long)s->pv_errors);
-	pr_info("hvstat: cpu=%u posted=%llu notified=%llu notify_in_root=%llu wakeups=%llu timer_posts=%llu\n", i,
+	pr_info("hvstat: cpu=%u posted=%llu notified=%llu notify_exits=%llu timer_posts=%llu\n", i,
 		(unsigned long long)t->posts, (unsigned long long)t->notifies, (unsigned long long)v->notify_in_root,
-		(unsigned long long)v->wakeups, (unsigned long long)v->timer_posts);
+		(unsigned long long)v->timer_posts);
 	for (unsigned vec = 0; vec < 256; vec++)
 		if (v->extint[vec])
 			pr_info("hvstat: cpu=%u extint vector=0x%02x count=%u%s\n", i, vec, v->extint[vec],

@@ -1,0 +1,17 @@
+/* The guest's ACPI view: copies of the RSDP, the root tables and the MADT
+ * in which every processor that is not a vCPU of the guest is disabled, so
+ * the guest never tries to start a CPU it does not own (ACPI 6.x, "Multiple
+ * APIC Description Table": Local APIC and Local x2APIC structures, flags
+ * bit 0 Enabled, bit 1 Online Capable). Everything else is passed through. */
+#ifndef GUEST_ACPI_H
+#define GUEST_ACPI_H
+#include "../lib/types.h"
+#include "../lib/acpi.h"
+
+/* Builds the copies in buf (at guest-physical buf_pa, buf_size bytes).
+ * vcpu_ids: the x2APIC IDs the guest gets. Returns 0 with *rsdp_pa set to the
+ * copy of the RSDP and *disabled the number of MADT processor entries
+ * disabled, or -1 with err naming what does not fit or is missing. */
+int acpi_guest_copy(const struct acpi_info *a, const uint32_t *vcpu_ids, uint32_t nvcpus, uint8_t *buf,
+		    size_t buf_size, paddr_t buf_pa, paddr_t *rsdp_pa, uint32_t *disabled, char *err, size_t errlen);
+#endif

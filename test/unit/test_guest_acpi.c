@@ -1,0 +1,122 @@
+/* The guest's ACPI copies (guest/acpi.c): layouts from the ACPI
+ * specification ("Root System Description Pointer", "System Description
+ * Table Header", "Multiple APIC Description Table"), written out here. */
+#include "test.h"
+#include <sys/mman.h>
+#include "../../guest/acpi.h"
+
+/* Below 4 GiB (MAP_32BIT): RSDT entries are 32-bit physical addresses. */
+static uint8_t (*mem)[4096];
+static uint8_t *out;
+#define OUT_SIZE 8192
+
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint8_t sum(const uint8_t *p, size_t n) { uint8_t s = 0; while (n--) s = (uint8_t)(s + *p++); return s; }
+static void csum(uint8_t *p, size_t n, size_t at) { p[at] = 0; p[at] = (uint8_t)-sum(p, n); }
+
+static void header(uint8_t *t, const char *sig, uint32_t len)
+{
+	memcpy(t, sig, 4);
+	put32(t + 4, len);
+	t[8] = 1;
+	memcpy(t + 10, "HVTEST", 6);
+}
+
+/* RSDP rev 2 -> XSDT and RSDT -> MADT with local APICs 0, 1, 2 (type 0),
+ * x2APIC 0x100 (type 9), one disabled local APIC 7, and an IOAPIC (type 1). */
+static paddr_t build(void)
+{
+	memset(mem, 0, 4 * 4096);
+	uint8_t *rsdp = mem[0], *xsdt = mem[1], *rsdt = mem[1] + 2048, *madt = mem[2];
+	uint32_t o = 44;
+	header(madt, "APIC", 0);
+	put32(madt + 36, 0xfee00000);
+	for (int id = 0; id < 3; id++, o += 8) {
+		madt[o] = 0; madt[o + 1] = 8; madt[o + 2] = (uint8_t)id; madt[o + 3] = (uint8_t)id; put32(madt + o + 4, 1);
+	}
+	madt[o] = 0; madt[o + 1] = 8; madt[o + 2] = 9; madt[o + 3] = 7; put32(madt + o + 4, 0); o += 8;
+	madt[o] = 1; madt[o + 1] = 12; madt[o + 2] = 2; put32(madt + o + 4, 0xfec00000); o += 12;
+	madt[o] = 9; madt[o + 1] = 16; put32(madt + o + 4, 0x100); put32(madt + o + 8, 1); put32(madt + o + 12, 5); o += 16;
+	put32(madt + 4, o);
+	csum(madt, o, 9);
+	header(xsdt, "XSDT", 36 + 8);
+	put64(xsdt + 36, (uint64_t)(uintptr_t)madt);
+	csum(xsdt, 44, 9);
+	header(rsdt, "RSDT", 36 + 4);
+	put32(rsdt + 36, (uint32_t)(uintptr_t)madt);
+	csum(rsdt, 40, 9);
+	memcpy(rsdp, "RSD PTR ", 8);
+	rsdp[15] = 2;
+	put32(rsdp + 16, (uint32_t)(uintptr_t)rsdt);
+	put32(rsdp + 20, 36);
+	put64(rsdp + 24, (uint64_t)(uintptr_t)xsdt);
+	csum(rsdp, 20, 8);
+	csum(rsdp, 36, 32);
+	return (paddr_t)(uintptr_t)rsdp;
+}
+
+static uint32_t madt_flags_of(const uint8_t *madt, uint32_t id)
+{
+	uint32_t len = get32(madt + 4);
+	for (uint32_t o = 44; o < len; o += madt[o + 1]) {
+		if (madt[o] == 0 && madt[o + 3] == id)
+			return get32(madt + o + 4);
+		if (madt[o] == 9 && get32(madt + o + 4) == id)
+			return get32(madt + o + 8);
+	}
+	return 0xdead;
+}
+
+TEST(guest_acpi_copy_disables_non_vcpus)
+{
+	mem = mmap(NULL, 4 * 4096 + OUT_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	CHECK(mem != MAP_FAILED);
+	if (mem == MAP_FAILED)
+		return;
+	out = (uint8_t *)mem + 4 * 4096;
+	struct acpi_info a;
+	char err[160];
+	paddr_t rs = build();
+	CHECK_EQ(acpi_parse(rs, &a, err, sizeof err), 0);
+	CHECK_EQ(a.ncpus, 4);                            /* 0, 1, 2, 0x100 */
+	const uint32_t ids[] = { 0, 1 };
+	paddr_t copy, out_pa = (paddr_t)(uintptr_t)out;
+	uint32_t disabled = 99;
+	CHECK_EQ(acpi_guest_copy(&a, ids, 2, out, OUT_SIZE, out_pa, &copy, &disabled, err, sizeof err), 0);
+	CHECK_EQ(disabled, 2);                           /* APIC 2 and x2APIC 0x100 */
+	CHECK_EQ(copy, out_pa);
+	/* Every copy checksums to 0, and the originals are untouched. */
+	const uint8_t *r = out;
+	CHECK(!memcmp(r, "RSD PTR ", 8));
+	CHECK_EQ(sum(r, 20), 0);
+	CHECK_EQ(sum(r, 36), 0);
+	const uint8_t *x = (const uint8_t *)(uintptr_t)get64(r + 24), *t = (const uint8_t *)(uintptr_t)get32(r + 16);
+	CHECK(x >= out && x < out + OUT_SIZE);
+	CHECK_EQ(sum(x, get32(x + 4)), 0);
+	const uint8_t *m = (const uint8_t *)(uintptr_t)get64(x + 36);
+	CHECK(m >= out && m < out + OUT_SIZE);
+	CHECK_EQ(sum(m, get32(m + 4)), 0);
+	CHECK_EQ(madt_flags_of(m, 0), 1);
+	CHECK_EQ(madt_flags_of(m, 1), 1);
+	CHECK_EQ(madt_flags_of(m, 2), 0);
+	CHECK_EQ(madt_flags_of(m, 0x100), 0);
+	CHECK_EQ(madt_flags_of(m, 7), 0);
+	CHECK_EQ(madt_flags_of(mem[2], 2), 1);           /* original */
+	CHECK(t >= out && t < out + OUT_SIZE);
+	CHECK_EQ(sum(t, get32(t + 4)), 0);
+	CHECK_EQ(get32(t + 36), (uint32_t)(uintptr_t)m);
+	/* The copy parses, and the guest sees exactly its vCPUs. */
+	struct acpi_info g;
+	CHECK_EQ(acpi_parse(copy, &g, err, sizeof err), 0);
+	CHECK_EQ(g.ncpus, 2);
+	CHECK_EQ(g.cpu[0].apic_id, 0);
+	CHECK_EQ(g.cpu[1].apic_id, 1);
+	CHECK_EQ(g.nioapics, 1);
+	/* Too small a buffer: a clear error, not a partial copy. */
+	CHECK_EQ(acpi_guest_copy(&a, ids, 2, out, 64, out_pa, &copy, &disabled, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "does not fit");
+	munmap(mem, 4 * 4096 + OUT_SIZE);
+}
