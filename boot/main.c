@@ -259,7 +259,8 @@ __noreturn void hv_main(struct boot_info *bi)
 			(long long)opts.phantom_cpu, (long long)opts.phantom_cpu);
 	}
 	uint32_t online = smp_start_aps(&acpi, bi->trampoline, cr3, opts.max_cpus, opts.ap_timeout_us);
-	pr_info("smp: %u of %u CPUs online\n", online, acpi.ncpus ? acpi.ncpus : 1);
+	pr_info("smp: %u of %u CPUs online for the guest%s\n", online, acpi.ncpus ? acpi.ncpus : 1,
+		nparked ? ", the others parked" : "");
 
 	/* VMX, on every CPU */
 	cpu_probe_vmx();
@@ -287,6 +288,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	pr_info("vmx: VMXON succeeded on %u of %u CPUs\n", vmx_ok, ncpus);
 	if (vmx_ok != ncpus)
 		fail("VMXON failed on some CPU");
+	smp_park(&caps);
 
 	tiers_summary(&tiers, err, sizeof err);
 	pr_info("hv: platform report: loader=%s cpus=%u vmx=yes %s heap_used=%llu KiB\n", bi->loader, ncpus, err,

@@ -7,6 +7,8 @@
 #include "../lib/msr.h"
 #include "../lib/tsc.h"
 #include "../apic/lapic.h"
+#include "../lib/memmap.h"
+#include "../vmx/vmxon.h"
 
 extern const uint8_t trampoline_blob[], trampoline_blob_end[];
 
@@ -26,6 +28,9 @@ _Static_assert(offsetof(struct trampoline_params, cr3) == 8, "trampoline layout"
 _Static_assert(offsetof(struct trampoline_params, gdtr_limit) == 56, "trampoline layout");
 _Static_assert(offsetof(struct trampoline_params, pm32_off) == 64, "trampoline layout");
 _Static_assert(offsetof(struct trampoline_params, lm64_off) == 70, "trampoline layout");
+
+struct percpu *parked[MAX_PARKED];
+uint32_t nparked;
 
 static __noreturn void ap_entry(struct percpu *p)
 {
@@ -78,12 +83,16 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		uint32_t id = acpi->cpu[i].apic_id;
 		if (id == self)
 			continue;
-		if (ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus)) {
-			pr_info("smp: cpu with APIC ID %u left out (limit %u CPUs)\n", id,
-				max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS);
+		bool park = ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
+		if (park && nparked >= MAX_PARKED) {
+			pr_err("smp: cpu with APIC ID %u left out and not parked (more than %u CPUs to park)\n", id,
+			       MAX_PARKED);
 			continue;
 		}
-		struct percpu *p = percpu_alloc(ncpus, id);
+		/* A CPU the guest does not get is started all the same and parked
+		 * in VMX root operation, where INIT is blocked: left in its
+		 * firmware state, the guest could start it outside VMX. */
+		struct percpu *p = percpu_alloc(park ? PARKED_INDEX + nparked : ncpus, id);
 		p->state = CPU_STARTING;
 		tp->stack = p->stack_top;
 		tp->percpu = (uint64_t)(uintptr_t)p;
@@ -95,11 +104,22 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 			lapic_send(id, APIC_DM_STARTUP | (uint32_t)(page >> 12));
 			wait_state(p, s ? timeout_us : 200);
 		}
+		if (p->state != CPU_ONLINE && park) {
+			pr_err("smp: APIC ID %u (not for the guest) did not answer within %llu us\n", id,
+			       (unsigned long long)timeout_us);
+			continue;
+		}
 		if (p->state != CPU_ONLINE) {
 			p->state = CPU_FAILED;
 			cpus[ncpus] = NULL;
 			pr_err("smp: cpu%u (APIC ID %u) did not answer within %llu us; left out\n",
 			       ncpus, id, (unsigned long long)timeout_us);
+			continue;
+		}
+		if (park) {
+			parked[nparked++] = p;
+			pr_info("smp: APIC ID %u kept from the guest (limit %u CPUs): parked\n", id,
+				max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS);
 			continue;
 		}
 		pr_info("smp: cpu%u apic_id=%u online\n", ncpus, id);
@@ -124,5 +144,41 @@ bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us)
 			ok = false;
 		}
 	}
+	return ok;
+}
+
+/* Runs on a parked CPU: VMXON, then halt for good. In VMX root operation
+ * INIT is blocked and a SIPI finds no wait-for-SIPI state, so nothing the
+ * guest sends can restart this CPU outside VMX (SDM Vol. 3C, "VMX Root
+ * Operation"); NMIs land in the host's IDT. */
+static const struct vmx_caps *park_caps;
+static void cpu_park(void)
+{
+	struct percpu *p = this_cpu();
+	char msg[96];
+	p->vmxon_status = park_caps ? vmx_on(park_caps, p->vmxon_region, msg, sizeof msg) : -1;
+	__atomic_store_n(&p->launched, 1, __ATOMIC_RELEASE);
+	cpu_halt_forever();
+}
+
+uint32_t smp_park(const struct vmx_caps *caps)
+{
+	uint32_t ok = 0;
+	park_caps = caps;
+	for (uint32_t i = 0; i < nparked; i++) {
+		struct percpu *p = parked[i];
+		p->vmxon_region = page_alloc(1);
+		p->work = cpu_park;
+		uint64_t end = rdtsc() + tsc_from_us(1000000);
+		while (!p->launched && rdtsc() < end)
+			cpu_relax();
+		if (p->launched && p->vmxon_status == 0)
+			ok++;
+		else
+			pr_err("smp: parked APIC ID %u is not in VMX root operation: the guest could restart it\n",
+			       p->apic_id);
+	}
+	if (nparked)
+		pr_info("smp: %u CPUs kept from the guest, %u of them parked in VMX root operation\n", nparked, ok);
 	return ok;
 }

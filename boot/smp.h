@@ -10,6 +10,13 @@
  * number of CPUs online, the boot CPU included. */
 uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		       uint32_t max_cpus, uint64_t timeout_us);
+/* CPUs started but kept from the guest (smp=, MAX_CPUS). */
+extern struct percpu *parked[];
+extern uint32_t nparked;
+struct vmx_caps;
+/* Takes every parked CPU into VMX root operation and halts it there
+ * (caps NULL: just halt). Returns how many are in VMX root operation. */
+uint32_t smp_park(const struct vmx_caps *caps);
 /* Work for every AP after it checked in; runs on the AP (see hv_main.c). */
 void ap_main(void);
 /* Runs fn on every online AP in turn, waiting for each; false on timeout. */

@@ -7,6 +7,7 @@
 #include "../lib/string.h"
 #include "../lib/cpu.h"
 #include "../lib/printk.h"
+#include "../lib/desc.h"
 
 #define FC_LOCKED BIT(0)
 
@@ -86,7 +87,10 @@ int guest_rdmsr(uint32_t msr, uint64_t *value)
 		return 0;
 	}
 	if (msr == MSR_IA32_MISC_ENABLE) {
-		*value = rdmsr(MSR_IA32_MISC_ENABLE) | MISC_ENABLE_BTS_UNAVAILABLE | MISC_ENABLE_PEBS_UNAVAILABLE;
+		/* A CPU without the MSR (Bochs has none) answers #GP, as it would. */
+		if (!rdmsr_safe(MSR_IA32_MISC_ENABLE, value))
+			return -1;
+		*value |= MISC_ENABLE_BTS_UNAVAILABLE | MISC_ENABLE_PEBS_UNAVAILABLE;
 		return 0;
 	}
 	return -1;   /* VMX capability MSRs, and anything outside the bitmap ranges */

@@ -5,7 +5,7 @@
 #define LIB_ACPI_H
 #include "types.h"
 
-#define ACPI_MAX_CPUS 256
+#define ACPI_MAX_CPUS 1024
 #define ACPI_MAX_IOAPICS 16
 
 /* Generic Address Structure address space IDs (FADT reset register). */

@@ -19,7 +19,8 @@ struct percpu *percpu_alloc(uint32_t index, uint32_t apic_id)
 	p->stack_top = (uint64_t)(uintptr_t)(stack + CPU_STACK_PAGES * PAGE_SIZE);
 	gdt_tss_init(&p->gdt, (uint64_t)(uintptr_t)(p->nmi_stack + sizeof p->nmi_stack),
 		     (uint64_t)(uintptr_t)(p->df_stack + sizeof p->df_stack));
-	cpus[index] = p;
+	if (index < MAX_CPUS)
+		cpus[index] = p;
 	return p;
 }
 

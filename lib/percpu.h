@@ -5,7 +5,9 @@
 #include "desc.h"
 #include "../vmx/caps.h"
 
-#define MAX_CPUS 64
+#define MAX_CPUS 512          /* vCPUs; CPUs kept out by smp= are parked beyond this count */
+#define MAX_PARKED 1024
+#define PARKED_INDEX 0x10000  /* index of the first parked CPU (never a vCPU index) */
 #define CPU_STACK_PAGES 4
 
 enum cpu_state { CPU_ABSENT = 0, CPU_STARTING, CPU_ONLINE, CPU_FAILED };
@@ -39,7 +41,8 @@ static inline struct percpu *this_cpu(void)
 	return p;
 }
 
-/* Allocates and sets up CPU 'index' (stack, GDT, TSS); does not load it. */
+/* Allocates and sets up CPU 'index' (stack, GDT, TSS); does not load it.
+ * An index >= MAX_CPUS (a parked CPU) is not entered in cpus[]. */
 struct percpu *percpu_alloc(uint32_t index, uint32_t apic_id);
 /* Loads GDT, TSS, IDT and GS base on the calling CPU. */
 void percpu_load(struct percpu *p);

@@ -20,7 +20,7 @@
 
 struct ipi_domain virq_domain;
 static uint32_t apic_ids[MAX_CPUS];
-static struct ipi_target_stats tstats[MAX_CPUS];
+static struct ipi_target_stats *tstats;
 static uint16_t *vcpu_of_apic;
 
 static void op_notify(void *ctx, uint32_t ndst, uint8_t nv)
@@ -57,6 +57,7 @@ void virq_init(uint64_t *pid_table, uint32_t last_index)
 {
 	vcpu_of_apic = page_alloc(ALIGN_UP((last_index + 1) * sizeof(uint16_t), PAGE_SIZE) / PAGE_SIZE);
 	memset(vcpu_of_apic, 0xff, (last_index + 1) * sizeof(uint16_t));
+	tstats = page_alloc(ALIGN_UP(ncpus * sizeof *tstats, PAGE_SIZE) / PAGE_SIZE);
 	for (uint32_t i = 0; i < ncpus; i++) {
 		apic_ids[i] = vcpus[i]->apic_id;
 		if (apic_ids[i] <= last_index)

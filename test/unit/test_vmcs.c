@@ -2,12 +2,14 @@
  * synthetic ones, build the VMCS the hypervisor would launch (controls, a
  * plausible host state, the Linux 64-bit BSP state, the wait-for-SIPI AP
  * state and the state after a SIPI) and run the VM-entry check model over
- * the recorded fields. Also the IPI-virtualization fields and a model of a
- * virtualized ICR write compared with apic/pi.c. */
+ * the recorded fields. Also the IPI-virtualization fields. Expectations read
+ * the recorded fields by the model's encodings and bits (sdm_vmcs.h). */
 #include "test.h"
 #include "fixture.h"
 #include "vmcs_record.h"
 #include "vmentry_model.h"
+#include "sdm_vmcs.h"
+#include "sdm_pid.h"
 #include "../../vmx/vmcs.h"
 #include "../../vmx/vmcs_fields.h"
 #include "../../vmx/vmcs_ops.h"
@@ -161,20 +163,20 @@ TEST(vmcs_every_profile_enters_all_states)
 			for (enum state s = ST_LINUX; s <= ST_AFTER_SIPI; s++) {
 				write_vmcs(&e, s);
 				CHECK_EQ(enters(&e, p.name[i], irq, s), 0);
-				bool ia32e = vmcs_record_get(VMCS_ENTRY_CONTROLS) & VMX_ENTRY_IA32E_MODE_GUEST;
+				bool ia32e = vmcs_record_get(SDM_ENTRY_CONTROLS) & SDM_ENTRY_IA32E_MODE_GUEST;
 				CHECK_EQ(ia32e, s == ST_LINUX);
 				if (s == ST_LINUX) {
-					CHECK_EQ(vmcs_record_get(VMCS_GUEST_RIP), LINUX_ENTRY);
-					CHECK_EQ(vmcs_record_get(VMCS_GUEST_CR3), LINUX_CR3);
-					CHECK_EQ(vmcs_record_get(VMCS_GUEST_GDTR_BASE), LINUX_GDT);
-					CHECK_EQ(vmcs_record_get(VMCS_GUEST_GDTR_LIMIT), LINUX_GDT_LIMIT);
+					CHECK_EQ(vmcs_record_get(SDM_GUEST_RIP), LINUX_ENTRY);
+					CHECK_EQ(vmcs_record_get(SDM_GUEST_CR3), LINUX_CR3);
+					CHECK_EQ(vmcs_record_get(SDM_GUEST_GDTR_BASE), LINUX_GDT);
+					CHECK_EQ(vmcs_record_get(SDM_GUEST_GDTR_LIMIT), LINUX_GDT_LIMIT);
 				} else if (s == ST_WAIT_SIPI) {
-					CHECK_EQ(vmcs_record_get(VMCS_GUEST_ACTIVITY_STATE), GUEST_ACTIVITY_WAIT_SIPI);
+					CHECK_EQ(vmcs_record_get(SDM_GUEST_ACTIVITY_STATE), SDM_ACTIVITY_WAIT_SIPI);
 				} else {
-					CHECK_EQ(vmcs_record_get(VMCS_GUEST_CS_BASE), 0x9a000);
-					CHECK_EQ(vmcs_record_get(VMCS_GUEST_CS_SEL), 0x9a00);
-					CHECK_EQ(vmcs_record_get(VMCS_GUEST_RIP), 0);
-					CHECK_EQ(vmcs_record_get(VMCS_GUEST_ACTIVITY_STATE), GUEST_ACTIVITY_ACTIVE);
+					CHECK_EQ(vmcs_record_get(SDM_GUEST_CS_BASE), 0x9a000);
+					CHECK_EQ(vmcs_record_get(SDM_GUEST_CS_SEL), 0x9a00);
+					CHECK_EQ(vmcs_record_get(SDM_GUEST_RIP), 0);
+					CHECK_EQ(vmcs_record_get(SDM_GUEST_ACTIVITY_STATE), SDM_ACTIVITY_ACTIVE);
 				}
 			}
 		}
@@ -196,14 +198,14 @@ TEST(vmcs_bochs27_models_build_without_posting)
 		CHECK(e.c.hlt_exiting_optional && e.c.msr_bitmaps && e.c.secondary);
 		CHECK(!e.c.posted_intr && !e.c.tertiary && e.c.vid);
 		CHECK(e.t.ipi == IPI_PV && e.t.eoi == EOI_VID && e.t.timer == TIMER_PREEMPT);
-		CHECK(!(e.cfg.pin & VMX_PIN_POSTED_INTR) && (e.cfg.proc2 & VMX_PROC2_VIRT_INTR_DELIVERY));
+		CHECK(!(e.cfg.pin & SDM_PIN_POSTED_INTR) && (e.cfg.proc2 & SDM_PROC2_VIRT_INTR_DELIVERY));
 		CHECK(!e.cfg.proc3_active && !e.cfg.ipiv);
 		CHECK_CONTAINS(e.cfg.ipiv_note, "off: ipi tier is pv");
 		for (enum state s = ST_LINUX; s <= ST_AFTER_SIPI; s++) {
 			write_vmcs(&e, s);
-			CHECK(!vmcs_record_has(VMCS_POSTED_INTR_NV) && !vmcs_record_has(VMCS_POSTED_INTR_DESC_ADDR));
-			CHECK(!vmcs_record_has(VMCS_TERTIARY_CONTROLS) && !vmcs_record_has(VMCS_PID_POINTER_TABLE));
-			CHECK(vmcs_record_has(VMCS_VIRTUAL_APIC_PAGE_ADDR) && vmcs_record_has(VMCS_EOI_EXIT_BITMAP3));
+			CHECK(!vmcs_record_has(SDM_POSTED_INTR_NV) && !vmcs_record_has(SDM_POSTED_INTR_DESC_ADDR));
+			CHECK(!vmcs_record_has(SDM_TERTIARY_CONTROLS) && !vmcs_record_has(SDM_PID_POINTER_TABLE));
+			CHECK(vmcs_record_has(SDM_VIRTUAL_APIC_PAGE_ADDR) && vmcs_record_has(SDM_EOI_EXIT_BITMAP3));
 			CHECK_EQ(enters(&e, models[i], IRQ_VIRTUAL, s), 0);
 		}
 	}
@@ -249,21 +251,21 @@ TEST(vmcs_spr_ipiv_virtual_programs_the_pid_table)
 	e.v.pid = (paddr_t)(uintptr_t)&s.desc[0];
 	for (enum state s2 = ST_LINUX; s2 <= ST_AFTER_SIPI; s2++) {
 		write_vmcs(&e, s2);
-		CHECK(vmcs_record_get(VMCS_PROC_CONTROLS) & VMX_PROC_ACTIVATE_TERTIARY);
-		CHECK(vmcs_record_get(VMCS_TERTIARY_CONTROLS) & VMX_PROC3_IPI_VIRT);
-		CHECK_EQ(vmcs_record_get(VMCS_PID_POINTER_TABLE), (uintptr_t)s.table);
-		CHECK_EQ(vmcs_record_get(VMCS_LAST_PID_POINTER_INDEX), LAST_ID);
-		CHECK(vmcs_record_get(VMCS_PIN_CONTROLS) & VMX_PIN_POSTED_INTR);
-		CHECK_EQ(vmcs_record_get(VMCS_POSTED_INTR_NV), PI_NV);
-		CHECK_EQ(vmcs_record_get(VMCS_POSTED_INTR_DESC_ADDR), (uintptr_t)&s.desc[0]);
-		uint64_t p2 = vmcs_record_get(VMCS_PROC2_CONTROLS);
-		CHECK((p2 & VMX_PROC2_VIRT_INTR_DELIVERY) && (p2 & VMX_PROC2_APIC_REG_VIRT) && (p2 & VMX_PROC2_VIRT_X2APIC_MODE));
+		CHECK(vmcs_record_get(SDM_PROC_CONTROLS) & SDM_PROC_ACTIVATE_TERTIARY);
+		CHECK(vmcs_record_get(SDM_TERTIARY_CONTROLS) & SDM_PROC3_IPI_VIRT);
+		CHECK_EQ(vmcs_record_get(SDM_PID_POINTER_TABLE), (uintptr_t)s.table);
+		CHECK_EQ(vmcs_record_get(SDM_LAST_PID_POINTER_INDEX), LAST_ID);
+		CHECK(vmcs_record_get(SDM_PIN_CONTROLS) & SDM_PIN_POSTED_INTR);
+		CHECK_EQ(vmcs_record_get(SDM_POSTED_INTR_NV), PI_NV);
+		CHECK_EQ(vmcs_record_get(SDM_POSTED_INTR_DESC_ADDR), (uintptr_t)&s.desc[0]);
+		uint64_t p2 = vmcs_record_get(SDM_PROC2_CONTROLS);
+		CHECK((p2 & SDM_PROC2_VIRT_INTR_DELIVERY) && (p2 & SDM_PROC2_APIC_REG_VIRT) && (p2 & SDM_PROC2_VIRT_X2APIC_MODE));
 		CHECK_EQ(enters(&e, "synthetic spr+ipiv", IRQ_VIRTUAL, s2), 0);
 	}
 	/* The table pid_table_set built: a valid entry per APIC ID, holes stay 0. */
 	for (size_t i = 0; i < ARRAY_SIZE(apic_ids); i++)
-		CHECK_EQ(s.table[apic_ids[i]], (uintptr_t)&s.desc[i] | PID_ENTRY_VALID);
-	CHECK(s.table[1] == 0 && s.table[299] == 0);
+		CHECK_EQ(sdm_pidpt_entry(s.table, apic_ids[i]), (uintptr_t)&s.desc[i] | SDM_PIDPT_VALID);
+	CHECK(sdm_pidpt_entry(s.table, 1) == 0 && sdm_pidpt_entry(s.table, 299) == 0);
 	pid_set_free(&s);
 }
 
@@ -279,11 +281,11 @@ TEST(vmcs_spr_ipiv_partition_keeps_ipiv_off)
 	vmcs_config_print(&e.cfg);
 	CHECK_CONTAINS(test_log(), "IPI virtualization off: the partition interrupt model");
 	write_vmcs(&e, ST_LINUX);
-	CHECK(!vmcs_record_has(VMCS_PID_POINTER_TABLE) && !vmcs_record_has(VMCS_LAST_PID_POINTER_INDEX));
-	CHECK(!(vmcs_record_get(VMCS_TERTIARY_CONTROLS) & VMX_PROC3_IPI_VIRT));
-	CHECK(!(vmcs_record_get(VMCS_PIN_CONTROLS) & (VMX_PIN_POSTED_INTR | VMX_PIN_EXT_INT_EXITING)));
-	CHECK(!(vmcs_record_get(VMCS_PROC_CONTROLS) & VMX_PROC_USE_TPR_SHADOW));
-	CHECK(!vmcs_record_has(VMCS_POSTED_INTR_DESC_ADDR) && !vmcs_record_has(VMCS_VIRTUAL_APIC_PAGE_ADDR));
+	CHECK(!vmcs_record_has(SDM_PID_POINTER_TABLE) && !vmcs_record_has(SDM_LAST_PID_POINTER_INDEX));
+	CHECK(!(vmcs_record_get(SDM_TERTIARY_CONTROLS) & SDM_PROC3_IPI_VIRT));
+	CHECK(!(vmcs_record_get(SDM_PIN_CONTROLS) & (SDM_PIN_POSTED_INTR | SDM_PIN_EXT_INT_EXITING)));
+	CHECK(!(vmcs_record_get(SDM_PROC_CONTROLS) & SDM_PROC_USE_TPR_SHADOW));
+	CHECK(!vmcs_record_has(SDM_POSTED_INTR_DESC_ADDR) && !vmcs_record_has(SDM_VIRTUAL_APIC_PAGE_ADDR));
 	CHECK_EQ(enters(&e, "synthetic spr+ipiv", IRQ_PARTITION, ST_LINUX), 0);
 }
 
@@ -298,110 +300,11 @@ TEST(vmcs_no_tertiary_profile_never_writes_tertiary)
 		CHECK_CONTAINS(e.cfg.ipiv_note, "off");
 		for (enum state s = ST_LINUX; s <= ST_AFTER_SIPI; s++) {
 			write_vmcs(&e, s);
-			CHECK(!vmcs_record_has(VMCS_TERTIARY_CONTROLS) && !vmcs_record_has(VMCS_PID_POINTER_TABLE));
-			CHECK(!(vmcs_record_get(VMCS_PROC_CONTROLS) & VMX_PROC_ACTIVATE_TERTIARY));
+			CHECK(!vmcs_record_has(SDM_TERTIARY_CONTROLS) && !vmcs_record_has(SDM_PID_POINTER_TABLE));
+			CHECK(!(vmcs_record_get(SDM_PROC_CONTROLS) & SDM_PROC_ACTIVATE_TERTIARY));
 			CHECK_EQ(enters(&e, "synthetic no tertiary", irq, s), 0);
 		}
 	}
-}
-
-/* ---- the virtualized ICR write against apic/pi.c ---- */
-
-#define ICR_FIXED_PHYS(dest, vec) (((uint64_t)(dest) << 32) | (vec))
-
-/* The same fixed, physical ICR write on both sides: the model on m, and on p
- * what the software path does with pi.c (lookup, then pi_post). */
-static struct ipiv_result post_both(struct pid_set *m, struct pid_set *p, uint32_t dest, uint8_t vec, bool *pi_notify)
-{
-	struct ipiv_result r = ipiv_model_icr_write(m->table, LAST_ID, ICR_FIXED_PHYS(dest, vec));
-	struct pi_desc *d = pid_table_lookup(p->table, LAST_ID, dest);
-	CHECK_EQ(r.apic_write_exit, d == NULL);
-	*pi_notify = d ? pi_post(d, vec) : false;
-	CHECK_EQ(r.notify, *pi_notify);
-	if (d && r.desc)
-		CHECK_EQ(r.desc - m->desc, d - p->desc);   /* the same APIC ID's descriptor */
-	return r;
-}
-
-static bool same_pir(const struct pi_desc *a, const struct pi_desc *b) { return !memcmp(a->pir, b->pir, sizeof a->pir); }
-
-TEST(vmcs_ipiv_icr_model_matches_pi)
-{
-	struct pid_set m, p;
-	bool pn;
-	pid_set_init(&m);
-	pid_set_init(&p);
-
-	/* Every valid ID: posted, ON set, notification NV to NDST. */
-	for (size_t i = 0; i < ARRAY_SIZE(apic_ids); i++) {
-		struct ipiv_result r = post_both(&m, &p, apic_ids[i], 0x20, &pn);
-		CHECK(!r.apic_write_exit && r.notify && pn);
-		CHECK(r.ndst == apic_ids[i] && r.nv == PI_NV && r.desc == &m.desc[i]);
-		CHECK_EQ(m.desc[i].pir[0], BIT(0x20));
-		CHECK(same_pir(&m.desc[i], &p.desc[i]));
-		CHECK((m.desc[i].control & PI_ON) && (p.desc[i].control & PI_ON));
-	}
-	/* A hole and an ID above the last index: APIC-write VM exit, nothing posted. */
-	CHECK(post_both(&m, &p, 1, 0x20, &pn).apic_write_exit);
-	CHECK(post_both(&m, &p, LAST_ID + 1, 0x20, &pn).apic_write_exit);
-
-	/* Not a fixed, physical, no-shorthand, edge IPI: the CPU exits (pi.c is not
-	 * involved; the exit handler decodes the ICR). */
-	static const uint32_t not_virtualized[] = {
-		1u << 8,                 /* lowest priority */
-		4u << 8,                 /* NMI */
-		5u << 8 | 1u << 14,      /* INIT */
-		6u << 8,                 /* start-up */
-		1u << 11,                /* logical destination */
-		1u << 15 | 1u << 14,     /* level-triggered */
-		1u << 18,                /* shorthand self */
-		2u << 18,                /* all including self */
-		3u << 18,                /* all excluding self */
-	};
-	struct pi_desc before = m.desc[1];
-	for (size_t i = 0; i < ARRAY_SIZE(not_virtualized); i++) {
-		struct ipiv_result r = ipiv_model_icr_write(m.table, LAST_ID, ICR_FIXED_PHYS(2, 0x41) | not_virtualized[i]);
-		CHECK(r.apic_write_exit && !r.notify && r.desc == NULL);
-	}
-	CHECK(!memcmp(&before, &m.desc[1], sizeof before));
-
-	/* ON already set: the next vectors land in PIR without a second notification;
-	 * vectors 0x20, 0x41, 0x80, 0xff cover all four PIR words. */
-	static const uint8_t vecs[] = { 0x41, 0x80, 0xff };
-	for (size_t i = 0; i < ARRAY_SIZE(vecs); i++) {
-		struct ipiv_result r = post_both(&m, &p, 5, vecs[i], &pn);
-		CHECK(!r.apic_write_exit && !r.notify && !pn);
-	}
-	CHECK(m.desc[2].pir[0] == BIT(0x20) && m.desc[2].pir[1] == BIT(0x41 - 64) &&
-	      m.desc[2].pir[2] == BIT(0x80 - 128) && m.desc[2].pir[3] == BIT(0xff - 192));
-	CHECK(same_pir(&m.desc[2], &p.desc[2]));
-	uint64_t taken[4];
-	pi_take(&p.desc[2], taken);
-	CHECK(taken[0] == BIT(0x20) && taken[1] == BIT(1) && taken[2] == BIT(0) && taken[3] == BIT(63));
-	CHECK(!(p.desc[2].control & PI_ON));
-
-	/* SN set (the target is not running): posted, no notification. The CPU
-	 * sets ON only together with sending the notification, so ON stays 0
-	 * (whoever clears SN checks PIR); pi_post does the same. */
-	m.desc[3].control = PI_SN;
-	p.desc[3].control = PI_SN;
-	memset(m.desc[3].pir, 0, sizeof m.desc[3].pir);
-	memset(p.desc[3].pir, 0, sizeof p.desc[3].pir);
-	struct ipiv_result r = post_both(&m, &p, LAST_ID, 0x80, &pn);
-	CHECK(!r.apic_write_exit && !r.notify && !pn);
-	CHECK(same_pir(&m.desc[3], &p.desc[3]));
-	CHECK_EQ(m.desc[3].pir[2], BIT(0));
-	CHECK_EQ(m.desc[3].control, PI_SN);            /* hardware: ON untouched */
-	CHECK_EQ(p.desc[3].control, PI_SN);            /* pi_post: the same */
-
-	/* An entry with a reserved bit (5:1) set: the SDM model exits; pid_table_set
-	 * never makes one (it masks bits 5:0 of the descriptor address). */
-	uint64_t saved = m.table[2];
-	m.table[2] |= 2;
-	CHECK(ipiv_model_icr_write(m.table, LAST_ID, ICR_FIXED_PHYS(2, 0x30)).apic_write_exit);
-	m.table[2] = saved;
-	pid_set_free(&m);
-	pid_set_free(&p);
 }
 
 /* ---- what the hypervisor refuses to run without ---- */
@@ -465,31 +368,31 @@ static int broken(const char *profile, bool (*load)(struct vmx_raw_caps *), enum
 TEST(vmcs_model_rejects_32bit_host_exit_controls)
 {
 	char why[512];
-	CHECK(broken(SKX, NULL, ST_LINUX, VMCS_EXIT_CONTROLS, VMX_EXIT_HOST_ADDR_SPACE_SIZE, 0, why, sizeof why) > 0);
+	CHECK(broken(SKX, NULL, ST_LINUX, SDM_EXIT_CONTROLS, SDM_EXIT_HOST_ADDR_SPACE_SIZE, 0, why, sizeof why) > 0);
 	CHECK_CONTAINS(why, "host address-space size");
 }
 
 TEST(vmcs_model_rejects_rflags_bit1_clear)
 {
 	char why[512];
-	CHECK_EQ(broken(SKX, NULL, ST_LINUX, VMCS_GUEST_RFLAGS, 2, 0, why, sizeof why), 1);
+	CHECK_EQ(broken(SKX, NULL, ST_LINUX, SDM_GUEST_RFLAGS, 2, 0, why, sizeof why), 1);
 	CHECK_CONTAINS(why, "[guest RFLAGS] GUEST_RFLAGS 0x0: reserved bit 1 must be 1");
 }
 
 static bool skx_with_pwl5(struct vmx_raw_caps *r)
 {
 	bool ok = fixture_load_profile(SKX, r);
-	r->ept_vpid |= VMX_EPT_CAP_PWL5;   /* SYNTHETIC: 5-level EPT allowed */
+	r->ept_vpid |= SDM_EPT_CAP_PWL5;   /* SYNTHETIC: 5-level EPT allowed */
 	return ok;
 }
 
 TEST(vmcs_model_rejects_eptp_walk_length_5_without_support)
 {
 	char why[512];
-	CHECK_EQ(broken(SKX, NULL, ST_LINUX, VMCS_EPT_POINTER, 0x38, 4 << 3, why, sizeof why), 1);
+	CHECK_EQ(broken(SKX, NULL, ST_LINUX, SDM_EPT_POINTER, 0x38, 4 << 3, why, sizeof why), 1);
 	CHECK_CONTAINS(why, "page-walk length 5 (bits 5:3 = 4) not supported");
 	/* The same EPTP is fine where IA32_VMX_EPT_VPID_CAP bit 7 allows it. */
-	CHECK_EQ(broken("synthetic pwl5", skx_with_pwl5, ST_LINUX, VMCS_EPT_POINTER, 0x38, 4 << 3, why, sizeof why), 0);
+	CHECK_EQ(broken("synthetic pwl5", skx_with_pwl5, ST_LINUX, SDM_EPT_POINTER, 0x38, 4 << 3, why, sizeof why), 0);
 }
 
 TEST(vmcs_model_rejects_each_broken_field)
@@ -500,48 +403,48 @@ TEST(vmcs_model_rejects_each_broken_field)
 		uint64_t clear, set;
 		const char *rule;
 	} cases[] = {
-		{ ST_LINUX, VMCS_PIN_CONTROLS, VMX_PIN_EXT_INT_EXITING, 0, "needs \"external-interrupt exiting\"" },
-		{ ST_LINUX, VMCS_PIN_CONTROLS, 0x16, 0, "bit 1 (reserved) must be 1" },
-		{ ST_LINUX, VMCS_EXIT_CONTROLS, VMX_EXIT_ACK_INTR_ON_EXIT, 0, "\"acknowledge interrupt on exit\"" },
-		{ ST_LINUX, VMCS_POSTED_INTR_DESC_ADDR, 0, 0x20, "not 64-byte aligned" },
-		{ ST_LINUX, VMCS_POSTED_INTR_NV, 0, 0x100, "bits 15:8 must be 0" },
-		{ ST_LINUX, VMCS_VPID, 0xffff, 0, "VPID 0000H" },
-		{ ST_LINUX, VMCS_MSR_BITMAP, 0, 0x800, "MSR-bitmap address" },
-		{ ST_LINUX, VMCS_CR3_TARGET_COUNT, 0, 5, "CR3-target count 5" },
-		{ ST_LINUX, VMCS_EPT_POINTER, 7, 1, "memory type 1" },
-		{ ST_LINUX, VMCS_ENTRY_CONTROLS, 0, VMX_ENTRY_TO_SMM, "entry to SMM" },
-		{ ST_LINUX, VMCS_HOST_CS_SEL, 0, 3, "HOST_CS_SEL 0xb: RPL and TI must be 0" },
-		{ ST_LINUX, VMCS_HOST_TR_SEL, 0xffff, 0, "HOST_TR_SEL must not be 0000H" },
-		{ ST_LINUX, VMCS_HOST_CR4, X86_CR4_PAE, 0, "PAE must be 1" },
-		{ ST_LINUX, VMCS_HOST_CR4, X86_CR4_VMXE, 0, "HOST_CR4" },
-		{ ST_LINUX, VMCS_HOST_EFER, BIT(10), 0, "LMA and LME must each equal" },
-		{ ST_LINUX, VMCS_HOST_RIP, 0, 0x0000800000000000ull, "HOST_RIP" },
-		{ ST_LINUX, VMCS_HOST_GS_BASE, 0, 0x0000800000000000ull, "HOST_GS_BASE" },
-		{ ST_LINUX, VMCS_GUEST_EFER, BIT(10), 0, "LMA must equal \"IA-32e mode guest\"" },
-		{ ST_LINUX, VMCS_GUEST_CR4, X86_CR4_PAE, 0, "needs CR0.PG and CR4.PAE" },
-		{ ST_LINUX, VMCS_GUEST_CR0, X86_CR0_NE, 0, "GUEST_CR0" },
-		{ ST_LINUX, VMCS_GUEST_CS_AR, 0, BIT(14), "L and D/B both 1" },
-		{ ST_LINUX, VMCS_GUEST_TR_AR, 0xf, 3, "TR type 3" },
-		{ ST_LINUX, VMCS_GUEST_TR_SEL, 0, 4, "TI must be 0" },
-		{ ST_LINUX, VMCS_GUEST_DS_AR, BIT(4), 0, "DS access rights 0xc083: S must be 1" },
-		{ ST_LINUX, VMCS_GUEST_SS_AR, BIT(15), 0, "SS limit 0xffffffff inconsistent with G" },
-		{ ST_LINUX, VMCS_GUEST_GDTR_LIMIT, 0, 0x10000, "bits 31:16 must be 0" },
-		{ ST_LINUX, VMCS_GUEST_RIP, 0, 0x0000800000000000ull, "not canonical (64-bit code)" },
-		{ ST_LINUX, VMCS_GUEST_RFLAGS, 0, BIT(17), "virtual-8086 CS must have base = selector << 4" },
-		{ ST_LINUX, VMCS_GUEST_DR7, 0, 1ull << 32, "GUEST_DR7" },
-		{ ST_LINUX, VMCS_GUEST_PAT, 0xff, 2, "GUEST_PAT 0x7040600070402 has an invalid memory type" },
-		{ ST_LINUX, VMCS_HOST_PAT, 0xff00, 0x300, "HOST_PAT" },
-		{ ST_LINUX, VMCS_LINK_POINTER, ~0ull, 0, "VMCS link pointer 0x0" },
-		{ ST_LINUX, VMCS_GUEST_ACTIVITY_STATE, 0, 4, "activity state 4" },
-		{ ST_LINUX, VMCS_GUEST_INTERRUPTIBILITY, 0, 1, "blocking by STI needs RFLAGS.IF 1" },
-		{ ST_WAIT_SIPI, VMCS_GUEST_INTERRUPTIBILITY, 0, 2, "activity state 3 with blocking by STI or MOV SS" },
-		{ ST_WAIT_SIPI, VMCS_GUEST_CS_AR, 0xf, 1, "CS type 1" },
-		{ ST_WAIT_SIPI, VMCS_GUEST_SS_AR, 0, 3 << 5, "non-conforming CS: DPL 0 must equal SS.DPL 3" },
-		{ ST_WAIT_SIPI, VMCS_GUEST_CR0, 0, X86_CR0_PG, "PG needs PE" },
-		{ ST_WAIT_SIPI, VMCS_GUEST_LDTR_AR, 0xf, 3, "LDTR type 3" },
-		{ ST_AFTER_SIPI, VMCS_GUEST_RIP, 0, 1ull << 32, "bits 63:32 must be 0 outside 64-bit mode" },
-		{ ST_AFTER_SIPI, VMCS_GUEST_CS_BASE, 0, 1ull << 32, "CS base 0x10009a000" },
-		{ ST_AFTER_SIPI, VMCS_GUEST_EFER, 0, BIT(10), "LMA must equal" },
+		{ ST_LINUX, SDM_PIN_CONTROLS, SDM_PIN_EXT_INT_EXITING, 0, "needs \"external-interrupt exiting\"" },
+		{ ST_LINUX, SDM_PIN_CONTROLS, 0x16, 0, "bit 1 (reserved) must be 1" },
+		{ ST_LINUX, SDM_EXIT_CONTROLS, SDM_EXIT_ACK_INTR_ON_EXIT, 0, "\"acknowledge interrupt on exit\"" },
+		{ ST_LINUX, SDM_POSTED_INTR_DESC_ADDR, 0, 0x20, "not 64-byte aligned" },
+		{ ST_LINUX, SDM_POSTED_INTR_NV, 0, 0x100, "bits 15:8 must be 0" },
+		{ ST_LINUX, SDM_VPID, 0xffff, 0, "VPID 0000H" },
+		{ ST_LINUX, SDM_MSR_BITMAP, 0, 0x800, "MSR-bitmap address" },
+		{ ST_LINUX, SDM_CR3_TARGET_COUNT, 0, 5, "CR3-target count 5" },
+		{ ST_LINUX, SDM_EPT_POINTER, 7, 1, "memory type 1" },
+		{ ST_LINUX, SDM_ENTRY_CONTROLS, 0, SDM_ENTRY_TO_SMM, "entry to SMM" },
+		{ ST_LINUX, SDM_HOST_CS_SEL, 0, 3, "HOST_CS_SEL 0xb: RPL and TI must be 0" },
+		{ ST_LINUX, SDM_HOST_TR_SEL, 0xffff, 0, "HOST_TR_SEL must not be 0000H" },
+		{ ST_LINUX, SDM_HOST_CR4, X86_CR4_PAE, 0, "PAE must be 1" },
+		{ ST_LINUX, SDM_HOST_CR4, X86_CR4_VMXE, 0, "HOST_CR4" },
+		{ ST_LINUX, SDM_HOST_EFER, BIT(10), 0, "LMA and LME must each equal" },
+		{ ST_LINUX, SDM_HOST_RIP, 0, 0x0000800000000000ull, "HOST_RIP" },
+		{ ST_LINUX, SDM_HOST_GS_BASE, 0, 0x0000800000000000ull, "HOST_GS_BASE" },
+		{ ST_LINUX, SDM_GUEST_EFER, BIT(10), 0, "LMA must equal \"IA-32e mode guest\"" },
+		{ ST_LINUX, SDM_GUEST_CR4, X86_CR4_PAE, 0, "needs CR0.PG and CR4.PAE" },
+		{ ST_LINUX, SDM_GUEST_CR0, X86_CR0_NE, 0, "GUEST_CR0" },
+		{ ST_LINUX, SDM_GUEST_CS_AR, 0, BIT(14), "L and D/B both 1" },
+		{ ST_LINUX, SDM_GUEST_TR_AR, 0xf, 3, "TR type 3" },
+		{ ST_LINUX, SDM_GUEST_TR_SEL, 0, 4, "TI must be 0" },
+		{ ST_LINUX, SDM_GUEST_DS_AR, BIT(4), 0, "DS access rights 0xc083: S must be 1" },
+		{ ST_LINUX, SDM_GUEST_SS_AR, BIT(15), 0, "SS limit 0xffffffff inconsistent with G" },
+		{ ST_LINUX, SDM_GUEST_GDTR_LIMIT, 0, 0x10000, "bits 31:16 must be 0" },
+		{ ST_LINUX, SDM_GUEST_RIP, 0, 0x0000800000000000ull, "not canonical (64-bit code)" },
+		{ ST_LINUX, SDM_GUEST_RFLAGS, 0, BIT(17), "virtual-8086 CS must have base = selector << 4" },
+		{ ST_LINUX, SDM_GUEST_DR7, 0, 1ull << 32, "GUEST_DR7" },
+		{ ST_LINUX, SDM_GUEST_PAT, 0xff, 2, "GUEST_PAT 0x7040600070402 has an invalid memory type" },
+		{ ST_LINUX, SDM_HOST_PAT, 0xff00, 0x300, "HOST_PAT" },
+		{ ST_LINUX, SDM_LINK_POINTER, ~0ull, 0, "VMCS link pointer 0x0" },
+		{ ST_LINUX, SDM_GUEST_ACTIVITY_STATE, 0, 4, "activity state 4" },
+		{ ST_LINUX, SDM_GUEST_INTERRUPTIBILITY, 0, 1, "blocking by STI needs RFLAGS.IF 1" },
+		{ ST_WAIT_SIPI, SDM_GUEST_INTERRUPTIBILITY, 0, 2, "activity state 3 with blocking by STI or MOV SS" },
+		{ ST_WAIT_SIPI, SDM_GUEST_CS_AR, 0xf, 1, "CS type 1" },
+		{ ST_WAIT_SIPI, SDM_GUEST_SS_AR, 0, 3 << 5, "non-conforming CS: DPL 0 must equal SS.DPL 3" },
+		{ ST_WAIT_SIPI, SDM_GUEST_CR0, 0, X86_CR0_PG, "PG needs PE" },
+		{ ST_WAIT_SIPI, SDM_GUEST_LDTR_AR, 0xf, 3, "LDTR type 3" },
+		{ ST_AFTER_SIPI, SDM_GUEST_RIP, 0, 1ull << 32, "bits 63:32 must be 0 outside 64-bit mode" },
+		{ ST_AFTER_SIPI, SDM_GUEST_CS_BASE, 0, 1ull << 32, "CS base 0x10009a000" },
+		{ ST_AFTER_SIPI, SDM_GUEST_EFER, 0, BIT(10), "LMA must equal" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char why[512] = "";
@@ -564,7 +467,7 @@ TEST(vmcs_model_checks_fields_and_activation)
 	CHECK(fixture_load_profile(SKX, &raw));
 	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, NULL), 0);
 	write_vmcs(&e, ST_LINUX);
-	vmcs_write(VMCS_TERTIARY_CONTROLS, 0);
+	vmcs_write(SDM_TERTIARY_CONTROLS, 0);
 	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 1);
 	CHECK_CONTAINS(why, "VMWRITE to TERTIARY_CONTROLS: the field exists only with the 1-setting of \"activate tertiary");
 
@@ -578,10 +481,10 @@ TEST(vmcs_model_checks_fields_and_activation)
 	/* Secondary controls are not checked while "activate secondary" is 0. */
 	CHECK_EQ(env_build(&e, &raw, IRQ_PARTITION, NULL), 0);
 	write_vmcs(&e, ST_LINUX);
-	vmcs_write(VMCS_PROC2_CONTROLS, 0xffffffff);
+	vmcs_write(SDM_PROC2_CONTROLS, 0xffffffff);
 	CHECK(vmentry_check(&e.c, why, sizeof why) > 0);
 	CHECK_CONTAINS(why, "proc2 controls 0xffffffff: bit");
-	vmcs_write(VMCS_PROC_CONTROLS, vmcs_record_get(VMCS_PROC_CONTROLS) & ~VMX_PROC_ACTIVATE_SECONDARY);
+	vmcs_write(SDM_PROC_CONTROLS, vmcs_record_get(SDM_PROC_CONTROLS) & ~SDM_PROC_ACTIVATE_SECONDARY);
 	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 0);   /* 64-bit guest: PE and PG set, no EPT needed */
 
 	/* IPIv without posted interrupts, and with a misaligned PID-pointer table. */
@@ -592,15 +495,15 @@ TEST(vmcs_model_checks_fields_and_activation)
 	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, &res), 0);
 	write_vmcs(&e, ST_LINUX);
 	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 0);
-	vmcs_write(VMCS_PID_POINTER_TABLE, (uintptr_t)s.table + 4);
+	vmcs_write(SDM_PID_POINTER_TABLE, (uintptr_t)s.table + 4);
 	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 1);
 	CHECK_CONTAINS(why, "PID-pointer table address");
 	write_vmcs(&e, ST_LINUX);
-	vmcs_write(VMCS_PIN_CONTROLS, vmcs_record_get(VMCS_PIN_CONTROLS) & ~VMX_PIN_POSTED_INTR);
+	vmcs_write(SDM_PIN_CONTROLS, vmcs_record_get(SDM_PIN_CONTROLS) & ~SDM_PIN_POSTED_INTR);
 	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 1);
 	CHECK_CONTAINS(why, "[hv] IPI virtualization needs");
 	write_vmcs(&e, ST_LINUX);
-	vmcs_write(VMCS_PROC_CONTROLS, vmcs_record_get(VMCS_PROC_CONTROLS) & ~VMX_PROC_USE_TPR_SHADOW);
+	vmcs_write(SDM_PROC_CONTROLS, vmcs_record_get(SDM_PROC_CONTROLS) & ~SDM_PROC_USE_TPR_SHADOW);
 	CHECK(vmentry_check(&e.c, why, sizeof why) > 0);
 	CHECK_CONTAINS(why, "without \"use TPR shadow\"");
 	pid_set_free(&s);
@@ -610,7 +513,7 @@ TEST(vmcs_model_checks_fields_and_activation)
 	CHECK(fixture_load_profile(SKX, &raw));
 	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, NULL), 0);
 	write_vmcs(&e, ST_WAIT_SIPI);
-	e.c.misc &= ~VMX_MISC_ACT_WAIT_SIPI;
+	e.c.misc &= ~SDM_MISC_ACT_WAIT_SIPI;
 	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 1);
 	CHECK_CONTAINS(why, "wait-for-SIPI not supported by IA32_VMX_MISC bit 8");
 }

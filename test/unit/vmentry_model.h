@@ -19,21 +19,9 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "../../vmx/caps.h"
-#include "../../apic/pi.h"
 
 /* Returns 0 when VM entry would succeed, else the number of violations; the
  * first one, naming the rule and the field, goes to why (may be NULL). */
 int vmentry_check(const struct vmx_caps *c, char *why, size_t n);
 
-/* A guest WRMSR to the x2APIC ICR (0x830) with "IPI virtualization" on. */
-struct ipiv_result {
-	bool apic_write_exit;     /* not virtualized: APIC-write VM exit */
-	bool notify;              /* a notification IPI was sent ... */
-	uint32_t ndst;            /* ... to this physical APIC ID (PID.NDST) */
-	uint8_t nv;               /* ... with this vector (PID.NV) */
-	struct pi_desc *desc;     /* the descriptor written, NULL on exit */
-};
-/* table/last: the PID-pointer table (entries hold host pointers, as the host
- * tests use them for physical addresses) and LAST_PID_POINTER_INDEX. */
-struct ipiv_result ipiv_model_icr_write(const uint64_t *table, uint32_t last, uint64_t icr);
 #endif
