@@ -105,8 +105,11 @@ enum ipi_result ipi_fast(const struct ipi_domain *d, uint32_t self, uint64_t icr
 enum ipi_result ipi_icr_write(const struct ipi_domain *d, uint32_t self, uint64_t icr, struct ipi_src_stats *st);
 
 /* KVM_HC_SEND_IPI. Returns the number of vCPUs delivered to, or -KVM_EINVAL
- * for a logical destination, a shorthand, or a delivery mode other than
- * fixed, lowest priority or NMI. APIC IDs that are no vCPU are skipped. */
+ * for a logical destination, a shorthand, a delivery mode other than fixed,
+ * lowest priority or NMI, or a fixed/lowest-priority vector below 16. APIC
+ * IDs that are no vCPU are skipped and counted as dropped; lowest priority
+ * delivers to every listed vCPU (as KVM does). 'self' is the sender's vCPU
+ * index, here and above. */
 int64_t ipi_pv_send(const struct ipi_domain *d, uint32_t self, uint64_t bitmap_low, uint64_t bitmap_high,
 		    uint64_t min, uint64_t icr, struct ipi_src_stats *st);
 #endif

@@ -153,6 +153,15 @@ void virq_before_entry(struct vcpu *v)
 		return;
 	timer_check(v);
 	host_timer_program(v);
+	/* A vCPU that exited from HLT (its RIP is past the HLT) resumes
+	 * active, as after any wake-up, so the interrupt that made it exit,
+	 * now posted, is taken at once: Bochs 3.0 re-enters the HLT state and
+	 * does not wake it for a notification already pending at entry. A
+	 * wake-up the guest did not need costs it one pass of its idle loop. */
+	if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT) {
+		vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
+		v->hlt_resumes++;
+	}
 	/* Posted vectors need nothing here: whoever set ON sent the
 	 * notification, this vCPU's own posts included, and the CPU processes
 	 * it right after the entry (SDM Vol. 3C, "Posted-Interrupt
@@ -365,9 +374,9 @@ void virq_report(struct vcpu *v)
 	if (s->pv_calls)
 		pr_info("hvstat: cpu=%u pv_ipi calls=%llu targets=%llu errors=%llu\n", i, (unsigned long long)s->pv_calls,
 			(unsigned long long)s->pv_targets, (unsigned long long)s->pv_errors);
-	pr_info("hvstat: cpu=%u posted=%llu notified=%llu notify_exits=%llu timer_posts=%llu\n", i,
+	pr_info("hvstat: cpu=%u posted=%llu notified=%llu notify_exits=%llu timer_posts=%llu hlt_resumes=%llu\n", i,
 		(unsigned long long)t->posts, (unsigned long long)t->notifies, (unsigned long long)v->notify_in_root,
-		(unsigned long long)v->timer_posts);
+		(unsigned long long)v->timer_posts, (unsigned long long)v->hlt_resumes);
 	for (unsigned vec = 0; vec < 256; vec++)
 		if (v->extint[vec])
 			pr_info("hvstat: cpu=%u extint vector=0x%02x count=%u%s\n", i, vec, v->extint[vec],
