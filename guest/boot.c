@@ -13,7 +13,7 @@ static void build_boot_tables(void)
 	uint64_t *pdpt = (uint64_t *)(uintptr_t)GUEST_PDPT;
 	uint64_t *pd = (uint64_t *)(uintptr_t)GUEST_PD;
 
-	memset((void *)(uintptr_t)GUEST_GDT, 0, GUEST_BOOT_END - GUEST_GDT);
+	memset((void *)(uintptr_t)GUEST_GDT, 0, GUEST_ACPI - GUEST_GDT);   /* the ACPI copies follow */
 	gdt[2] = 0x00af9a000000ffffull;   /* __BOOT_CS 0x10: 64-bit code */
 	gdt[3] = 0x00cf92000000ffffull;   /* __BOOT_DS 0x18: data */
 	pml4[0] = GUEST_PDPT | 3;
