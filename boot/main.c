@@ -107,6 +107,8 @@ static __noreturn void start_guest(struct boot_info *bi)
 		pr_info("acpi: the guest's RSDP, root tables and MADT are copies at 0x%llx: %u vCPUs, %u processor entries disabled\n",
 			(unsigned long long)rsdp, ncpus, disabled);
 	}
+	pr_info("acpi: sleep states S1-S4 hidden from the guest (%u DSDT objects renamed); only S5 ends the machine\n",
+		acpi_hide_sleep_states(acpi.dsdt));
 	if (guest_prepare(bi, rsdp, bi->image_start, &gb, err, sizeof err))
 		fail(err);
 

@@ -130,3 +130,25 @@ full:
 		 madt_len, buf_size);
 	return -1;
 }
+
+#define AML_NAME_OP 0x08
+#define AML_ROOT '\\'
+
+uint32_t acpi_hide_sleep_states(paddr_t dsdt)
+{
+	if (!dsdt)
+		return 0;
+	uint8_t *t = (uint8_t *)(uintptr_t)dsdt;
+	uint32_t len = rd32(t + 4), n = 0;
+	for (uint32_t i = SDT_HEADER + 1; i + 4 <= len; i++) {
+		uint32_t op = t[i - 1] == AML_ROOT && i >= SDT_HEADER + 2 ? i - 2 : i - 1;
+		if (t[op] != AML_NAME_OP || t[i] != '_' || t[i + 1] != 'S' || t[i + 2] < '1' || t[i + 2] > '4' ||
+		    t[i + 3] != '_')
+			continue;
+		t[i] = 'X';
+		n++;
+	}
+	if (n)
+		fix_checksum(t, len, 9);
+	return n;
+}

@@ -14,4 +14,9 @@
  * disabled, or -1 with err naming what does not fit or is missing. */
 int acpi_guest_copy(const struct acpi_info *a, const uint32_t *vcpu_ids, uint32_t nvcpus, uint8_t *buf,
 		    size_t buf_size, paddr_t buf_pa, paddr_t *rsdp_pa, uint32_t *disabled, char *err, size_t errlen);
+/* Renames the DSDT's \_S1_ .. \_S4_ objects (a NameOp defining them) to
+ * XS1_ .. XS4_ in place and fixes its checksum, so the guest sees those
+ * sleep states unsupported: their resume would run it outside VMX. Only
+ * S5 stays. Returns how many were hidden. */
+uint32_t acpi_hide_sleep_states(paddr_t dsdt);
 #endif

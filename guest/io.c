@@ -38,25 +38,44 @@ bool io_bitmap_intercepts(const uint8_t *a, const uint8_t *b, uint16_t port)
 	return bm[bit / 8] & (1 << (bit % 8));
 }
 
-/* The PM1 control register's view of a write: a byte at cnt+1 is its high half. */
-static bool pm1_slp_en(uint32_t cnt, uint16_t port, uint32_t value)
+/* The PM1 control register's view of a write (a byte at cnt+1 is its high
+ * half): whether it sets SLP_EN, and with which SLP_TYP (bits 12:10). */
+static bool pm1_slp_en(uint32_t cnt, uint16_t port, uint32_t value, uint32_t *typ)
 {
 	if (!cnt)
 		return false;
-	if (port == cnt)
-		return value & ACPI_SLP_EN;
 	if (port == cnt + 1)
-		return (value << 8) & ACPI_SLP_EN;
-	return false;
+		value <<= 8;
+	else if (port != cnt)
+		return false;
+	*typ = (value >> 10) & 7;
+	return value & ACPI_SLP_EN;
+}
+
+/* SLP_EN of PM1a or PM1b: 1 for S5 (or any state when \_S5_ is unknown),
+ * -1 for another sleep state, 0 for no sleep request. */
+static int sleep_request(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size)
+{
+	uint32_t typ;
+	if (size < 4)
+		value &= (1u << (size * 8)) - 1;
+	if (pm1_slp_en(acpi->pm1a_cnt, port, value, &typ))
+		return !acpi->s5_valid || typ == acpi->slp_typa ? 1 : -1;
+	if (pm1_slp_en(acpi->pm1b_cnt, port, value, &typ))
+		return !acpi->s5_valid || typ == acpi->slp_typb ? 1 : -1;
+	return 0;
+}
+
+bool io_write_is_sleep(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size)
+{
+	return sleep_request(acpi, port, value, size) < 0;
 }
 
 bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size,
 			   const char **why)
 {
-	if (size < 4)
-		value &= (1u << (size * 8)) - 1;
-	if (pm1_slp_en(acpi->pm1a_cnt, port, value) || pm1_slp_en(acpi->pm1b_cnt, port, value)) {
-		*why = "ACPI sleep (SLP_EN in PM1 control)";
+	if (sleep_request(acpi, port, value, size) > 0) {
+		*why = "ACPI S5 (SLP_EN in PM1 control)";
 		return true;
 	}
 	if (port == PORT_BOCHS_SHUTDOWN) {

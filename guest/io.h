@@ -11,6 +11,10 @@ bool io_bitmap_intercepts(const uint8_t *a, const uint8_t *b, uint16_t port);
 /* Called for an intercepted OUT of 'size' bytes (1, 2 or 4) before it is
  * carried out: true when the write ends the machine (ACPI sleep, emulator
  * exit) and why. */
+/* An intercepted OUT that asks for a sleep state other than S5 (S1-S4):
+ * the hypervisor drops it, since resuming from those states would run the
+ * guest outside VMX (the guest's DSDT no longer offers them). */
+bool io_write_is_sleep(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size);
 bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size,
 			   const char **why);
 #endif

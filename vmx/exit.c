@@ -295,6 +295,13 @@ static void exit_io(struct vcpu *v)
 		v->regs.rax = size == 4 ? val : (v->regs.rax & ~mask) | (val & mask);
 	} else {
 		uint32_t val = (uint32_t)v->regs.rax;
+		if (io_write_is_sleep(vmx_env.acpi, port, val, size)) {
+			if (v->sleep_refused++ < 4)
+				pr_warn("hv: guest asks for an ACPI sleep state other than S5 (port 0x%x value 0x%x): dropped\n",
+					port, val);
+			vcpu_skip_insn(v);
+			return;
+		}
 		if (io_write_ends_machine(vmx_env.acpi, port, val, size, &why) &&
 		    !__atomic_exchange_n(&machine_ending, true, __ATOMIC_SEQ_CST)) {
 			pr_info("hv: guest ends the machine on cpu%u: %s (port 0x%x value 0x%x)\n", v->index, why, port, val);

@@ -30,6 +30,8 @@ void report_print(const char *why)
 			pr_info("hvstat: cpu=%u port=0x%x reads=%u writes=%u\n", i, v->io_stats.e[m].key,
 				v->io_stats.e[m].reads, v->io_stats.e[m].writes);
 		virq_report(v);
+		if (v->sleep_refused)
+			pr_info("hvstat: cpu=%u sleep_refused=%llu\n", i, (unsigned long long)v->sleep_refused);
 		if (v->xsetbv_refused)
 			pr_info("hvstat: cpu=%u xsetbv_refused=%llu\n", i, (unsigned long long)v->xsetbv_refused);
 		if (v->ept_hv_faults)

@@ -38,6 +38,7 @@ struct vcpu {
 	struct access_stats msr_stats, io_stats;
 	uint64_t ept_hv_faults;
 	uint64_t xsetbv_refused;         /* invalid XSETBVs answered with #GP */
+	uint64_t sleep_refused;          /* S1-S4 requests dropped */
 	uint64_t sipi_base;              /* CS base the last SIPI set, for the latched INIT */
 	/* the virtual interrupt model (vmx/virq.c) */
 	uint8_t *vapic;                  /* virtual-APIC page */

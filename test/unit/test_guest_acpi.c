@@ -70,6 +70,29 @@ static uint32_t madt_flags_of(const uint8_t *madt, uint32_t id)
 	return 0xdead;
 }
 
+/* A DSDT with Name(_S3_, ...), Name(\\_S4_, ...), Name(_S5_, ...) and a
+ * method called _S3_ elsewhere (no NameOp before it): only the first two go. */
+TEST(guest_acpi_hides_s1_to_s4)
+{
+	static uint8_t d[128];
+	memset(d, 0, sizeof d);
+	header(d, "DSDT", 80);
+	static const uint8_t body[] = { 0x08, '_', 'S', '3', '_', 0x12, 0x04, 0x01, 0x0a, 0x05,
+					0x08, '\\', '_', 'S', '4', '_', 0x12, 0x04, 0x01, 0x0a, 0x06,
+					0x08, '_', 'S', '5', '_', 0x12, 0x04, 0x01, 0x0a, 0x00,
+					0x14, '_', 'S', '3', '_', 0x00 };
+	memcpy(d + 36, body, sizeof body);
+	csum(d, 80, 9);
+	CHECK_EQ(acpi_hide_sleep_states((paddr_t)(uintptr_t)d), 2);
+	CHECK(!memcmp(d + 37, "XS3_", 4));
+	CHECK(!memcmp(d + 48, "XS4_", 4));
+	CHECK(!memcmp(d + 58, "_S5_", 4));
+	CHECK(!memcmp(d + 68, "_S3_", 4));
+	CHECK_EQ(sum(d, 80), 0);
+	CHECK_EQ(acpi_hide_sleep_states((paddr_t)(uintptr_t)d), 0);     /* idempotent */
+	CHECK_EQ(acpi_hide_sleep_states(0), 0);
+}
+
 TEST(guest_acpi_copy_disables_non_vcpus)
 {
 	mem = mmap(NULL, 4 * 4096 + OUT_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);

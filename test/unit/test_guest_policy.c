@@ -417,6 +417,26 @@ TEST(io_write_ends_machine_cases)
 		CHECK(!io_write_ends_machine(acpi, other[i], 0xffffffff, 2, &why));
 	}
 
+	/* With \_S5_ known (SLP_TYPa 5, SLP_TYPb 7), only S5 ends the machine;
+	 * another SLP_TYP with SLP_EN is a sleep state, dropped. */
+	struct acpi_info *s5 = pm1(0xb004, 0x804);
+	s5->s5_valid = true;
+	s5->slp_typa = 5;
+	s5->slp_typb = 7;
+	CHECK(io_write_ends_machine(s5, 0xb004, BIT(13) | (5 << 10), 2, &why));
+	CHECK(!io_write_is_sleep(s5, 0xb004, BIT(13) | (5 << 10), 2));
+	for (uint32_t typ = 0; typ < 8; typ++) {
+		if (typ == 5)
+			continue;
+		CHECK(!io_write_ends_machine(s5, 0xb004, BIT(13) | (typ << 10), 2, &why));
+		CHECK(io_write_is_sleep(s5, 0xb004, BIT(13) | (typ << 10), 2));
+		CHECK(io_write_is_sleep(s5, 0xb005, 0x20 | (typ << 2), 1));
+		CHECK(!io_write_is_sleep(s5, 0xb004, typ << 10, 2));       /* no SLP_EN */
+	}
+	CHECK(io_write_ends_machine(s5, 0x804, BIT(13) | (7 << 10), 2, &why));
+	CHECK(io_write_is_sleep(s5, 0x804, BIT(13) | (5 << 10), 2));
+	CHECK(!io_write_is_sleep(s5, 0x3f8, 0xffff, 2));
+
 	/* Without a second PM1 block only PM1a counts. */
 	acpi = pm1(0xb004, 0);
 	CHECK(io_write_ends_machine(acpi, 0xb004, BIT(13), 2, &why));
