@@ -13,13 +13,14 @@
 #define KVM_EINVAL 22
 #define KVM_HC_SEND_IPI_NR 10               /* PV send-IPI, when advertised */
 #define HC_HV_BASE      0x48560000u         /* "HV": this hypervisor's calls */
-#define HC_HV_REPORT    (HC_HV_BASE + 1)    /* print the exit report; allowed from user mode */
+#define HC_HV_REPORT    (HC_HV_BASE + 1)    /* print the exit report; from user mode once a second */
 #define HC_HV_IPI_POSTS (HC_HV_BASE + 2)    /* RBX = x2APIC ID, RCX = vector: posts of it into that vCPU */
 #define HC_HV_EXITS     (HC_HV_BASE + 3)    /* RBX = x2APIC ID: VM exits of that vCPU so far */
 
 struct hc_call {
 	uint64_t nr, a0, a1, a2, a3;         /* RAX, RBX, RCX, RDX, RSI */
 	bool user;                           /* made at CPL > 0 */
+	uint64_t now_us;                     /* the time of the call, for rate limits */
 };
 
 /* What the running hypervisor offers; a NULL service makes its calls -KVM_ENOSYS. */
@@ -29,6 +30,10 @@ struct hc_ops {
 	int64_t (*vec_posts)(uint32_t apic_id, uint32_t vector);   /* < 0: no such vCPU */
 	int64_t (*exits)(uint32_t apic_id);                        /* < 0: no such vCPU */
 };
+
+/* A user-mode report more often than this is refused (-KVM_EPERM), so that
+ * no guest process can flood the serial console; the kernel is not limited. */
+#define HC_USER_REPORT_INTERVAL_US 1000000ull
 
 /* Returns the value for RAX. */
 uint64_t hypercall(const struct hc_ops *ops, void *ctx, uint32_t cpu, const struct hc_call *c);

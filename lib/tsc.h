@@ -7,4 +7,5 @@ extern uint64_t tsc_khz;
 void tsc_calibrate(void);
 void udelay(uint64_t us);
 static inline uint64_t tsc_from_us(uint64_t us) { return us * tsc_khz / 1000; }
+static inline uint64_t tsc_to_us(uint64_t t) { return tsc_khz ? t / tsc_khz * 1000 + t % tsc_khz * 1000 / tsc_khz : 0; }
 #endif

@@ -12,6 +12,7 @@
 #include "../lib/power.h"
 #include "../lib/string.h"
 #include "../lib/serial.h"
+#include "../lib/tsc.h"
 #include "../guest/cpuid.h"
 #include "../guest/msr.h"
 #include "../guest/io.h"
@@ -377,7 +378,8 @@ static void exit_vmcall(struct vcpu *v)
 		.exits = hc_exits,
 	};
 	const struct hc_call c = { .nr = v->regs.rax, .a0 = v->regs.rbx, .a1 = v->regs.rcx, .a2 = v->regs.rdx,
-				   .a3 = v->regs.rsi, .user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) != 0 };
+				   .a3 = v->regs.rsi, .user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) != 0,
+				   .now_us = tsc_to_us(rdtsc()) };
 	v->regs.rax = hypercall(&ops, v, v->index, &c);
 	vcpu_skip_insn(v);
 }
