@@ -116,11 +116,32 @@ static uint64_t map_2m(const struct ept_ctx *x, uint64_t base, bool large_ok)
 		x->st->pages_2m++;
 		return leaf(base, t, true);
 	}
-	if (t == T_HV) {
-		x->st->holes_4k += 512;
-		return 0;
-	}
+	/* A hypervisor-only region gets its page table too, all holes: the
+	 * sink (ept_map_sink) fills a hole at run time without allocating. */
 	return map_4k(x, base);
+}
+
+static uint64_t *next_table(uint64_t e)
+{
+	if (!(e & EPT_R) || (e & EPT_LARGE))
+		return NULL;
+	return (uint64_t *)(uintptr_t)(e & 0x000ffffffffff000ull);
+}
+
+bool ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink)
+{
+	uint64_t *t = (uint64_t *)(uintptr_t)(eptp & ~0xfffull);
+	for (int shift = 39; shift > 12; shift -= 9) {
+		t = next_table(t[(gpa >> shift) & 511]);
+		if (!t)
+			return false;
+	}
+	uint64_t *pte = &t[(gpa >> 12) & 511];
+	uint64_t want = leaf(sink, MTRR_WB, false);
+	uint64_t old = 0;
+	/* Another vCPU may have filled it first: either way it is the sink. */
+	return __atomic_compare_exchange_n(pte, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ||
+	       old == want;
 }
 
 uint64_t ept_build(const struct memmap *m, const struct mtrr_state *mtrr, const struct vmx_caps *c,

@@ -23,6 +23,10 @@ uint64_t ept_build(const struct memmap *m, const struct mtrr_state *mtrr, const 
 		   uint64_t end, struct ept_stats *st);
 /* Memory type class of [a, b): 0 = WB, 1 = UC, 2 = hypervisor (unmapped), 3 = mixed. */
 int ept_region_class(const struct memmap *m, uint64_t a, uint64_t b);
+/* Maps the 4 KiB hole at gpa (a hypervisor page) to the page 'sink'
+ * (read, write, execute, write-back). Returns false when gpa has no 4 KiB
+ * slot (it is mapped by a large page, or lies beyond the map). */
+bool ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink);
 /* INVEPT all-context (falls back to single-context). */
 void ept_invalidate(uint64_t eptp, const struct vmx_caps *c);
 #endif

@@ -5,6 +5,8 @@
 #include "vmcs_ops.h"
 #include "report.h"
 #include "virq.h"
+#include "ept.h"
+#include "../lib/spinlock.h"
 #include "../lib/printk.h"
 #include "../lib/cpu.h"
 #include "../lib/memmap.h"
@@ -320,8 +322,13 @@ static void exit_io(struct vcpu *v)
 	vcpu_skip_insn(v);
 }
 
-/* Only the hypervisor's own ranges are missing from the EPT: report the
- * access and answer it with a page fault, as for an unmapped address. */
+/* Only the hypervisor's own ranges are missing from the EPT. A guest access
+ * to one maps that page to the sink, a page of the hypervisor's that holds
+ * no data of it (all-ones until the guest writes it): the access completes
+ * with a defined result, as on a machine where the memory does not exist,
+ * it never livelocks on a retried fault, and each page is reported once. */
+static uint8_t *ept_sink;
+static spinlock_t sink_lock;
 static void exit_ept_violation(struct vcpu *v)
 {
 	uint64_t gpa = vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS);
@@ -335,6 +342,21 @@ static void exit_ept_violation(struct vcpu *v)
 	}
 	bool write = v->qual & BIT(1), fetch = v->qual & BIT(2);
 	bool user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) == 3;
+	spin_lock(&sink_lock);
+	if (!ept_sink) {
+		ept_sink = page_alloc(1);
+		memset(ept_sink, 0xff, PAGE_SIZE);
+	}
+	bool sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)ept_sink);
+	spin_unlock(&sink_lock);
+	if (sunk) {
+		ept_invalidate(vmx_env.cfg.eptp, vmx_env.caps);
+		if (v->ept_hv_faults++ < 8)
+			pr_warn("hv: EPT: guest %s of hypervisor memory at GPA 0x%llx (linear 0x%llx, rip 0x%llx) on cpu%u: denied, page mapped to the sink\n",
+				fetch ? "fetch" : write ? "write" : "read", (unsigned long long)gpa,
+				(unsigned long long)gla, (unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index);
+		return;
+	}
 	if (v->ept_hv_faults++ < 8)
 		pr_warn("hv: EPT: guest %s of hypervisor memory at GPA 0x%llx (linear 0x%llx, rip 0x%llx) on cpu%u: denied, #PF injected\n",
 			fetch ? "fetch" : write ? "write" : "read", (unsigned long long)gpa, (unsigned long long)gla,

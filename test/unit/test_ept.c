@@ -216,12 +216,13 @@ static void check_pd(struct tree *t, const struct built *b, uint64_t *pd, uint64
 			t->p2m++;
 			continue;
 		}
-		if (cls == C_HV && (b->caps.ept_2m || !e)) {
-			/* Left out at this level (required with 2M pages: no table needed). */
-			if (e)
-				tree_bad(t, "hypervisor 2M entry", base, e, 0);
-			t->holes += 512;
+		if (cls == C_HV) {
+			/* A page table of holes, so that the sink (ept_map_sink) fills
+			 * one at run time without allocating. */
+			if (!is_table(t, e, base))
+				continue;
 			t->hv_2m++;
+			check_pt(t, b, table_of(e), base);
 			continue;
 		}
 		if (!is_table(t, e, base))
@@ -324,8 +325,8 @@ static void common_samples(const struct built *b, int pd_level)
 	EXPECT_AT(b, MIB(8), MT_WB, pd_level);      /* boot data + RAM: both WB */
 	EXPECT_AT(b, MIB(8) + 0x4fff, MT_WB, pd_level);
 	EXPECT_AT(b, MIB(198), MT_WB, pd_level);
-	EXPECT_AT(b, MIB(200), -1, 2);              /* hypervisor-only 2M: left out at the PD */
-	EXPECT_AT(b, MIB(248) - 1, -1, 2);
+	EXPECT_AT(b, MIB(200), -1, 1);              /* hypervisor-only 2M: a table of holes */
+	EXPECT_AT(b, MIB(248) - 1, -1, 1);
 	EXPECT_AT(b, MIB(248), MT_WB, pd_level);
 	EXPECT_AT(b, MIB(256) - KIB(64), MT_WB, pd_level);   /* ACPI next to RAM */
 	EXPECT_AT(b, MIB(256), MT_UC, pd_level);    /* the hole above */
@@ -356,7 +357,7 @@ TEST(ept_1g_and_2m_pages)
 	/* Split 2M regions: [0,2M), [2M,4M) and, with 256M-64K ACPI both WB, nothing else. */
 	CHECK_EQ(b.st.pages_4k + b.st.holes_4k, 512 * 2 + MIB(48) / PAGE_SIZE);
 	CHECK_EQ(b.st.pages_4k, 2 * 512 - 0x20);
-	CHECK_EQ(b.st.tables, 1 + 1 + 2 + 2);       /* PML4, PDPT, 2 PDs, 2 PTs */
+	CHECK_EQ(b.st.tables, 1 + 1 + 2 + 2 + MIB(48) / MIB(2));   /* PML4, PDPT, 2 PDs, 2 PTs, 24 PTs of holes */
 	done(&b);
 }
 
@@ -373,7 +374,7 @@ TEST(ept_2m_pages_without_1g)
 	EXPECT_AT(&b, GIB(4), MT_WB, 2);
 	CHECK_EQ(b.st.pages_1g, 0);
 	CHECK_EQ(b.st.pages_2m, 6 * 512 - 2 - MIB(48) / MIB(2));
-	CHECK_EQ(b.st.tables, 1 + 1 + 6 + 2);
+	CHECK_EQ(b.st.tables, 1 + 1 + 6 + 2 + MIB(48) / MIB(2));
 	done(&b);
 }
 
@@ -423,7 +424,7 @@ TEST(ept_end_past_512g_uses_a_second_pml4_entry)
 	EXPECT_AT(&b, GIB(512) + 5, MT_UC, 3);
 	EXPECT_AT(&b, GIB(513), -1, 3);             /* past the end: not mapped */
 	CHECK_EQ(b.st.pages_1g, 513 - 2);
-	CHECK_EQ(b.st.tables, 1 + 2 + 2 + 2);
+	CHECK_EQ(b.st.tables, 1 + 2 + 2 + 2 + MIB(48) / MIB(2));
 	done(&b);
 }
 
@@ -463,8 +464,8 @@ TEST(ept_nvs_bad_and_unaligned_edges)
 	EXPECT_AT(&b, MIB(9), MT_UC, 1);                /* bad memory is UC */
 	EXPECT_AT(&b, MIB(9) + PAGE_SIZE, MT_WB, 1);
 	EXPECT_AT(&b, MIB(16), MT_UC, 2);
-	EXPECT_AT(&b, MIB(6), -1, 2);                   /* left out at the PD level */
-	EXPECT_AT(&b, MIB(8) - 1, -1, 2);
+	EXPECT_AT(&b, MIB(6), -1, 1);                   /* a page table of holes */
+	EXPECT_AT(&b, MIB(8) - 1, -1, 1);
 	CHECK_EQ(b.st.holes_4k, 512);
 	done(&b);
 }
@@ -499,4 +500,30 @@ TEST(ept_region_class_cases)
 	CHECK_EQ(ept_region_class(&h, MIB(2), MIB(4)), C_MIXED);
 	CHECK_EQ(ept_region_class(&h, MIB(1), MIB(3)), C_MIXED);
 	CHECK_EQ(ept_region_class(&h, 0, MIB(1)), C_UC);                 /* nothing covers it */
+}
+
+/* The sink: a hypervisor page the guest touched becomes a mapping of one
+ * shared page (RWX, WB), once; large-page memory has no slot to fill. */
+TEST(ept_sink_fills_a_hole_once)
+{
+	struct built b;
+	const struct memmap *m = main_map();
+	build(&b, m, true, true, memmap_end(m));
+	static uint8_t sink_page[4096] __attribute__((aligned(4096)));
+	paddr_t sink = (paddr_t)(uintptr_t)sink_page;
+	int mt, level;
+	bool present;
+	CHECK(ept_map_sink(b.eptp, MIB(200) + 0x5123, sink));
+	uint64_t e = ept_walk(b.eptp, MIB(200) + 0x5123, &mt, &present, &level);
+	CHECK(present);
+	CHECK_EQ(e, sink | 7 | (6 << 3));                           /* RWX, WB */
+	CHECK_EQ(mt, 6);
+	CHECK_EQ(level, 1);
+	CHECK(ept_map_sink(b.eptp, MIB(200) + 0x5000, sink));      /* again: still the sink */
+	ept_walk(b.eptp, MIB(200) + 0x6000, &mt, &present, &level); /* its neighbour stays a hole */
+	CHECK(!present);
+	CHECK(ept_map_sink(b.eptp, MIB(2) + 0x1000, sink));         /* a hole in a split 2M */
+	CHECK(!ept_map_sink(b.eptp, MIB(4), sink));                 /* RAM in a 2M page: no slot */
+	CHECK(!ept_map_sink(b.eptp, GIB(1), sink));                 /* a 1G page */
+	done(&b);
 }
