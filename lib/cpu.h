@@ -51,6 +51,7 @@ static inline __noreturn void cpu_halt_forever(void) { for (;;) { cli(); hlt(); 
 #define X86_CR0_CD BIT(30)
 #define X86_CR0_PG BIT(31)
 #define X86_CR4_PAE BIT(5)
+#define X86_CR4_PCIDE  BIT(17)
 #define X86_CR4_PGE BIT(7)
 #define X86_CR4_VMXE BIT(13)
 #define X86_CR4_OSXSAVE BIT(18)

@@ -6,6 +6,7 @@
 #include "report.h"
 #include "virq.h"
 #include "ept.h"
+#include "vmx_defs.h"
 #include "../lib/spinlock.h"
 #include "../lib/printk.h"
 #include "../lib/cpu.h"
@@ -15,6 +16,7 @@
 #include "../lib/string.h"
 #include "../lib/serial.h"
 #include "../lib/tsc.h"
+#include "../lib/msr.h"
 #include "../guest/cpuid.h"
 #include "../guest/msr.h"
 #include "../guest/io.h"
@@ -214,12 +216,77 @@ static uint64_t *gpr(struct vcpu *v, unsigned n)
 	return map[n & 15];
 }
 
+/* INVVPID (SDM Vol. 3C, "INVVPID"): type 0 one address, 1 one VPID. */
+static void invvpid(unsigned type, uint16_t vpid, uint64_t la)
+{
+	struct { uint64_t vpid, la; } desc = { vpid, la };
+	__asm__ volatile("invvpid %0, %1" :: "m"(desc), "r"((uint64_t)type) : "cc", "memory");
+}
+
+/* The guest's TLB flush of a MOV to CR3 or an INVLPG, when the CPU forced
+ * their exiting on: with VPIDs, the guest's own translations go; without,
+ * every VM entry flushes them anyway. */
+static void guest_tlb_flush(struct vcpu *v, bool one, uint64_t la)
+{
+	if (!(vmx_env.cfg.proc2 & VMX_PROC2_VPID))
+		return;
+	invvpid(one ? 0 : 1, (uint16_t)(v->index + 1), la);
+}
+
+/* CR3 and CR8 accesses exit only on a CPU that forces their exiting on
+ * (the adjusted controls ask for none): emulate them. */
+static void cr_forced(struct vcpu *v, unsigned cr, unsigned type)
+{
+	uint64_t *r = gpr(v, (v->qual >> 8) & 15);
+	if (type > 1 || ((v->qual >> 8) & 15) == 4)
+		exit_unhandled(v);              /* CLTS/LMSW do not touch CR3/CR8; RSP is never used */
+	if (cr == 3 && type == 1) {
+		*r = vmcs_read(VMCS_GUEST_CR3);
+	} else if (cr == 3) {
+		bool keep = (vmcs_read(VMCS_CR4_SHADOW) & X86_CR4_PCIDE) && (*r & BIT(63));
+		vmcs_write(VMCS_GUEST_CR3, *r & ~BIT(63));
+		if (!keep)
+			guest_tlb_flush(v, false, 0);
+	} else if (type == 1) {
+		uint64_t tpr;
+		__asm__ volatile("mov %%cr8, %0" : "=r"(tpr));
+		*r = tpr;
+	} else {
+		if (*r & ~0xfull) {
+			vcpu_inject_gp(v);
+			return;
+		}
+		__asm__ volatile("mov %0, %%cr8" :: "r"(*r));   /* partition model: the guest's APIC */
+	}
+	vcpu_skip_insn(v);
+}
+
+static void exit_invlpg(struct vcpu *v)
+{
+	guest_tlb_flush(v, true, v->qual);
+	vcpu_skip_insn(v);
+}
+
+static void exit_rdtsc(struct vcpu *v)
+{
+	uint64_t t = rdtsc() + vmcs_read(VMCS_TSC_OFFSET);
+	v->regs.rax = (uint32_t)t;
+	v->regs.rdx = t >> 32;
+	if ((v->reason & 0xffff) == EXIT_REASON_RDTSCP)
+		v->regs.rcx = (uint32_t)rdmsr(MSR_IA32_TSC_AUX);   /* not switched: the guest's */
+	vcpu_skip_insn(v);
+}
+
 /* MOV to CR0/CR4 exits only for bits the guest does not own (the VMX fixed
  * bits): the guest sees its value through the read shadow. */
 static void exit_cr_access(struct vcpu *v)
 {
 	unsigned cr = v->qual & 15, type = (v->qual >> 4) & 3;
 	const struct vmcs_config *cfg = &vmx_env.cfg;
+	if (cr == 3 || cr == 8) {
+		cr_forced(v, cr, type);
+		return;
+	}
 	if (type != 0 || (cr != 0 && cr != 4))
 		exit_unhandled(v);
 	uint64_t val = *gpr(v, (v->qual >> 8) & 15);
@@ -433,6 +500,10 @@ static void (*const exit_handlers[EXIT_REASON_MAX])(struct vcpu *) = {
 	[EXIT_REASON_INVVPID] = exit_vmx_insn,
 	[EXIT_REASON_VMFUNC] = exit_vmx_insn,
 	[EXIT_REASON_CR_ACCESS] = exit_cr_access,
+	/* Exits the adjusted controls ask for none of; a CPU may force them on. */
+	[EXIT_REASON_INVLPG] = exit_invlpg,
+	[EXIT_REASON_RDTSC] = exit_rdtsc,
+	[EXIT_REASON_RDTSCP] = exit_rdtsc,
 	[EXIT_REASON_IO] = exit_io,
 	[EXIT_REASON_RDMSR] = exit_rdmsr,
 	[EXIT_REASON_WRMSR] = exit_wrmsr,
