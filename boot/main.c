@@ -150,6 +150,19 @@ static __noreturn void start_guest(struct boot_info *bi)
 	res.max_apic_id = max_id;
 	if (vmcs_config_build(&vmx_env.cfg, &caps, &tiers, model, &res, err, sizeof err))
 		fail(err);
+	/* HLT: the guest's (no exit) is the design. Bochs 3.0 does not wake a
+	 * halted CPU for a virtual interrupt that became pending while the
+	 * guest had interrupts off (before its STI; HLT): there the HLT exits
+	 * and is completed by the hypervisor (vmx/virq.c, exit_hlt). auto
+	 * takes a TSC below 500 MHz for an emulator. */
+	bool hlt_exit = virt && (opts.hlt == HLT_OPT_EXIT || (opts.hlt == HLT_OPT_AUTO && tsc_khz < 500000));
+	if (hlt_exit)
+		vmx_env.cfg.proc |= VMX_PROC_HLT_EXITING;
+	pr_info("idle: hlt=%s (%s)\n", hlt_exit ? "exit" : "guest",
+		!virt ? "partition model: the guest owns the APIC" :
+		opts.hlt != HLT_OPT_AUTO ? "asked for" :
+		hlt_exit ? "auto: a TSC below 500 MHz is an emulator; Bochs 3.0 does not wake HLT for a pending virtual interrupt" :
+		"auto: HLT never exits");
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct vcpu *v = vcpu_create(cpus[i], vmx_env.cfg.posted_intr_nv);
 		pid_table_set(pid_table, cpus[i]->apic_id, (paddr_t)(uintptr_t)v->pid);
@@ -165,6 +178,7 @@ static __noreturn void start_guest(struct boot_info *bi)
 	cpuid_policy.invpcid = vmx_env.cfg.proc2 & VMX_PROC2_INVPCID;
 	cpuid_policy.rdtscp = vmx_env.cfg.proc2 & VMX_PROC2_RDTSCP;
 	cpuid_policy.waitpkg = false;
+	cpuid_policy.hide_mwait = vmx_env.cfg.proc & VMX_PROC_HLT_EXITING;
 	/* PV send-IPI only where its tier runs; PV EOI needs the software x2APIC (not built). */
 	cpuid_policy.kvm_features = virt && tiers.ipi == IPI_PV ? BIT(KVM_FEATURE_PV_SEND_IPI) : 0;
 	vmx_env.tiers_ipi = tiers.ipi;

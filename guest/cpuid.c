@@ -6,6 +6,7 @@ struct cpuid_policy cpuid_policy;
 
 /* Leaf 1 ECX */
 #define CPUID1_ECX_DTES64    BIT(2)
+#define CPUID1_ECX_MONITOR   BIT(3)
 #define CPUID1_ECX_DS_CPL    BIT(4)
 #define CPUID1_EDX_DS        BIT(21)
 #define CPUID1_ECX_VMX       BIT(5)
@@ -63,6 +64,8 @@ void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
 		/* VMX is the hypervisor's; x2APIC is shown (the guest uses it). */
 		*c &= ~(CPUID1_ECX_VMX | CPUID1_ECX_SMX | CPUID1_ECX_DTES64 | CPUID1_ECX_DS_CPL);
 		*d &= ~CPUID1_EDX_DS;     /* the debug store is not switched (guest/msr.c) */
+		if (p->hide_mwait)
+			*c &= ~CPUID1_ECX_MONITOR;
 		*c |= CPUID1_ECX_X2APIC | CPUID1_ECX_HYPERVISOR;
 		break;
 	case 7:

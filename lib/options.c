@@ -7,6 +7,7 @@ const char *const ipi_tier_names[] = { "auto", "ipiv", "fast", "pv", "trap", NUL
 const char *const eoi_tier_names[] = { "auto", "vid", "pv", "trap", NULL };
 const char *const timer_tier_names[] = { "auto", "apicv", "fast", "preempt", "trap", NULL };
 const char *const irq_opt_names[] = { "auto", "virtual", "partition", NULL };
+const char *const hlt_opt_names[] = { "auto", "guest", "exit", NULL };
 const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
 static const char *const guest_names[] = { "linux", "none", NULL };
 static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
@@ -119,6 +120,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		else if (word_eq(w, kl, "eoi")) { table = eoi_tier_names; slot = &o->eoi; }
 		else if (word_eq(w, kl, "timer")) { table = timer_tier_names; slot = &o->timer; }
 		else if (word_eq(w, kl, "irq")) { table = irq_opt_names; slot = &o->irq; }
+		else if (word_eq(w, kl, "hlt")) { table = hlt_opt_names; slot = &o->hlt; }
 		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
 		else if (word_eq(w, kl, "guest")) {
 			int g = pick(v, vl, guest_names);
@@ -164,7 +166,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->phantom_cpu = (int64_t)num;
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ipi, eoi, timer, exit, smp, guest, aptimeout, phantomcpu)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, ipi, eoi, timer, exit, smp, guest, aptimeout, phantomcpu)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

@@ -49,7 +49,7 @@ struct vcpu {
 	uint64_t eoi_exit[4];            /* the EOI-exit bitmap as written */
 	struct ipi_src_stats ipi;        /* how this vCPU's IPIs were served */
 	uint32_t extint[256];            /* device vectors taken and re-posted */
-	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes;
+	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
 };
 
 _Static_assert(offsetof(struct vcpu, regs) == 0, "entry.asm: regs first");

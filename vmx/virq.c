@@ -158,7 +158,7 @@ void virq_before_entry(struct vcpu *v)
 	 * now posted, is taken at once: Bochs 3.0 re-enters the HLT state and
 	 * does not wake it for a notification already pending at entry. A
 	 * wake-up the guest did not need costs it one pass of its idle loop. */
-	if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT) {
+	if ((v->reason & 0xffff) != EXIT_REASON_HLT && vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT) {
 		vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
 		v->hlt_resumes++;
 	}
@@ -229,6 +229,23 @@ void exit_virtualized_eoi(struct vcpu *v)
 		v->level_inflight[vec / 64] &= ~BIT(vec % 64);
 		lapic_eoi();
 	}
+}
+
+/* HLT, where it exits (hlt=exit): completed here. With a virtual interrupt
+ * deliverable, an NMI or a notification pending, the vCPU resumes past its
+ * HLT and takes it; else it enters the HLT state, which a physical
+ * interrupt (a notification included) ends. */
+void exit_hlt(struct vcpu *v)
+{
+	vcpu_skip_insn(v);
+	uint32_t rvi = (uint32_t)vmcs_read(VMCS_GUEST_INTR_STATUS) & 0xff;
+	uint32_t ppr = vapic_get(v->vapic, APIC_PPR) & 0xff;
+	if ((rvi >> 4) > (ppr >> 4) || __atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST) ||
+	    (__atomic_load_n(&v->pid->control, __ATOMIC_SEQ_CST) & PI_ON)) {
+		v->hlt_skipped++;
+		return;
+	}
+	vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_HLT);
 }
 
 void exit_nmi_window(struct vcpu *v)
@@ -374,9 +391,9 @@ void virq_report(struct vcpu *v)
 	if (s->pv_calls)
 		pr_info("hvstat: cpu=%u pv_ipi calls=%llu targets=%llu errors=%llu\n", i, (unsigned long long)s->pv_calls,
 			(unsigned long long)s->pv_targets, (unsigned long long)s->pv_errors);
-	pr_info("hvstat: cpu=%u posted=%llu notified=%llu notify_exits=%llu timer_posts=%llu hlt_resumes=%llu\n", i,
+	pr_info("hvstat: cpu=%u posted=%llu notified=%llu notify_exits=%llu timer_posts=%llu hlt_resumes=%llu hlt_skipped=%llu\n", i,
 		(unsigned long long)t->posts, (unsigned long long)t->notifies, (unsigned long long)v->notify_in_root,
-		(unsigned long long)v->timer_posts, (unsigned long long)v->hlt_resumes);
+		(unsigned long long)v->timer_posts, (unsigned long long)v->hlt_resumes, (unsigned long long)v->hlt_skipped);
 	for (unsigned vec = 0; vec < 256; vec++)
 		if (v->extint[vec])
 			pr_info("hvstat: cpu=%u extint vector=0x%02x count=%u%s\n", i, vec, v->extint[vec],

@@ -35,6 +35,10 @@ TEST(cpuid_leaf1_hides_vmx_smx_shows_hypervisor_x2apic)
 	CHECK_EQ(r.a, 0x806c1);
 	CHECK_EQ(r.b, 0x800);
 	CHECK_EQ(r.d, 0x178bfbff & ~BIT(21));
+	/* hlt=exit: MONITOR/MWAIT (ECX 3) hidden, so the guest idles in HLT. */
+	p.hide_mwait = true;
+	r = filt(&p, 1, 0, ones);
+	CHECK_EQ(r.c, ALL & ~(BIT(5) | BIT(6) | BIT(2) | BIT(4) | BIT(3)));
 }
 
 TEST(cpuid_leaf7_hides_unvirtualized_features)
