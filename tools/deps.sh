@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and the tests need (as root), and the
 # cached trixie chroot with Bochs 3.0. Without root it names what is missing.
+# Not here: linux-headers-<release> for the guest test module (it must match the
+# guest kernel tools/guest-kernel.sh caches); tools/build-ipigen.sh installs it.
 set -euo pipefail
 PKGS="build-essential nasm gnu-efi qemu-system-x86 ovmf mtools dosfstools grub-pc-bin grub-common xorriso debootstrap busybox-static cpio gzip python3 python3-matplotlib"
 missing=()

@@ -2,24 +2,32 @@
 # Builds the guest's busybox initramfs: tools/mkinitrd.sh OUT.cpio.gz
 #
 # Contents: a static busybox (with an applet symlink for each command), /init
-# (the shell script below) and /bin/ipitest (guest/test/ipitest.c, built with
-# gcc -static). Format: newc cpio, gzip.
+# (the shell script below), /bin/ipitest (guest/test/ipitest.c, built with
+# gcc -static) and /lib/ipigen.ko (guest/test/ipigen, a kernel module built by
+# tools/build-ipigen.sh for the cached guest kernel). Format: newc cpio, gzip.
 #
 # What /init does (one "guest: ..." line per step, on the console):
 #   mounts /proc, /sys, /dev (devtmpfs)
 #   hv.bench=1      -> "guest: uptime=<contents of /proc/uptime>", power off
 #   "guest: cpus=N" (CPUs online)
 #   hv.init=shell   -> a shell on the console (power off when it exits)
+#   hv.ipigen=R     -> "guest: ipigen rounds=R hv=0|1", insmod /lib/ipigen.ko rounds=R hv=1
+#                      (hv=0 with hv.bare=1), its "ipigen: ..." lines on the console
+#                      (printk timestamps off meanwhile), rmmod; a failed insmod prints
+#                      "guest: ipigen: insmod failed (rc=N)" and the last dmesg lines
 #   runs "ipitest ROUNDS" (ROUNDS from hv.ipirounds=, default 2000)
 #   hv.probe=0xADDR -> reads that page of /dev/mem with dd and prints
 #                      "guest: devmem read of 0xADDR failed (rc=N): <error>" or
-#                      "guest: devmem read of 0xADDR SUCCEEDED"; else "guest: no hv.probe"
+#                      "guest: devmem read of 0xADDR SUCCEEDED", its first 16 bytes and
+#                      "guest: devmem page: N bytes other than 0xff"; else "guest: no hv.probe"
 #   /bin/hvcall report (the hypervisor prints its exit report)
 #   "guest: done", poweroff -f
 #
 # Needs: cpio, gzip, gcc (with static glibc: libc6-dev) and a static busybox:
 # HV_BUSYBOX, else /bin/busybox when static, else the one tools/guest-kernel.sh
 # caches in ${HV_GUEST_CACHE:-/var/cache/hv-guest}/busybox.
+# ipigen.ko: HV_IPIGEN=path takes that file, HV_IPIGEN=none leaves the module
+# out; by default tools/build-ipigen.sh builds it (or reuses its cached build).
 set -euo pipefail
 
 say() { echo "mkinitrd: $*" >&2; }
@@ -50,7 +58,7 @@ SRC="$HERE/guest/test/ipitest.c"
 
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/hv-initrd.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
-mkdir -p "$STAGE"/{bin,sbin,dev,proc,sys,tmp,etc,root,usr/bin,usr/sbin}
+mkdir -p "$STAGE"/{bin,sbin,dev,proc,sys,tmp,etc,root,lib,usr/bin,usr/sbin}
 chmod 1777 "$STAGE/tmp"
 
 # busybox and its applets
@@ -78,6 +86,19 @@ if ! "$CC" -static -O2 -Wall -o "$STAGE/bin/hvcall" "$HERE/guest/test/hvcall.c" 
 fi
 rm -f "$STAGE/cc.log"
 is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
+
+# ipigen.ko: the kernel module that sends and counts IPIs (hv.ipigen=ROUNDS)
+IPIGEN=${HV_IPIGEN:-}
+if [ -z "$IPIGEN" ]; then
+	IPIGEN=$("$HERE/tools/build-ipigen.sh") || die "tools/build-ipigen.sh failed (HV_IPIGEN=none builds the initramfs without ipigen.ko)"
+fi
+if [ "$IPIGEN" = none ]; then
+	ipigen_note="no ipigen.ko"
+else
+	[ -s "$IPIGEN" ] || die "ipigen module $IPIGEN not found"
+	cp "$IPIGEN" "$STAGE/lib/ipigen.ko"
+	ipigen_note="ipigen.ko from $IPIGEN"
+fi
 
 # A console node, for kernels without a built-in initramfs providing one
 # (needs root; /init also re-opens the console after mounting devtmpfs).
@@ -155,6 +176,29 @@ if [ "$(opt hv.init)" = shell ]; then
 	off
 fi
 
+IPIGEN=$(opt hv.ipigen)
+if [ -n "$IPIGEN" ]; then
+	HVARG=1
+	[ "$(opt hv.bare)" = 1 ] && HVARG=0
+	if [ ! -f /lib/ipigen.ko ]; then
+		echo "guest: ipigen: /lib/ipigen.ko is not in this initramfs"
+	else
+		echo "guest: ipigen rounds=$IPIGEN hv=$HVARG"
+		# The module's KERN_INFO lines reach the console as "ipigen: ..." lines.
+		dmesg -n 7
+		echo N >/sys/module/printk/parameters/time 2>/dev/null
+		insmod /lib/ipigen.ko rounds="$IPIGEN" hv=$HVARG
+		rc=$?
+		echo Y >/sys/module/printk/parameters/time 2>/dev/null
+		if [ $rc -ne 0 ]; then
+			echo "guest: ipigen: insmod failed (rc=$rc)"
+			dmesg | tail -n 5 | sed 's/^/guest: dmesg: /'
+		else
+			rmmod ipigen || echo "guest: ipigen: rmmod failed"
+		fi
+	fi
+fi
+
 ROUNDS=$(opt hv.ipirounds)
 [ -n "$ROUNDS" ] || ROUNDS=2000
 echo "guest: running ipitest $ROUNDS"
@@ -183,6 +227,7 @@ else
 	else
 		echo "guest: devmem read of $HEX SUCCEEDED"
 		echo "guest: devmem bytes: $(hexdump -n 16 -e '16/1 "%02x " ""' /tmp/probe.bin)"
+		echo "guest: devmem page: $(hexdump -v -e '/1 "%02x\n"' /tmp/probe.bin | grep -vc '^ff$') bytes other than 0xff"
 	fi
 fi
 
@@ -199,4 +244,4 @@ TMP_OUT="$OUT.tmp.$$"
 (cd "$STAGE" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -9 >"$TMP_OUT" ||
 	{ rm -f "$TMP_OUT"; die "cpio | gzip failed"; }
 mv -f "$TMP_OUT" "$OUT"
-say "wrote $OUT ($(wc -c <"$OUT") bytes; busybox from $BUSYBOX, $n applets, ipitest)"
+say "wrote $OUT ($(wc -c <"$OUT") bytes; busybox from $BUSYBOX, $n applets, ipitest, $ipigen_note)"

@@ -100,6 +100,14 @@ void virq_vcpu_start(struct vcpu *v)
 	/* eoi=trap: every EOI exits (an all-ones EOI-exit bitmap). */
 	memset(v->eoi_exit, vmx_env.cfg.eoi_trap ? 0xff : 0, sizeof v->eoi_exit);
 	write_eoi_exit(v);
+	/* LINT0 masked: the firmware leaves it in ExtINT (virtual-wire) mode, so
+	 * the 8259's interrupts would arrive as ordinary vectors, be delivered
+	 * through the virtual APIC into its ISR, and never be EOId by a guest
+	 * that acknowledges them at the 8259: measured, the PIT's vector 0x30
+	 * stayed in service and blocked every lower vector (the serial port's
+	 * among them). The guest's LINT0 is the virtual one; its devices go
+	 * through the IOAPIC. */
+	wrmsr(0x835, APIC_LVT_MASKED);
 	/* The host's own timer, in TSC-deadline mode, serves the guest's. */
 	wrmsr(0x832, HOST_TIMER_VECTOR | (VTIMER_TSC_DEADLINE << 17));
 	wrmsr(MSR_IA32_TSC_DEADLINE, 0);
@@ -394,6 +402,14 @@ void virq_report(struct vcpu *v)
 	pr_info("hvstat: cpu=%u posted=%llu notified=%llu notify_exits=%llu timer_posts=%llu hlt_resumes=%llu hlt_skipped=%llu\n", i,
 		(unsigned long long)t->posts, (unsigned long long)t->notifies, (unsigned long long)v->notify_in_root,
 		(unsigned long long)v->timer_posts, (unsigned long long)v->hlt_resumes, (unsigned long long)v->hlt_skipped);
+	int isr = -1;
+	for (int w = 7; w >= 0 && isr < 0; w--) {
+		uint32_t bits = vapic_get(v->vapic, APIC_ISR + 16 * w);
+		if (bits)
+			isr = w * 32 + 31 - __builtin_clz(bits);
+	}
+	pr_info("hvstat: cpu=%u vapic tpr=0x%02x ppr=0x%02x isr_top=%d irr_top=%d\n", i,
+		vapic_get(v->vapic, APIC_TPR), vapic_get(v->vapic, APIC_PPR), isr, vapic_highest_irr(v->vapic));
 	for (unsigned vec = 0; vec < 256; vec++)
 		if (v->extint[vec])
 			pr_info("hvstat: cpu=%u extint vector=0x%02x count=%u%s\n", i, vec, v->extint[vec],
