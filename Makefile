@@ -13,7 +13,7 @@ Q       := $(if $(V),,@)
 BOOT_SRCS := boot/main.c boot/smp.c
 LIB_SRCS  := lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
              lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c lib/mtrr.c
-APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c
+APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/ioapic.c
 IPI_SRCS  := ipi/ipi.c
 TIMER_SRCS := timer/vtimer.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c \

@@ -65,3 +65,9 @@ bool lapic_level(uint8_t vector)
 	uint32_t tmr = lapic_x2apic ? (uint32_t)rdmsr(0x818 + vector / 32) : lapic_mmio[(0x180 + 0x10 * (vector / 32)) / 4];
 	return tmr & (1u << (vector % 32));
 }
+
+bool lapic_in_service(uint8_t vector)
+{
+	uint32_t isr = lapic_x2apic ? (uint32_t)rdmsr(0x810 + vector / 32) : lapic_mmio[(0x100 + 0x10 * (vector / 32)) / 4];
+	return isr & (1u << (vector % 32));
+}

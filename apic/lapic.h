@@ -21,6 +21,9 @@ uint32_t lapic_id(void);
 void lapic_send(uint32_t apic_id, uint32_t icr_low);
 /* End of interrupt on the physical APIC. */
 void lapic_eoi(void);
+/* The physical x2APIC's ISR bit for 'vector': the local APIC accepted it (an
+ * 8259 interrupt taken through ExtINT leaves no ISR bit). */
+bool lapic_in_service(uint8_t vector);
 /* The physical x2APIC's TMR bit for 'vector': the interrupt was level-triggered. */
 bool lapic_level(uint8_t vector);
 #endif

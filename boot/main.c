@@ -24,6 +24,7 @@
 #include "../vmx/ept.h"
 #include "../vmx/vcpu_launch.h"
 #include "../apic/pi.h"
+#include "../apic/ioapic.h"
 #include "../guest/boot.h"
 #include "../guest/cpuid.h"
 #include "../guest/msr.h"
@@ -131,6 +132,10 @@ static __noreturn void start_guest(struct boot_info *bi)
 		fail(err);
 	pr_info("irq: %s\n", err);
 	bool virt = model == IRQ_VIRTUAL;
+	if (virt)
+		for (uint32_t i = 0; i < acpi.nioapics; i++)
+			pr_info("irq: IOAPIC %u at 0x%x: %u entries masked until the guest programs them\n", acpi.ioapic[i].id,
+				acpi.ioapic[i].addr, ioapic_mask_all(acpi.ioapic[i].addr));
 
 	uint8_t *msr_bitmap = page_alloc(1), *io_a = page_alloc(1), *io_b = page_alloc(1);
 	msr_bitmap_build(msr_bitmap, virt, virt && tiers.ipi == IPI_IPIV);

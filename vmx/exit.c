@@ -501,6 +501,7 @@ static void (*const exit_handlers[EXIT_REASON_MAX])(struct vcpu *) = {
 	[EXIT_REASON_VMFUNC] = exit_vmx_insn,
 	[EXIT_REASON_CR_ACCESS] = exit_cr_access,
 	[EXIT_REASON_HLT] = exit_hlt,
+	[EXIT_REASON_INTR_WINDOW] = exit_intr_window,
 	/* Exits the adjusted controls ask for none of; a CPU may force them on. */
 	[EXIT_REASON_INVLPG] = exit_invlpg,
 	[EXIT_REASON_RDTSC] = exit_rdtsc,

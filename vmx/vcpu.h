@@ -50,6 +50,8 @@ struct vcpu {
 	struct ipi_src_stats ipi;        /* how this vCPU's IPIs were served */
 	uint32_t extint[256];            /* device vectors taken and re-posted */
 	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
+	uint8_t pic_pending;             /* an 8259 (ExtINT) vector to inject */
+	uint64_t pic_injected;
 };
 
 _Static_assert(offsetof(struct vcpu, regs) == 0, "entry.asm: regs first");

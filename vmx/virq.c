@@ -153,10 +153,36 @@ static void inject_nmi(struct vcpu *v)
 	vmcs_write(VMCS_PROC_CONTROLS, proc);
 }
 
+/* An 8259 vector waits until the guest can take an interrupt (interrupt-
+ * window exiting meanwhile). */
+static void inject_pic(struct vcpu *v)
+{
+	uint32_t proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
+	bool busy = vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
+	if (!busy && (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) &&
+	    !((uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCK_STI_MOVSS)) {
+		vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_EXT_INTR | v->pic_pending);
+		v->pic_pending = 0;
+		proc &= ~VMX_PROC_INT_WINDOW_EXITING;
+		if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
+			vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
+	} else {
+		proc |= VMX_PROC_INT_WINDOW_EXITING;
+	}
+	vmcs_write(VMCS_PROC_CONTROLS, proc);
+}
+
+void exit_intr_window(struct vcpu *v)
+{
+	(void)v;   /* virq_before_entry injects the 8259 vector */
+}
+
 void virq_before_entry(struct vcpu *v)
 {
 	if (__atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST))
 		inject_nmi(v);
+	if (v->pic_pending)
+		inject_pic(v);
 	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL)
 		return;
 	timer_check(v);
@@ -211,6 +237,22 @@ void exit_external_intr(struct vcpu *v)
 		}
 		break;
 	}
+	/* The 8259's interrupts arrive through ExtINT (Bochs wires the 8259 to
+	 * the CPU directly): no local APIC ISR bit, and a guest that takes them
+	 * through its 8259 driver never EOIs them at the APIC. Posted, they
+	 * would stay in the virtual ISR and block every lower vector; they are
+	 * injected as external interrupts instead, as the CPU would deliver them. */
+	if (!lapic_in_service(vec)) {
+		v->extint[vec]++;
+		/* Below 32: the firmware's mapping of the 8259, left from before the
+		 * guest programmed it; as an interrupt it would hit an exception
+		 * vector. Dropped. */
+		if (vec >= 32) {
+			v->pic_pending = vec;
+			v->pic_injected++;
+		}
+		return;
+	}
 	/* A device interrupt, re-posted to the guest. A level-triggered one
 	 * keeps its physical in-service bit until the guest's EOI (EOI-exit
 	 * bitmap), so the line is not sampled again before the device is
@@ -248,7 +290,7 @@ void exit_hlt(struct vcpu *v)
 	vcpu_skip_insn(v);
 	uint32_t rvi = (uint32_t)vmcs_read(VMCS_GUEST_INTR_STATUS) & 0xff;
 	uint32_t ppr = vapic_get(v->vapic, APIC_PPR) & 0xff;
-	if ((rvi >> 4) > (ppr >> 4) || __atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST) ||
+	if ((rvi >> 4) > (ppr >> 4) || __atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST) || v->pic_pending ||
 	    (__atomic_load_n(&v->pid->control, __ATOMIC_SEQ_CST) & PI_ON)) {
 		v->hlt_skipped++;
 		return;
@@ -408,6 +450,8 @@ void virq_report(struct vcpu *v)
 		if (bits)
 			isr = w * 32 + 31 - __builtin_clz(bits);
 	}
+	if (v->pic_injected)
+		pr_info("hvstat: cpu=%u pic_injected=%llu\n", i, (unsigned long long)v->pic_injected);
 	pr_info("hvstat: cpu=%u vapic tpr=0x%02x ppr=0x%02x isr_top=%d irr_top=%d\n", i,
 		vapic_get(v->vapic, APIC_TPR), vapic_get(v->vapic, APIC_PPR), isr, vapic_highest_irr(v->vapic));
 	for (unsigned vec = 0; vec < 256; vec++)

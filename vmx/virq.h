@@ -26,6 +26,7 @@ void virq_vcpu_init(struct vcpu *v);
 
 /* Exit handlers of the model. */
 void exit_hlt(struct vcpu *v);
+void exit_intr_window(struct vcpu *v);
 void exit_external_intr(struct vcpu *v);
 void exit_virtualized_eoi(struct vcpu *v);
 void exit_nmi_window(struct vcpu *v);

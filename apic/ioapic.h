@@ -1,0 +1,13 @@
+/* The IOAPICs, as far as the hypervisor touches them: once, before the guest
+ * starts, in the virtual interrupt model. */
+#ifndef APIC_IOAPIC_H
+#define APIC_IOAPIC_H
+#include "../lib/types.h"
+
+/* Masks every redirection entry of the IOAPIC at MMIO address 'base' and
+ * returns how many there are. The firmware may leave pin 0 in ExtINT mode
+ * (virtual wire through the IOAPIC): the 8259's interrupts would then reach
+ * the guest's virtual APIC as ordinary vectors that its 8259 driver never
+ * EOIs there. The guest programs every entry it uses itself. */
+uint32_t ioapic_mask_all(paddr_t base);
+#endif
