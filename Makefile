@@ -53,7 +53,7 @@ help:
 	@echo "make test-unit  only the host unit tests"
 	@echo "make test-qemu  only the UEFI boot under QEMU+OVMF"
 	@echo "make test-bochs only the Bochs 3.0 platform runs (no guest)"
-	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (skylake_x and sapphire_rapids, 2 CPUs)"
+	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (7 runs: both models, every IPI tier, partition, 4 vCPUs)"
 	@echo "make usb        build/usb.img: FAT stick with \\EFI\\BOOT\\BOOTX64.EFI and \\hv\\hv.cfg"
 	@echo "                (KERNEL=path INITRD=path GUEST_CMDLINE='...' HV_CMDLINE='...' to add a guest)"
 	@echo "make iso        build/hv.iso: GRUB (Multiboot2) image for Bochs or a CD"
