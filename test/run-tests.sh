@@ -147,12 +147,23 @@ linux_spawn() {
   (
     bochs_run "$1" "$2" "$3" "$4" "$6" "$kernel" $B/initrd.cpio.gz "$5" &
     local bp=$! p
+    local size=0 quiet=0
     while kill -0 $bp 2>/dev/null; do
       sleep 5
       if tr -d '\r' < "$LOGS/$1.ser" 2>/dev/null | grep -Eq -- '---\[ end Kernel panic|^PANIC'; then
         sleep 5    # the rest of the message
         echo "  $1: stopped: the guest kernel or the hypervisor panicked"
         for p in $(pgrep -P $bp); do pkill -TERM -P "$p"; done   # run-bochs.sh's timeout, which ends Bochs
+        break
+      fi
+      # A console silent for LINUX_QUIET seconds (default 240; a healthy run
+      # never pauses half that long) is a hung guest: stop it now.
+      local now_size
+      now_size=$(stat -c %s "$LOGS/$1.ser" 2>/dev/null || echo 0)
+      if [ "$now_size" = "$size" ]; then quiet=$((quiet + 5)); else size=$now_size quiet=0; fi
+      if [ "$size" -gt 0 ] && [ $quiet -ge "${LINUX_QUIET:-240}" ]; then
+        echo "  $1: stopped: the console was silent for $quiet s (hung guest)"
+        for p in $(pgrep -P $bp); do pkill -TERM -P "$p"; done
         break
       fi
     done
@@ -175,10 +186,17 @@ linux_reap() {
   # guest can die at its first user-space page fault, its exception frame
   # written at a stale stack pointer. Said out loud and run again, once; a
   # second death fails the checks below.
-  if [ -z "${lx_retried[$name]:-}" ] && tr -d '\r' < "$log" | grep -q 'BUG: ENTRY_TRAMPOLINE stack guard page was hit'; then
+  # Also a guest that hung silent (an intermittent lost interrupt in the
+  # virtual model under Bochs, open: docs/interrupts.md). Both are counted
+  # and their first log kept.
+  local why=""
+  tr -d '\r' < "$log" | grep -q 'BUG: ENTRY_TRAMPOLINE stack guard page was hit' &&
+    why="the guest died at its first user-space page fault (Bochs 3.0 defect 3)"
+  grep -q 'stopped: the console was silent' "$LOGS/$name.run" && why="the guest hung silent (open issue: a lost interrupt)"
+  if [ -z "${lx_retried[$name]:-}" ] && [ -n "$why" ]; then
     lx_retried[$name]=1
-    cp "$log" "$LOGS/$name.defect3.ser"
-    echo "  $name: RETRY once: the guest died at its first user-space page fault (Bochs 3.0 defect 3; log kept as $name.defect3.ser)"
+    cp "$log" "$LOGS/$name.first.ser"
+    echo "  $name: RETRY once: $why; first log kept as $name.first.ser"
     eval "linux_spawn ${lx_args[$name]}"
     return
   fi
