@@ -127,6 +127,7 @@ ipigen_checks() {
     expect "$n/ipigen-posted" "$log" 'vmcs: interrupt model virtual' \
       'ipigen: unicast target cpu=1 .*posted=\+[1-9]' 'ipigen: raw target cpu=1 .*posted=\+[1-9]'
     expect_not "$n/ipigen-all-posted" "$log" 'ipigen: .*posted=(none|error)'
+    expect "$n/ipigen-drop-counted" "$log" 'hvstat: cpu=0 ipi_dropped=[1-9]'
   fi
   text=$(tr -d '\r' < "$log" 2>/dev/null)
   for t in unicast multicast broadcast; do

@@ -53,7 +53,9 @@
  *       unicast/multicast/broadcast: ok when S == C and (posted is none, or
  *       for every target P == D, and the sum of P >= S - N);
  *       raw: ok when every target has P == D >= 1 (P taken as D when none);
- *       rawdrop: ok when no CPU's D nor P moved.
+ *       rawdrop: ok when every CPU's P == D (the kernel's own IPIs may move both;
+ *       an IPI to the absent APIC ID must add no post; the hypervisor counts
+ *       the drop in its report: hvstat ipi_dropped).
  *   ipigen: done
  *
  * The tests (each round of the first three first waits, at most 1M TSC cycles,
@@ -405,8 +407,12 @@ static void report(struct test *t, enum kind kind)
 				snprintf(why, sizeof(why), "cpu%d posted=%s calls=+%u (want equal, >= 1)", cpu, ps, d);
 			break;
 		case K_DROP:
-			if ((d || p) && !why[0])
-				snprintf(why, sizeof(why), "cpu%d posted=%s calls=+%u (want 0)", cpu, ps, d);
+			/* The kernel's own function-call IPIs may land in the window
+			 * (measured: one in a 20k run); what may never happen is a
+			 * post that no call accounts for. The hypervisor's drop is
+			 * checked in its report (ipi_dropped). */
+			if (p != d && !why[0])
+				snprintf(why, sizeof(why), "cpu%d posted=%s calls=+%u (want equal)", cpu, ps, d);
 			break;
 		}
 	}
