@@ -187,6 +187,15 @@ static __noreturn void start_guest(struct boot_info *bi)
 	/* PV send-IPI only where its tier runs; PV EOI needs the software x2APIC (not built). */
 	cpuid_policy.kvm_features = virt && tiers.ipi == IPI_PV ? BIT(KVM_FEATURE_PV_SEND_IPI) : 0;
 	vmx_env.tiers_ipi = tiers.ipi;
+	vmx_env.mtrr = &mtrr;
+	vmx_env.ept_end = ALIGN_UP(end, GIB(1));
+	cpuid_count(0x80000000, 0, &a, &b, &c, &d);
+	if (a >= 0x80000008) {
+		cpuid_count(0x80000008, 0, &a, &b, &c, &d);
+		vmx_env.gpa_limit = 1ull << (a & 0xff);
+	} else {
+		vmx_env.gpa_limit = GIB(64);  /* 36 bits: the architectural default */
+	}
 	cpuid_count(0xd, 0, &a, &b, &c, &d);
 	vmx_env.xcr0_mask = cpuid_guest_xcr0_mask(((uint64_t)d << 32) | a);
 	vmx_env.caps = &caps;

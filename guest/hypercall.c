@@ -11,12 +11,13 @@ uint64_t hypercall(const struct hc_ops *ops, void *ctx, uint32_t cpu, const stru
 		if (!ops->report)
 			return ERR(KVM_ENOSYS);
 		if (c->user) {
-			static uint64_t last_us;
+			static uint64_t user_done_us;
 			static bool any;
-			if (any && c->now_us - last_us < HC_USER_REPORT_INTERVAL_US)
+			if (any && c->now_us - user_done_us < HC_USER_REPORT_INTERVAL_US)
 				return ERR(KVM_EPERM);
 			any = true;
-			last_us = c->now_us;
+			user_done_us = ops->report(cpu);
+			return 0;
 		}
 		ops->report(cpu);
 		return 0;

@@ -25,14 +25,17 @@ struct hc_call {
 
 /* What the running hypervisor offers; a NULL service makes its calls -KVM_ENOSYS. */
 struct hc_ops {
-	void (*report)(uint32_t cpu);
+	uint64_t (*report)(uint32_t cpu);   /* returns the time (us) it finished printing */
 	int64_t (*pv_send_ipi)(void *ctx, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr);
 	int64_t (*vec_posts)(uint32_t apic_id, uint32_t vector);   /* < 0: no such vCPU */
 	int64_t (*exits)(uint32_t apic_id);                        /* < 0: no such vCPU */
 };
 
-/* A user-mode report more often than this is refused (-KVM_EPERM), so that
- * no guest process can flood the serial console; the kernel is not limited. */
+/* A user-mode report is refused (-KVM_EPERM) until the console has been free
+ * of user-mode reports this long since the last one *finished* printing (a
+ * report takes about half a second of a 115200-baud UART: counting from its
+ * start would let a loop keep the console busy), so that no guest process
+ * can flood the serial console; the kernel is not limited. */
 #define HC_USER_REPORT_INTERVAL_US 1000000ull
 
 /* Returns the value for RAX. */

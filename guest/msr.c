@@ -102,10 +102,11 @@ int guest_wrmsr(uint32_t msr, uint64_t value)
 		/* Writing the value it holds is fine; any change (disable, xAPIC
 		 * mode, another base) is dropped: the host owns the APIC. */
 		uint64_t now = rdmsr(MSR_IA32_APIC_BASE);
-		if (value != now)
-			pr_warn("hv: guest write of IA32_APIC_BASE 0x%llx (holds 0x%llx) dropped\n",
-				(unsigned long long)value, (unsigned long long)now);
-		return 0;
+		if (value == now)
+			return 0;
+		pr_warn("hv: guest write of IA32_APIC_BASE 0x%llx (holds 0x%llx) dropped\n",
+			(unsigned long long)value, (unsigned long long)now);
+		return MSR_WRITE_DROPPED;
 	}
 	return -1;
 }

@@ -11,7 +11,9 @@ void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized);
 /* Whether the bitmap makes (msr, write) exit; MSRs outside the two bitmap
  * ranges always exit. */
 bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write);
-/* Intercepted accesses: 0 done, -1 inject #GP. */
+/* Intercepted accesses: 0 done, -1 inject #GP; a write may also be
+ * MSR_WRITE_DROPPED: it completes without effect (IA32_APIC_BASE changes). */
+#define MSR_WRITE_DROPPED 2
 int guest_rdmsr(uint32_t msr, uint64_t *value);
 int guest_wrmsr(uint32_t msr, uint64_t value);
 #endif

@@ -138,6 +138,57 @@ ipigen_checks() {
   echo "  ${n#linux/}:$summary"
 }
 
+# attack_checks NAME: the hostile guest (hv.attack=1, guest/test/hvattack) on a
+# 2-CPU machine with smp=1: every attack refused as a CPU without the feature
+# would refuse it, the hypervisor alive to the end, each attempt counted.
+attack_checks() {
+  local n=$1 text a b ha hb bad_runs="" covered
+  expect "$n/result" "$log" 'hv: result=pass' 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: end total_exits='
+  expect_not "$n/no-panic" "$log" '^PANIC|^EXCEPTION|VM entry failed|Kernel panic - not syncing'
+  expect "$n/cpu-kept" "$log" 'smp: 1 of 2 CPUs online' 'smp: 1 CPUs kept from the guest, 1 of them parked in VMX root operation' 'guest: cpus=1$'
+  expect "$n/ran" "$log" 'hvattack: done failures=0'
+  expect_not "$n/no-escape" "$log" "hvattack: .*-> [A-Z]{3,}|vmx: cpu1 started by the guest's SIPI|guest: hvattack: "
+  expect "$n/vmx-hidden" "$log" 'hvattack: msr 0x3a read 0x1 -> locked, VMX off' 'hvattack: msr 0x3a write 0x5 -> #GP' \
+    'hvattack: msr 0x480 read -> #GP' 'hvattack: msr 0x48b write -> #GP' 'hvattack: cr4.vmxe set -> #GP' \
+    'hvattack: vmxon -> #UD' 'hvattack: vmptrld -> #UD' 'hvattack: vmread -> #UD'
+  expect "$n/xsetbv" "$log" 'hvattack: xsetbv 0x5 -> #GP' 'hvattack: xsetbv 0xb -> #GP' 'hvattack: xsetbv 0x27 -> #GP' \
+    'hvattack: xsetbv 0x2 -> #GP' 'hvattack: xsetbv 0x8000000000000003 -> #GP' 'hvattack: xsetbv xcr1 -> #GP'
+  expect "$n/apic-base" "$log" 'hvattack: apic_base write 0x[0-9a-f]+ -> dropped' 'hv: guest write of IA32_APIC_BASE 0x200[0-9a-f]{3} .* dropped'
+  expect "$n/trace-msrs" "$log" 'hvattack: msr 0x560 write -> #GP' 'hvattack: msr 0x570 write -> #GP' \
+    'hvattack: msr 0x600 write -> #GP' 'hvattack: msr 0x3f1 write -> #GP'
+  expect "$n/init-sipi" "$log" 'hvattack: init-sipi apic_id=1 sent, guest cpus online=1'
+  expect "$n/storms" "$log" 'hvattack: ipi storm ids=0\.\.1023 sent=1025 -> survived' \
+    'hvattack: nmi storm sent=1000 handled=[0-9]+ .*-> delivered' 'hvstat: cpu=0 ipi_dropped=(1[0-9]{3}|[2-9][0-9]{3})' \
+    'hvstat: cpu=0 nmi injected=[1-9]'
+  expect "$n/sleep" "$log" 'guest: attack: S3 \(mem_sleep deep\) refused' 'hvattack: sleep typ=[0-9] pm1a=0x[0-9a-f]+ -> ignored'
+  expect "$n/report-rate" "$log" 'guest: attack: user-mode report hypercall 20 times: [12] answered'
+  expect "$n/counted" "$log" 'hvstat: cpu=0 denied msr=[1-9][0-9]* vmx_insn=[1-9][0-9]* cr4=[1-9][0-9]* apic_base=[1-9][0-9]* xsetbv=[1-9][0-9]* sleep=[1-9][0-9]* ept_hv_pages=[1-9]'
+  expect "$n/devmem" "$log" 'guest: devmem page: 0 bytes other than 0xff'
+  expect "$n/high-mmio" "$log" 'hvattack: high mmio 0x9000000000 read 0x[0-9a-f]+ -> completed' \
+    'hv: EPT: GPA 0x9000000000 beyond the identity map: its GiB mapped'
+  # Hypervisor memory: every range it owns was read by the module (inside a
+  # scanned range), and no page of it gave data.
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  while read -r ha hb; do
+    covered=0
+    while read -r a b; do
+      (( 16#$a <= 16#$ha && 16#$b >= 16#$hb )) && covered=1
+    done < <(sed -n 's/^hvattack: mem \[\([0-9a-f]*\)-\([0-9a-f]*\)\] pages=.*/\1 \2/p' <<<"$text")
+    [ $covered = 1 ] || bad_runs+=" [$ha-$hb] not scanned;"
+    while read -r a b; do
+      (( 16#$a <= 16#$hb && 16#$b >= 16#$ha )) && bad_runs+=" data at [$a-$b] inside [$ha-$hb];"
+    done < <(sed -n 's/^hvattack: mem data \[\([0-9a-f]*\)-\([0-9a-f]*\)\].*/\1 \2/p' <<<"$text")
+  done < <(sed -n 's/^memmap: hypervisor owns \[\([0-9a-f]*\)-\([0-9a-f]*\)\].*/\1 \2/p' <<<"$text")
+  if ! grep -q '^memmap: hypervisor owns' <<<"$text"; then
+    bad "$n/hv-memory-unreadable" "no 'memmap: hypervisor owns' lines in $log"
+  elif [ -n "$bad_runs" ]; then
+    bad "$n/hv-memory-unreadable" "$bad_runs"; cp "$log" "$LOGS/" 2>/dev/null
+  else
+    ok "$n/hv-memory-unreadable"
+  fi
+  echo "  ${n#linux/}: $(grep -c '^hvattack: ' <<<"$text") attack lines; $(grep -m1 '^hvattack: mem writes' <<<"$text"); $(grep -m1 '^hvstat: cpu=0 denied' <<<"$text")"
+}
+
 # Linux runs go LINUX_JOBS at a time (default 2: one per core; each Bochs is one thread).
 # linux_spawn NAME MODEL CPUS HV_CMDLINE GUEST_OPTS TIMEOUT CHECKS: starts the run in the
 # background (its summary line in $LOGS/NAME.run); CHECKS is run with $log set once it ended.
@@ -234,6 +285,9 @@ level_linux() {
     "linux_checks linux/skx-pv; ipigen_checks linux/skx-pv virtual"
   linux_spawn linux-spr-pv "sapphire_rapids" 2 "exit=bochs ipi=pv" "$g=${IPIGEN_SMALL:-20000}" "$tmo" \
     "linux_checks linux/spr-pv; ipigen_checks linux/spr-pv virtual"
+  # The hostile guest: one vCPU on a 2-CPU machine (smp=1), the other CPU parked.
+  linux_spawn linux-skx-attack "corei7_skylake_x" 2 "exit=bochs smp=1" \
+    "hv.attack=1 hv.ipirounds=0 hv.probe=0x200000" "$tmo" "attack_checks linux/skx-attack"
   linux_spawn linux-skx-part "corei7_skylake_x" 2 "exit=bochs irq=partition" "$g=${IPIGEN_SMALL:-20000}" "$tmo" \
     "linux_checks linux/skx-part; ipigen_checks linux/skx-part partition"
   while [ ${#lx_pid[@]} -gt 0 ]; do linux_reap; done

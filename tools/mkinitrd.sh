@@ -3,8 +3,9 @@
 #
 # Contents: a static busybox (with an applet symlink for each command), /init
 # (the shell script below), /bin/ipitest (guest/test/ipitest.c, built with
-# gcc -static) and /lib/ipigen.ko (guest/test/ipigen, a kernel module built by
-# tools/build-ipigen.sh for the cached guest kernel). Format: newc cpio, gzip.
+# gcc -static), /lib/ipigen.ko and /lib/hvattack.ko (guest/test/ipigen and
+# guest/test/hvattack, kernel modules built by tools/build-ipigen.sh for the
+# cached guest kernel). Format: newc cpio, gzip.
 #
 # What /init does (one "guest: ..." line per step, on the console):
 #   mounts /proc, /sys, /dev (devtmpfs)
@@ -15,7 +16,12 @@
 #                      (hv=0 with hv.bare=1), its "ipigen: ..." lines on the console
 #                      (printk timestamps off meanwhile), rmmod; a failed insmod prints
 #                      "guest: ipigen: insmod failed (rc=N)" and the last dmesg lines
-#   runs "ipitest ROUNDS" (ROUNDS from hv.ipirounds=, default 2000)
+#   hv.attack=1     -> the hostile guest: /sys/power/state and mem_sleep shown and
+#                      S3 asked for ("guest: attack: ..."), insmod /lib/hvattack.ko
+#                      target_apic=N (hv.attack_apic=N, default 1) with its
+#                      "hvattack: ..." lines, then the report hypercall 20 times
+#                      from user mode ("guest: attack: ... N answered")
+#   runs "ipitest ROUNDS" (ROUNDS from hv.ipirounds=, default 2000; 0 skips it)
 #   hv.probe=0xADDR -> reads that page of /dev/mem with dd and prints
 #                      "guest: devmem read of 0xADDR failed (rc=N): <error>" or
 #                      "guest: devmem read of 0xADDR SUCCEEDED", its first 16 bytes and
@@ -26,8 +32,9 @@
 # Needs: cpio, gzip, gcc (with static glibc: libc6-dev) and a static busybox:
 # HV_BUSYBOX, else /bin/busybox when static, else the one tools/guest-kernel.sh
 # caches in ${HV_GUEST_CACHE:-/var/cache/hv-guest}/busybox.
-# ipigen.ko: HV_IPIGEN=path takes that file, HV_IPIGEN=none leaves the module
-# out; by default tools/build-ipigen.sh builds it (or reuses its cached build).
+# The modules: HV_IPIGEN=path / HV_HVATTACK=path take that file, =none leaves
+# the module out; by default tools/build-ipigen.sh builds it (or reuses its
+# cached build).
 set -euo pipefail
 
 say() { echo "mkinitrd: $*" >&2; }
@@ -87,18 +94,25 @@ fi
 rm -f "$STAGE/cc.log"
 is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
 
-# ipigen.ko: the kernel module that sends and counts IPIs (hv.ipigen=ROUNDS)
-IPIGEN=${HV_IPIGEN:-}
-if [ -z "$IPIGEN" ]; then
-	IPIGEN=$("$HERE/tools/build-ipigen.sh") || die "tools/build-ipigen.sh failed (HV_IPIGEN=none builds the initramfs without ipigen.ko)"
-fi
-if [ "$IPIGEN" = none ]; then
-	ipigen_note="no ipigen.ko"
-else
-	[ -s "$IPIGEN" ] || die "ipigen module $IPIGEN not found"
-	cp "$IPIGEN" "$STAGE/lib/ipigen.ko"
-	ipigen_note="ipigen.ko from $IPIGEN"
-fi
+# The test modules: ipigen.ko sends and counts IPIs (hv.ipigen=ROUNDS),
+# hvattack.ko plays the hostile guest (hv.attack=1). HV_IPIGEN / HV_HVATTACK
+# name a prebuilt .ko, or "none" to leave it out; by default
+# tools/build-ipigen.sh builds each (or reuses its cached build).
+mod_notes=""
+for mod in ipigen hvattack; do
+	var=HV_$(echo "$mod" | tr a-z A-Z)
+	KO=${!var:-}
+	if [ -z "$KO" ]; then
+		KO=$(HV_MODULE=$mod "$HERE/tools/build-ipigen.sh") || die "tools/build-ipigen.sh failed for $mod ($var=none builds the initramfs without $mod.ko)"
+	fi
+	if [ "$KO" = none ]; then
+		mod_notes+=", no $mod.ko"
+	else
+		[ -s "$KO" ] || die "$mod module $KO not found"
+		cp "$KO" "$STAGE/lib/$mod.ko"
+		mod_notes+=", $mod.ko from $KO"
+	fi
+done
 
 # A console node, for kernels without a built-in initramfs providing one
 # (needs root; /init also re-opens the console after mounting devtmpfs).
@@ -176,35 +190,69 @@ if [ "$(opt hv.init)" = shell ]; then
 	off
 fi
 
+# module NAME ARGS...: insmod /lib/NAME.ko with its KERN_INFO lines on the
+# console (printk timestamps off meanwhile), then rmmod; a failure is said as
+# "guest: NAME: insmod failed (rc=N)" with the last dmesg lines.
+module() {
+	name=$1
+	shift
+	if [ ! -f "/lib/$name.ko" ]; then
+		echo "guest: $name: /lib/$name.ko is not in this initramfs"
+		return
+	fi
+	dmesg -n 7
+	echo N >/sys/module/printk/parameters/time 2>/dev/null
+	insmod "/lib/$name.ko" "$@"
+	rc=$?
+	echo Y >/sys/module/printk/parameters/time 2>/dev/null
+	if [ $rc -ne 0 ]; then
+		echo "guest: $name: insmod failed (rc=$rc)"
+		dmesg | tail -n 5 | sed 's/^/guest: dmesg: /'
+	else
+		rmmod "$name" || echo "guest: $name: rmmod failed"
+	fi
+}
+
+if [ "$(opt hv.attack)" = 1 ]; then
+	echo "guest: attack: /sys/power/state: $(cat /sys/power/state 2>&1)"
+	echo "guest: attack: /sys/power/mem_sleep: $(cat /sys/power/mem_sleep 2>&1)"
+	if echo deep >/sys/power/mem_sleep 2>/dev/null; then
+		echo "guest: attack: S3 (mem_sleep deep) OFFERED"
+	else
+		echo "guest: attack: S3 (mem_sleep deep) refused by the kernel: not offered"
+	fi
+	sleep 1   # the console drains first: the module prints straight to it
+	TARGET=$(opt hv.attack_apic)
+	module hvattack target_apic="${TARGET:-1}"
+	# The report hypercall from user mode, 20 times at once: rate-limited.
+	n=0
+	i=0
+	while [ $i -lt 20 ]; do
+		/bin/hvcall report >/dev/null 2>&1 && n=$((n + 1))
+		i=$((i + 1))
+	done
+	echo "guest: attack: user-mode report hypercall 20 times: $n answered"
+	sleep 1   # the next report must be allowed again
+fi
+
 IPIGEN=$(opt hv.ipigen)
 if [ -n "$IPIGEN" ]; then
 	HVARG=1
 	[ "$(opt hv.bare)" = 1 ] && HVARG=0
-	if [ ! -f /lib/ipigen.ko ]; then
-		echo "guest: ipigen: /lib/ipigen.ko is not in this initramfs"
-	else
-		echo "guest: ipigen rounds=$IPIGEN hv=$HVARG"
-		# The module's KERN_INFO lines reach the console as "ipigen: ..." lines.
-		dmesg -n 7
-		echo N >/sys/module/printk/parameters/time 2>/dev/null
-		insmod /lib/ipigen.ko rounds="$IPIGEN" hv=$HVARG
-		rc=$?
-		echo Y >/sys/module/printk/parameters/time 2>/dev/null
-		if [ $rc -ne 0 ]; then
-			echo "guest: ipigen: insmod failed (rc=$rc)"
-			dmesg | tail -n 5 | sed 's/^/guest: dmesg: /'
-		else
-			rmmod ipigen || echo "guest: ipigen: rmmod failed"
-		fi
-	fi
+	echo "guest: ipigen rounds=$IPIGEN hv=$HVARG"
+	module ipigen rounds="$IPIGEN" hv=$HVARG
 fi
 
 ROUNDS=$(opt hv.ipirounds)
 [ -n "$ROUNDS" ] || ROUNDS=2000
-echo "guest: running ipitest $ROUNDS"
-/bin/ipitest "$ROUNDS"
-rc=$?
-[ $rc -eq 0 ] || echo "guest: ipitest exited with rc=$rc"
+if [ "$ROUNDS" = 0 ]; then
+	echo "guest: ipitest skipped (hv.ipirounds=0)"
+else
+	echo "guest: running ipitest $ROUNDS"
+	/bin/ipitest "$ROUNDS"
+	rc=$?
+	[ $rc -eq 0 ] || echo "guest: ipitest exited with rc=$rc"
+fi
 
 PROBE=$(opt hv.probe)
 if [ -z "$PROBE" ]; then
@@ -244,4 +292,4 @@ TMP_OUT="$OUT.tmp.$$"
 (cd "$STAGE" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -9 >"$TMP_OUT" ||
 	{ rm -f "$TMP_OUT"; die "cpio | gzip failed"; }
 mv -f "$TMP_OUT" "$OUT"
-say "wrote $OUT ($(wc -c <"$OUT") bytes; busybox from $BUSYBOX, $n applets, ipitest, $ipigen_note)"
+say "wrote $OUT ($(wc -c <"$OUT") bytes; busybox from $BUSYBOX, $n applets, ipitest$mod_notes)"

@@ -144,6 +144,21 @@ bool ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink)
 	       old == want;
 }
 
+/* The 1 GiB region at g (g aligned) into its PDPT entry: one large page when
+ * uniform and allowed, else a page directory of 2 MiB regions. */
+static uint64_t map_1g(const struct ept_ctx *x, const struct vmx_caps *c, uint64_t g)
+{
+	int t = region_type(x, g, GIB(1));
+	if (c->ept_1g && t >= 0) {
+		x->st->pages_1g++;
+		return leaf(g, t, true);
+	}
+	uint64_t *pd = new_table(x->st);
+	for (int j = 0; j < 512; j++)
+		pd[j] = map_2m(x, g + (uint64_t)j * MIB(2), c->ept_2m);
+	return table_entry(pd);
+}
+
 uint64_t ept_build(const struct memmap *m, const struct mtrr_state *mtrr, const struct vmx_caps *c,
 		   uint64_t end, struct ept_stats *st)
 {
@@ -155,19 +170,47 @@ uint64_t ept_build(const struct memmap *m, const struct mtrr_state *mtrr, const 
 		if (!pml4[i4])
 			pml4[i4] = table_entry(new_table(st));
 		uint64_t *pdpt = (uint64_t *)(uintptr_t)(pml4[i4] & ~0xfffull);
-		int t = region_type(&x, g, GIB(1));
-		if (c->ept_1g && t >= 0) {
-			pdpt[i3] = leaf(g, t, true);
-			st->pages_1g++;
-			continue;
-		}
-		uint64_t *pd = new_table(st);
-		pdpt[i3] = table_entry(pd);
-		for (int j = 0; j < 512; j++)
-			pd[j] = map_2m(&x, g + (uint64_t)j * MIB(2), c->ept_2m);
+		pdpt[i3] = map_1g(&x, c, g);
 	}
 	/* EPTP: WB paging-structure memory type, page-walk length 4 (encoded 3). */
 	return (uint64_t)(uintptr_t)pml4 | 6 | (3 << 3);
+}
+
+bool ept_map_late(uint64_t eptp, const struct memmap *m, const struct mtrr_state *mtrr, const struct vmx_caps *c,
+		  uint64_t gpa, struct ept_stats *st, uint64_t max_tables, uint64_t sink_pd)
+{
+	struct ept_ctx x = { m, mtrr, st };
+	uint64_t *pml4 = (uint64_t *)(uintptr_t)(eptp & ~0xfffull);
+	uint64_t *e4 = &pml4[(gpa >> 39) & 511];
+	uint64_t g = gpa & ~(GIB(1) - 1);
+	if (ept_region_class(m, g, g + GIB(1)) == CLS_HV)
+		return false;
+	/* The PDPT if missing (one per 512 GiB: bounded by the address width),
+	 * then a PD unless a 1 GiB page does: within the budget, or else the
+	 * GiB reads as absent memory does (the sink) and costs nothing. */
+	if (!*e4)
+		*e4 = table_entry(new_table(st));
+	uint64_t *e3 = &next_table(*e4)[(gpa >> 30) & 511];
+	if (*e3)
+		return false;                 /* mapped already: not a region beyond the map */
+	bool needs_pd = !(c->ept_1g && region_type(&x, g, GIB(1)) >= 0);
+	if (needs_pd && st->tables >= max_tables && sink_pd) {
+		*e3 = sink_pd;
+		st->sunk_1g++;
+		return true;
+	}
+	*e3 = map_1g(&x, c, g);
+	return true;
+}
+
+uint64_t ept_sink_gib(paddr_t sink, struct ept_stats *st)
+{
+	uint64_t *pt = new_table(st), *pd = new_table(st);
+	for (int i = 0; i < 512; i++)
+		pt[i] = leaf(sink, MTRR_WB, false);
+	for (int i = 0; i < 512; i++)
+		pd[i] = table_entry(pt);
+	return table_entry(pd);
 }
 
 #ifndef HV_HOST_TEST

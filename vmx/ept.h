@@ -13,7 +13,7 @@
 #define EPT_MT_SHIFT 3
 #define EPT_LARGE BIT(7)
 
-struct ept_stats { uint64_t pages_1g, pages_2m, pages_4k, holes_4k, tables; };
+struct ept_stats { uint64_t pages_1g, pages_2m, pages_4k, holes_4k, tables, sunk_1g; };
 
 /* Builds the tables over [0, end) from page_alloc, MEM_HV not present.
  * Memory types: RAM takes the MTRRs' type (write-back when mtrr is NULL or
@@ -23,6 +23,18 @@ uint64_t ept_build(const struct memmap *m, const struct mtrr_state *mtrr, const 
 		   uint64_t end, struct ept_stats *st);
 /* Memory type class of [a, b): 0 = WB, 1 = UC, 2 = hypervisor (unmapped), 3 = mixed. */
 int ept_region_class(const struct memmap *m, uint64_t a, uint64_t b);
+/* Maps the 1 GiB region holding gpa, beyond what ept_build covered (a
+ * 64-bit BAR high above RAM), with the types the memory map and the MTRRs
+ * give it; false when that region is mapped already or is the hypervisor's.
+ * Allocates tables, counted in st->tables, at most max_tables: past that
+ * budget (a guest walking the whole physical-address space) the GiB gets
+ * sink_pd (from ept_sink_gib), where every page is the sink, counted in
+ * st->sunk_1g. The caller serializes. */
+bool ept_map_late(uint64_t eptp, const struct memmap *m, const struct mtrr_state *mtrr, const struct vmx_caps *c,
+		  uint64_t gpa, struct ept_stats *st, uint64_t max_tables, uint64_t sink_pd);
+/* A page-directory entry value for a GiB whose every 4 KiB page is 'sink'
+ * (two tables, shared by every GiB that gets it). */
+uint64_t ept_sink_gib(paddr_t sink, struct ept_stats *st);
 /* Maps the 4 KiB hole at gpa (a hypervisor page) to the page 'sink'
  * (read, write, execute, write-back). Returns false when gpa has no 4 KiB
  * slot (it is mapped by a large page, or lies beyond the map). */

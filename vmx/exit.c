@@ -5,6 +5,7 @@
 #include "vmcs_ops.h"
 #include "report.h"
 #include "virq.h"
+#include "forced.h"
 #include "ept.h"
 #include "vmx_defs.h"
 #include "../lib/spinlock.h"
@@ -66,13 +67,43 @@ void vcpu_skip_insn(struct vcpu *v)
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
 }
 
+static void exit_triple_fault(struct vcpu *v);
+
+/* Exceptions go through the vCPU's event queue (vmx/event.c): over an event
+ * whose delivery the exit interrupted they become #DF, a shutdown, or wait
+ * their turn as the SDM says; the queue is written once, before the entry. */
 void vcpu_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
 {
-	(void)v;
-	vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION | vector |
-		   (has_error ? INTR_INFO_DELIVER_CODE : 0));
-	if (has_error)
-		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR, error);
+	(void)has_error;   /* the vector decides (event_has_error_code) */
+	if (event_queue_exception(&v->events, vector, error) == EVENT_SHUTDOWN) {
+		pr_err("vmx: cpu%u: exception %u while delivering #DF: the guest shuts down (triple fault)\n",
+		       v->index, vector);
+		exit_triple_fault(v);
+	}
+}
+
+static void events_commit(struct vcpu *v)
+{
+	struct event_queue *q = &v->events;
+	if (!(q->now.info & INTR_INFO_VALID) && (q->deferred.info & INTR_INFO_VALID)) {
+		/* The interrupted interrupt or NMI, now that the exception went:
+		 * through the windows the guest opens for them. */
+		if ((q->deferred.info & (7u << 8)) == INTR_TYPE_NMI) {
+			__atomic_fetch_add(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
+			q->deferred.info = 0;
+		} else if (!v->pic_pending) {
+			v->pic_pending = (uint8_t)q->deferred.info;
+			q->deferred.info = 0;
+		}
+	}
+	if (!(q->now.info & INTR_INFO_VALID))
+		return;
+	bool pe = vmcs_read(VMCS_GUEST_CR0) & X86_CR0_PE;
+	vmcs_write(VMCS_ENTRY_INTR_INFO, event_entry_info(&q->now, pe));
+	if (event_entry_info(&q->now, pe) & INTR_INFO_DELIVER_CODE)
+		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR, q->now.error);
+	vmcs_write(VMCS_ENTRY_INSTRUCTION_LEN, q->now.insn_len);
+	q->now.info = 0;
 }
 
 void access_count(struct access_stats *s, uint32_t key, bool write)
@@ -182,6 +213,7 @@ static void exit_rdmsr(struct vcpu *v)
 	if (r > 0)
 		r = guest_rdmsr(msr, &val);
 	if (r) {
+		v->denied.msr++;
 		vcpu_inject_gp(v);
 		return;
 	}
@@ -198,7 +230,10 @@ static void exit_wrmsr(struct vcpu *v)
 	int r = vmx_env.cfg.irq_model == IRQ_VIRTUAL ? virq_wrmsr(v, msr, val) : 1;
 	if (r > 0)
 		r = guest_wrmsr(msr, val);
-	if (r) {
+	if (r == MSR_WRITE_DROPPED) {
+		v->denied.apic_base++;
+	} else if (r) {
+		v->denied.msr++;
 		vcpu_inject_gp(v);
 		return;
 	}
@@ -315,6 +350,7 @@ static void exit_cr_access(struct vcpu *v)
 	} else {
 		/* VMXE stays hidden; any bit the CPU does not allow is #GP. */
 		if (val & ~(cfg->cr4_fixed1 & ~X86_CR4_VMXE)) {
+			v->denied.cr4++;
 			vcpu_inject_gp(v);
 			return;
 		}
@@ -328,7 +364,7 @@ static void exit_xsetbv(struct vcpu *v)
 {
 	uint64_t val = (v->regs.rdx << 32) | (uint32_t)v->regs.rax;
 	if (!xsetbv_valid((uint32_t)v->regs.rcx, val, vmx_env.xcr0_mask)) {
-		v->xsetbv_refused++;
+		v->denied.xsetbv++;
 		vcpu_inject_gp(v);
 		return;
 	}
@@ -345,6 +381,7 @@ static void exit_invd(struct vcpu *v)
 
 static void exit_vmx_insn(struct vcpu *v)
 {
+	v->denied.vmx_insn++;
 	vcpu_inject_ud(v);   /* VMX is hidden from the guest */
 }
 
@@ -366,7 +403,7 @@ static void exit_io(struct vcpu *v)
 	} else {
 		uint32_t val = (uint32_t)v->regs.rax;
 		if (io_write_is_sleep(vmx_env.acpi, port, val, size)) {
-			if (v->sleep_refused++ < 4)
+			if (v->denied.sleep++ < 4)
 				pr_warn("hv: guest asks for an ACPI sleep state other than S5 (port 0x%x value 0x%x): dropped\n",
 					port, val);
 			vcpu_skip_insn(v);
@@ -394,14 +431,49 @@ static void exit_io(struct vcpu *v)
  * no data of it (all-ones until the guest writes it): the access completes
  * with a defined result, as on a machine where the memory does not exist,
  * it never livelocks on a retried fault, and each page is reported once. */
-static uint8_t *ept_sink;
-static spinlock_t sink_lock;
+static spinlock_t ept_lock;           /* changes to the EPT at run time */
+/* Tables ept_map_late may add: 256 (1 MiB) map 254 GiB without 1 GiB pages,
+ * the whole 46-bit space with them. */
+#define EPT_LATE_MAX_TABLES 256
+
+/* The sink page; called with ept_lock held. */
+static uint8_t *sink_page(void)
+{
+	static uint8_t *sink;
+	if (!sink) {
+		sink = page_alloc(1);
+		memset(sink, 0xff, PAGE_SIZE);
+	}
+	return sink;
+}
 static void exit_ept_violation(struct vcpu *v)
 {
 	uint64_t gpa = vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS);
 	bool gla_valid = v->qual & BIT(7);
 	uint64_t gla = gla_valid ? vmcs_read(VMCS_GUEST_LINEAR_ADDRESS) : gpa;
 	uint32_t type = memmap_type_at(vmx_env.mem, gpa);
+	if (type != MEM_HV && gpa >= vmx_env.ept_end && gpa < vmx_env.gpa_limit) {
+		/* Beyond the identity map (a 64-bit BAR high above RAM): map its
+		 * GiB now, with the memory map's and the MTRRs' types, within a
+		 * budget of tables; past it the GiB reads as absent memory. */
+		static struct ept_stats late;
+		static uint64_t sink_gib;
+		spin_lock(&ept_lock);
+		if (!sink_gib)
+			sink_gib = ept_sink_gib((paddr_t)(uintptr_t)sink_page(), &late);
+		bool mapped = ept_map_late(vmx_env.cfg.eptp, vmx_env.mem, vmx_env.mtrr, vmx_env.caps, gpa, &late,
+					   EPT_LATE_MAX_TABLES, sink_gib);
+		spin_unlock(&ept_lock);
+		if (mapped) {
+			ept_invalidate(vmx_env.cfg.eptp, vmx_env.caps);
+			v->ept_late_gibs++;
+			if (v->ept_late_gibs <= 8)
+				pr_info("hv: EPT: GPA 0x%llx beyond the identity map: its GiB mapped on cpu%u (%llu x 1G, %llu x 2M pages, %llu GiB as absent memory so far)\n",
+					(unsigned long long)gpa, v->index, (unsigned long long)late.pages_1g,
+					(unsigned long long)late.pages_2m, (unsigned long long)late.sunk_1g);
+		}
+		return;          /* mapped now, or by another vCPU meanwhile */
+	}
 	if (type != MEM_HV) {
 		vcpu_dump(v);
 		panic("EPT violation at GPA 0x%llx (type %s), qualification 0x%llx\n", (unsigned long long)gpa,
@@ -409,22 +481,18 @@ static void exit_ept_violation(struct vcpu *v)
 	}
 	bool write = v->qual & BIT(1), fetch = v->qual & BIT(2);
 	bool user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) == 3;
-	spin_lock(&sink_lock);
-	if (!ept_sink) {
-		ept_sink = page_alloc(1);
-		memset(ept_sink, 0xff, PAGE_SIZE);
-	}
-	bool sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)ept_sink);
-	spin_unlock(&sink_lock);
+	spin_lock(&ept_lock);
+	bool sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)sink_page());
+	spin_unlock(&ept_lock);
 	if (sunk) {
 		ept_invalidate(vmx_env.cfg.eptp, vmx_env.caps);
-		if (v->ept_hv_faults++ < 8)
+		if (v->denied.ept_hv_pages++ < 8)
 			pr_warn("hv: EPT: guest %s of hypervisor memory at GPA 0x%llx (linear 0x%llx, rip 0x%llx) on cpu%u: denied, page mapped to the sink\n",
 				fetch ? "fetch" : write ? "write" : "read", (unsigned long long)gpa,
 				(unsigned long long)gla, (unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index);
 		return;
 	}
-	if (v->ept_hv_faults++ < 8)
+	if (v->denied.ept_hv_pages++ < 8)
 		pr_warn("hv: EPT: guest %s of hypervisor memory at GPA 0x%llx (linear 0x%llx, rip 0x%llx) on cpu%u: denied, #PF injected\n",
 			fetch ? "fetch" : write ? "write" : "read", (unsigned long long)gpa, (unsigned long long)gla,
 			(unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index);
@@ -438,10 +506,11 @@ static void exit_ept_misconfig(struct vcpu *v)
 	panic("EPT misconfiguration at GPA 0x%llx\n", (unsigned long long)vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS));
 }
 
-static void hc_report(uint32_t cpu)
+static uint64_t hc_report(uint32_t cpu)
 {
 	pr_info("hv: exit report requested by the guest on cpu%u\n", cpu);
 	report_print("hypercall");
+	return tsc_to_us(rdtsc());
 }
 
 static int64_t hc_pv_send_ipi(void *ctx, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr)
@@ -511,6 +580,14 @@ static void (*const exit_handlers[EXIT_REASON_MAX])(struct vcpu *) = {
 	[EXIT_REASON_WRMSR] = exit_wrmsr,
 	[EXIT_REASON_EPT_VIOLATION] = exit_ept_violation,
 	[EXIT_REASON_EPT_MISCONFIG] = exit_ept_misconfig,
+	/* only if the CPU forces their exiting controls on (vmx/forced.c) */
+	[EXIT_REASON_DR_ACCESS] = exit_dr_access,
+	[EXIT_REASON_RDPMC] = exit_rdpmc,
+	[EXIT_REASON_RDRAND] = exit_rdrand,
+	[EXIT_REASON_RDSEED] = exit_rdseed,
+	[EXIT_REASON_MONITOR] = exit_skip,
+	[EXIT_REASON_PAUSE] = exit_skip,
+	[EXIT_REASON_MTF] = exit_mtf,
 	[EXIT_REASON_XSETBV] = exit_xsetbv,
 };
 
@@ -528,18 +605,19 @@ void vmx_exit_handler(struct guest_regs *r)
 		panic("VM entry failed on cpu%u: exit reason %u (%s), qualification 0x%llx\n", v->index, basic,
 		      exit_reason_name(basic), (unsigned long long)v->qual);
 	}
-	/* An exit in the middle of delivering an event: deliver it again. */
+	/* An exit in the middle of delivering an event: deliver it again,
+	 * unless a handler queues an exception over it. */
 	uint32_t idt = (uint32_t)vmcs_read(VMCS_IDT_VECTORING_INFO);
 	if (idt & INTR_INFO_VALID) {
-		vmcs_write(VMCS_ENTRY_INTR_INFO, idt & ~BIT(12));
-		if (idt & INTR_INFO_DELIVER_CODE)
-			vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR, vmcs_read(VMCS_IDT_VECTORING_ERROR));
-		vmcs_write(VMCS_ENTRY_INSTRUCTION_LEN, vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
+		v->events.now.info = idt & ~BIT(12);
+		v->events.now.error = idt & INTR_INFO_DELIVER_CODE ? (uint32_t)vmcs_read(VMCS_IDT_VECTORING_ERROR) : 0;
+		v->events.now.insn_len = (uint32_t)vmcs_read(VMCS_EXIT_INSTRUCTION_LEN);
 	}
 	void (*h)(struct vcpu *) = basic < EXIT_REASON_MAX ? exit_handlers[basic] : NULL;
 	if (!h)
 		exit_unhandled(v);
 	h(v);
+	events_commit(v);
 	virq_before_entry(v);
 }
 

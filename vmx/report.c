@@ -30,12 +30,13 @@ void report_print(const char *why)
 			pr_info("hvstat: cpu=%u port=0x%x reads=%u writes=%u\n", i, v->io_stats.e[m].key,
 				v->io_stats.e[m].reads, v->io_stats.e[m].writes);
 		virq_report(v);
-		if (v->sleep_refused)
-			pr_info("hvstat: cpu=%u sleep_refused=%llu\n", i, (unsigned long long)v->sleep_refused);
-		if (v->xsetbv_refused)
-			pr_info("hvstat: cpu=%u xsetbv_refused=%llu\n", i, (unsigned long long)v->xsetbv_refused);
-		if (v->ept_hv_faults)
-			pr_info("hvstat: cpu=%u ept_hv_faults=%llu\n", i, (unsigned long long)v->ept_hv_faults);
+		/* What the guest tried and was refused (docs/isolation.md). */
+		const struct vcpu_denied *d = &v->denied;
+		if (d->msr | d->vmx_insn | d->cr4 | d->apic_base | d->xsetbv | d->sleep | d->ept_hv_pages)
+			pr_info("hvstat: cpu=%u denied msr=%llu vmx_insn=%llu cr4=%llu apic_base=%llu xsetbv=%llu sleep=%llu ept_hv_pages=%llu\n",
+				i, (unsigned long long)d->msr, (unsigned long long)d->vmx_insn, (unsigned long long)d->cr4,
+				(unsigned long long)d->apic_base, (unsigned long long)d->xsetbv,
+				(unsigned long long)d->sleep, (unsigned long long)d->ept_hv_pages);
 	}
 	pr_info("hvstat: end total_exits=%llu\n", (unsigned long long)total);
 	spin_unlock(&report_lock);

@@ -7,6 +7,7 @@
 #include "../timer/vtimer.h"
 #include "vmcs.h"
 #include "vmcs_fields.h"
+#include "event.h"
 
 /* Saved by vmx/entry.asm; its offsets are pinned below. */
 struct guest_regs {
@@ -22,6 +23,17 @@ struct access_stats {
 	struct { uint32_t key, reads, writes; } e[VCPU_ACCESS_STATS];
 };
 
+/* Counts of what the guest tried and was refused, for the report. */
+struct vcpu_denied {
+	uint64_t msr;                    /* MSR accesses answered with #GP */
+	uint64_t vmx_insn;               /* VMX instructions answered with #UD */
+	uint64_t cr4;                    /* CR4 writes answered with #GP (VMXE, reserved bits) */
+	uint64_t apic_base;              /* IA32_APIC_BASE changes dropped */
+	uint64_t xsetbv;                 /* invalid XSETBVs answered with #GP */
+	uint64_t sleep;                  /* S1-S4 requests dropped */
+	uint64_t ept_hv_pages;           /* hypervisor pages touched, mapped to the sink */
+};
+
 struct vcpu {
 	struct guest_regs regs;          /* first: the exit stub finds it at [HOST_RSP] */
 	uint32_t index;
@@ -32,13 +44,13 @@ struct vcpu {
 	/* the exit being handled */
 	uint32_t reason;
 	uint64_t qual;
+	struct event_queue events;       /* what the next entry delivers (vmx/event.c) */
 	/* counters */
 	uint64_t exits_total;
 	uint64_t exits[EXIT_REASON_MAX];
 	struct access_stats msr_stats, io_stats;
-	uint64_t ept_hv_faults;
-	uint64_t xsetbv_refused;         /* invalid XSETBVs answered with #GP */
-	uint64_t sleep_refused;          /* S1-S4 requests dropped */
+	struct vcpu_denied denied;
+	uint64_t ept_late_gibs;          /* GiBs beyond the identity map mapped on demand */       /* the guest's attempts the hypervisor refused */
 	uint64_t sipi_base;              /* CS base the last SIPI set, for the latched INIT */
 	/* the virtual interrupt model (vmx/virq.c) */
 	uint8_t *vapic;                  /* virtual-APIC page */
@@ -63,11 +75,15 @@ _Static_assert(offsetof(struct guest_regs, rax) == 0 && offsetof(struct guest_re
 
 struct memmap;
 struct acpi_info;
+struct mtrr_state;
 /* What the exit handlers need to know about the machine. */
 struct vmx_env {
 	struct vmcs_config cfg;          /* the control words every vCPU uses */
 	const struct vmx_caps *caps;
 	const struct memmap *mem;
+	const struct mtrr_state *mtrr;   /* memory types of regions mapped late */
+	uint64_t ept_end;                /* ept_build mapped [0, ept_end) */
+	uint64_t gpa_limit;              /* 1 << the guest's physical-address width */
 	const struct acpi_info *acpi;
 	uint64_t xcr0_mask;              /* XCR0 bits the guest may set */
 	int tiers_ipi;                   /* the IPI tier (enum ipi_tier) */

@@ -106,6 +106,16 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	if (need(!(cfg->proc & (VMX_PROC_HLT_EXITING | VMX_PROC_MWAIT_EXITING | VMX_PROC_PAUSE_EXITING)),
 		 "HLT, MWAIT and PAUSE without exiting", err, errlen))
 		return -1;
+	/* A CPU that forces on an exiting control makes its exits happen: each
+	 * has a handler in vmx/exit.c, except these, which the hypervisor cannot
+	 * emulate and so refuses to run under, by name. */
+	const uint32_t unhandled2 = VMX_PROC2_DESC_TABLE_EXITING | VMX_PROC2_ENCLS_EXITING | VMX_PROC2_PML |
+				    VMX_PROC2_ENCLV_EXITING | VMX_PROC2_USER_WAIT_PAUSE | VMX_PROC2_BUS_LOCK_DETECTION |
+				    VMX_PROC2_INSTRUCTION_TIMEOUT | VMX_PROC2_EPT_VIOLATION_VE | VMX_PROC2_VMCS_SHADOWING;
+	if (need(!(proc2 & unhandled2 & c->proc2.allowed0), "no forced-on descriptor-table, ENCLS, ENCLV, PML, "
+		 "UMWAIT/TPAUSE, bus-lock, instruction-timeout, #VE or VMCS-shadowing control (their exits have no handler)",
+		 err, errlen))
+		return -1;
 	cfg->proc2 = proc2;
 	cfg->exit = vmx_adjust_ctl("exit", &c->exit, exit, &dropped);
 	if (need(!(dropped & (VMX_EXIT_HOST_ADDR_SPACE_SIZE | VMX_EXIT_LOAD_EFER | VMX_EXIT_SAVE_EFER)),

@@ -22,7 +22,7 @@ void test_fail(const char *file, int line, const char *msg);
 	if (_a != _b) { char _m[256]; snprintf(_m, sizeof _m, "%s == %s (0x%llx != 0x%llx)", #a, #b, _a, _b); \
 	test_fail(__FILE__, __LINE__, _m); } } while (0)
 #define CHECK_STR(a, b) do { const char *_a = (a), *_b = (b); \
-	if (!_a || !_b || strcmp(_a, _b)) { char _m[512]; snprintf(_m, sizeof _m, "%s == \"%s\" (got \"%s\")", #a, _b ? _b : "(null)", _a ? _a : "(null)"); \
+	if (!_a || !_b || strcmp(_a, _b)) { char _m[1024]; snprintf(_m, sizeof _m, "%s == \"%s\" (got \"%s\")", #a, _b ? _b : "(null)", _a ? _a : "(null)"); \
 	test_fail(__FILE__, __LINE__, _m); } } while (0)
 #define CHECK_CONTAINS(hay, needle) do { const char *_h = (hay), *_n = (needle); \
 	if (!_h || !strstr(_h, _n)) { char _m[512]; snprintf(_m, sizeof _m, "\"%.300s\" contains \"%s\"", _h ? _h : "(null)", _n); \

@@ -527,3 +527,59 @@ TEST(ept_sink_fills_a_hole_once)
 	CHECK(!ept_map_sink(b.eptp, GIB(1), sink));                 /* a 1G page */
 	done(&b);
 }
+
+/* A GPA beyond the identity map (a BAR high above RAM) gets its GiB on the
+ * first touch, identity and uncached (a hole in the memory map), once. */
+TEST(ept_late_map_beyond_the_end)
+{
+	const struct memmap *m = main_map();
+	for (int g1 = 0; g1 < 2; g1++) {
+		struct built b;
+		int mt, level;
+		bool present;
+		build(&b, m, g1, true, GIB(8));
+		uint64_t gpa = GIB(600) + MIB(6) + 0x123, tables = b.st.tables;
+		ept_walk(b.eptp, gpa, &mt, &present, &level);
+		CHECK(!present);
+		CHECK(ept_map_late(b.eptp, m, NULL, &b.caps, gpa, &b.st, 1000, 0));
+		uint64_t e = ept_walk(b.eptp, gpa, &mt, &present, &level);
+		CHECK(present);
+		CHECK_EQ(mt, MT_UC);
+		CHECK_EQ(level, g1 ? 3 : 2);
+		uint64_t size = g1 ? GIB(1) : MIB(2);
+		CHECK_EQ((e & ADDR_MASK & ~(size - 1)) | (gpa & (size - 1)), gpa);
+		CHECK_EQ(e & RWX, RWX);
+		CHECK_EQ(b.st.tables - tables, g1 ? 1 : 2);        /* a PDPT (512-1023 GiB), and a PD */
+		ept_walk(b.eptp, GIB(601), &mt, &present, &level); /* the next GiB: not yet */
+		CHECK(!present);
+		CHECK(!ept_map_late(b.eptp, m, NULL, &b.caps, gpa + MIB(1), &b.st, 1000, 0));   /* once */
+		CHECK(!ept_map_late(b.eptp, m, NULL, &b.caps, MIB(200), &b.st, 1000, 0));        /* the hypervisor's */
+		done(&b);
+	}
+}
+
+/* Past the table budget a GiB reads as absent memory: every page the sink. */
+TEST(ept_late_map_budget_then_sink)
+{
+	const struct memmap *m = main_map();
+	struct built b;
+	int mt, level;
+	bool present;
+	static uint8_t sink_page[4096] __attribute__((aligned(4096)));
+	paddr_t sink = (paddr_t)(uintptr_t)sink_page;
+	build(&b, m, false, true, GIB(8));
+	uint64_t sink_pd = ept_sink_gib(sink, &b.st);
+	uint64_t budget = b.st.tables + 2;                   /* two more GiBs' PDs */
+	for (int i = 0; i < 4; i++)
+		CHECK(ept_map_late(b.eptp, m, NULL, &b.caps, GIB(20 + i) + 0x1000, &b.st, budget, sink_pd));
+	CHECK_EQ(b.st.tables, budget);
+	CHECK_EQ(b.st.sunk_1g, 2);
+	uint64_t e = ept_walk(b.eptp, GIB(21) + 0x1000, &mt, &present, &level);
+	CHECK(present && level == 2 && (e & ADDR_MASK) == GIB(21));     /* within the budget: identity */
+	e = ept_walk(b.eptp, GIB(23) + 0x7000, &mt, &present, &level);
+	CHECK(present);
+	CHECK_EQ(level, 1);
+	CHECK_EQ(e & ADDR_MASK, sink);                                   /* past it: the sink */
+	CHECK_EQ(mt, MT_WB);
+	done(&b);
+}

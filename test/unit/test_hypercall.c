@@ -9,7 +9,9 @@ static int reports, sends;
 static uint64_t last_args[4];
 static void *last_ctx;
 
-static void rep(uint32_t cpu) { (void)cpu; reports++; }
+static uint64_t now_us = 5000000;
+static uint64_t report_us = 0;                /* how long a report prints */
+static uint64_t rep(uint32_t cpu) { (void)cpu; reports++; return now_us + report_us; }
 static int64_t send(void *ctx, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr)
 {
 	sends++;
@@ -20,7 +22,6 @@ static int64_t send(void *ctx, uint64_t lo, uint64_t hi, uint64_t min, uint64_t 
 static int64_t posts(uint32_t id, uint32_t vec) { return id == 1 ? 1000 + (int64_t)vec : -1; }
 static int64_t exits(uint32_t id) { return id == 0 ? 77 : -1; }
 
-static uint64_t now_us = 5000000;
 static uint64_t call(const struct hc_ops *o, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, bool user)
 {
 	struct hc_call c = { nr, a0, a1, a2, a3, user, now_us };
@@ -41,6 +42,26 @@ TEST(hypercall_user_report_rate_limited)
 	now_us += 1;
 	CHECK_EQ(call(&all, 0x48560001, 0, 0, 0, 0, true), 0);
 	CHECK_EQ(reports - before, 3);
+	now_us += 10000000;
+}
+
+/* The interval counts from the end of the last user report: a report that
+ * prints for 2 s and a loop calling again at once get one report in 3 s. */
+TEST(hypercall_user_report_interval_from_its_end)
+{
+	const struct hc_ops all = { rep, send, posts, exits };
+	int before = reports;
+	now_us += 50000000;
+	report_us = 2000000;
+	CHECK_EQ(call(&all, 0x48560001, 0, 0, 0, 0, true), 0);
+	now_us += 2000001;                            /* just after it finished */
+	CHECK_EQ(call(&all, 0x48560001, 0, 0, 0, 0, true), (uint64_t)-1);
+	now_us += 999998;                             /* 999,999 us after its end */
+	CHECK_EQ(call(&all, 0x48560001, 0, 0, 0, 0, true), (uint64_t)-1);
+	now_us += 1;
+	CHECK_EQ(call(&all, 0x48560001, 0, 0, 0, 0, true), 0);
+	CHECK_EQ(reports - before, 2);
+	report_us = 0;
 	now_us += 10000000;
 }
 

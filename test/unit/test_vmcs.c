@@ -317,6 +317,16 @@ static void no_msr_bitmaps(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->
 static void no_wait_sipi(struct vmx_raw_caps *r) { r->misc &= ~VMX_MISC_ACT_WAIT_SIPI; }
 static void hlt_forced(struct vmx_raw_caps *r) { fixture_set_allowed0(&r->proc, &r->true_proc, VMX_PROC_HLT_EXITING); }
 static void mwait_forced(struct vmx_raw_caps *r) { fixture_set_allowed0(&r->proc, &r->true_proc, VMX_PROC_MWAIT_EXITING); }
+static void desc_forced(struct vmx_raw_caps *r)
+{
+	fixture_set_allowed0(&r->proc2, NULL, VMX_PROC2_DESC_TABLE_EXITING);
+	r->proc2 |= (uint64_t)VMX_PROC2_DESC_TABLE_EXITING << 32;
+}
+static void pml_forced(struct vmx_raw_caps *r)
+{
+	fixture_set_allowed0(&r->proc2, NULL, VMX_PROC2_PML);
+	r->proc2 |= (uint64_t)VMX_PROC2_PML << 32;
+}
 static void no_64bit_host(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->exit, &r->true_exit, VMX_EXIT_HOST_ADDR_SPACE_SIZE); }
 static void no_entry_efer(struct vmx_raw_caps *r) { fixture_clear_allowed1(&r->entry, &r->true_entry, VMX_ENTRY_LOAD_EFER); }
 
@@ -333,18 +343,40 @@ TEST(vmcs_missing_requirements_are_refused_by_name)
 		{ "HLT, MWAIT and PAUSE without exiting", mwait_forced },
 		{ "64-bit host and EFER switching on exit", no_64bit_host },
 		{ "loading EFER on entry", no_entry_efer },
+		{ "no forced-on descriptor-table, ENCLS, ENCLV, PML, UMWAIT/TPAUSE, bus-lock, instruction-timeout, #VE or "
+		  "VMCS-shadowing control (their exits have no handler)", desc_forced },
+		{ "no forced-on descriptor-table, ENCLS, ENCLV, PML, UMWAIT/TPAUSE, bus-lock, instruction-timeout, #VE or "
+		  "VMCS-shadowing control (their exits have no handler)", pml_forced },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		for (int irq = IRQ_PARTITION; irq <= IRQ_VIRTUAL; irq++) {
 			struct vmx_raw_caps raw;
 			struct env e;
-			char want[160];
+			char want[256];
 			CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
 			cases[i].mutate(&raw);
 			CHECK_EQ(env_build(&e, &raw, irq, NULL), -1);
 			snprintf(want, sizeof want, "vmcs: the CPU does not allow %s, which this hypervisor needs", cases[i].what);
 			CHECK_STR(e.err, want);
 		}
+}
+
+/* Forced-on controls whose exits vmx/forced.c emulates: the configuration
+ * builds, and carries them. */
+TEST(vmcs_forced_controls_with_handlers_are_kept)
+{
+	const uint32_t bits = VMX_PROC_MOV_DR_EXITING | VMX_PROC_RDPMC_EXITING | VMX_PROC_MONITOR_EXITING |
+			      VMX_PROC_CR3_LOAD_EXITING | VMX_PROC_CR3_STORE_EXITING | VMX_PROC_INVLPG_EXITING |
+			      VMX_PROC_RDTSC_EXITING;
+	struct vmx_raw_caps raw;
+	struct env e;
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	fixture_set_allowed0(&raw.proc, &raw.true_proc, bits);
+	fixture_set_allowed0(&raw.proc2, NULL, VMX_PROC2_RDRAND_EXITING);
+	raw.proc2 |= (uint64_t)VMX_PROC2_RDRAND_EXITING << 32;
+	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, NULL), 0);
+	CHECK_EQ(e.cfg.proc & bits, bits);
+	CHECK(e.cfg.proc2 & VMX_PROC2_RDRAND_EXITING);
 }
 
 /* ---- the model can fail: deliberately broken VMCSs ---- */

@@ -3,38 +3,147 @@
  * hvattack: a guest kernel module that tries, from ring 0, what a hostile
  * guest would try against the hypervisor under it, and says what happened.
  * Loaded by the initramfs /init when the kernel command line has
- * hv.attack=1. Each attack prints one line; the hypervisor must stay up,
- * answer each attempt as the SDM answers a CPU without the feature, and count
- * it in its report (the test runner checks both sides).
+ * hv.attack=1. Each attack prints one line "hvattack: <what> -> <outcome>";
+ * an outcome in capitals is the hypervisor failing its promise and counts in
+ * "failures". The hypervisor must stay up, answer each attempt as a CPU
+ * without the feature would (#GP, #UD, nothing happens), and count it in its
+ * report: the test runner checks both sides.
  *
- *   hvattack: xsetbv 0x... -> #GP | ACCEPTED
- *       invalid XCR0 values (AVX without SSE, MPX BNDREGS alone, AVX-512 opmask
- *       alone, an undefined bit): each must fault in the guest.
- *   hvattack: apic_base write 0x... -> dropped (reads 0x...) | CHANGED
- *       disabling the APIC and moving its base: the value must not change.
- *   hvattack: msr 0x... write -> #GP | ACCEPTED     (Intel PT, DS_AREA, PEBS_ENABLE)
- *   hvattack: init-sipi apic_id=N sent            (a CPU that is not a vCPU:
- *       the hypervisor drops it and counts it; the CPU is parked in VMX root)
- *   hvattack: nmi self -> handled=+N              (an NMI IPI to itself arrives
- *       once as the guest's own NMI)
- *   hvattack: done failures=N
+ *   msr 0x3a write / 0x480 read / 0x48b write    FEATURE_CONTROL, VMX MSRs: #GP
+ *   msr 0x3a read -> 0x...                       locked, VMX off (bit 2 clear)
+ *   cr4.vmxe set -> #GP ; vmxon/vmptrld/vmread -> #UD
+ *   xsetbv 0x... -> #GP                          invalid XCR0 values (SDM rules)
+ *   apic_base write 0x... -> dropped             disable, move the page
+ *   msr 0x560/0x570/0x600/0x3f1 write -> #GP     Intel PT, DS_AREA, PEBS_ENABLE
+ *   init-sipi apic_id=N sent, guest cpus online=M  a CPU kept from the guest
+ *   ipi storm ids=0..N sent=K                    fixed IPIs to every APIC ID
+ *   nmi storm sent=N handled=M                   NMIs to itself, and to the kept CPU
+ *   sleep s<typ> pm1a=0x... -> ignored           SLP_TYP/SLP_EN writes other than S5
+ *   mem [a-b] pages=N absent=M data=K            every e820-reserved page read, then
+ *   mem data [a-b]                               written where it read as absent;
+ *                                                runs of pages that held data are listed
+ *   mem writes=N readback=ok                     (the runner checks none of them lies
+ *                                                in the hypervisor's own ranges)
+ *   high mmio 0x9000000000 read 0x... -> completed   above the identity map
+ *   done failures=N
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
 #include <linux/delay.h>
 #include <linux/smp.h>
+#include <linux/io.h>
+#include <linux/ioport.h>
+#include <linux/acpi.h>
 #include <asm/apic.h>
 #include <asm/msr.h>
 #include <asm/nmi.h>
 #include <asm/asm.h>
+#include <asm/irq_vectors.h>
+#include <asm/trapnr.h>
 #include <asm/fpu/xcr.h>
 
 static int target_apic = 1;
 module_param(target_apic, int, 0444);
 MODULE_PARM_DESC(target_apic, "APIC ID of a CPU the guest must not be able to start");
+static int storm_ids = 1024;
+module_param(storm_ids, int, 0444);
+MODULE_PARM_DESC(storm_ids, "the IPI storm goes to APIC IDs 0..storm_ids-1");
+static int nmi_storm = 1000;
+module_param(nmi_storm, int, 0444);
+MODULE_PARM_DESC(nmi_storm, "self-NMIs sent by the NMI storm");
 
 static int failures;
 static atomic_t nmis = ATOMIC_INIT(0);
+
+/* The exception-table type that leaves the trap number in RAX (EX_TYPE_FAULT):
+ * RAX starts at -1; after the instruction it is -1 if it completed, else the
+ * vector of the fault it raised. */
+#define TRAPNR_NONE (-1L)
+
+static const char *trapname(long t)
+{
+	switch (t) {
+	case TRAPNR_NONE: return "completed";
+	case X86_TRAP_UD: return "#UD";
+	case X86_TRAP_GP: return "#GP";
+	case X86_TRAP_PF: return "#PF";
+	default: return "fault";
+	}
+}
+
+/* A promise check: 'got' must be 'want'; either way one line. */
+static void outcome(const char *what, bool good, const char *said)
+{
+	pr_info("hvattack: %s -> %s\n", what, said);
+	if (!good)
+		failures++;
+}
+
+static long wrmsr_trap(u32 msr, u64 val)
+{
+	long t = TRAPNR_NONE;
+	/* EAX carries the low half in and the trap number out: a completed
+	 * WRMSR leaves it as it was, so compare with the value sent. */
+	unsigned long ax = (u32)val;
+	asm volatile("1: wrmsr\n2:\n" _ASM_EXTABLE_TYPE(1b, 2b, EX_TYPE_FAULT)
+		     : "+a"(ax) : "c"(msr), "d"((u32)(val >> 32)) : "memory");
+	if (ax != (u32)val)
+		t = (long)ax;
+	return t;
+}
+
+static void attack_vmx_msrs(void)
+{
+	char what[64];
+	u64 v = 0;
+	long t;
+
+	/* rdmsr_safe tells fault from success without the EAX juggling. */
+	if (rdmsrl_safe(0x3a, &v)) {
+		outcome("msr 0x3a read", false, "#GP (a CPU with the MSR answers)");
+	} else {
+		snprintf(what, sizeof(what), "msr 0x3a read 0x%llx", v);
+		outcome(what, (v & 1) && !(v & 6), (v & 1) && !(v & 6) ? "locked, VMX off" : "VMX ENABLED");
+	}
+	t = wrmsr_trap(0x3a, 0x5);
+	outcome("msr 0x3a write 0x5", t == X86_TRAP_GP, t == X86_TRAP_GP ? "#GP" : "ACCEPTED");
+	for (u32 m = 0x480; m <= 0x492; m += 0x9) {
+		int r = rdmsrl_safe(m, &v);
+		snprintf(what, sizeof(what), "msr 0x%x read", m);
+		outcome(what, r != 0, r ? "#GP" : "READ");
+	}
+	t = wrmsr_trap(0x48b, ~0ull);
+	outcome("msr 0x48b write", t == X86_TRAP_GP, t == X86_TRAP_GP ? "#GP" : "ACCEPTED");
+}
+
+static void attack_vmx_insns(void)
+{
+	static u64 region[512] __aligned(4096);
+	u64 pa = virt_to_phys(region), field = 0, out = 0;
+	unsigned long cr4 = __read_cr4();
+	long t = TRAPNR_NONE;
+
+	asm volatile("1: mov %[v], %%cr4\n2:\n" _ASM_EXTABLE_TYPE(1b, 2b, EX_TYPE_FAULT)
+		     : "+a"(t) : [v] "r"(cr4 | X86_CR4_VMXE) : "memory");
+	if (t == TRAPNR_NONE) {
+		asm volatile("mov %0, %%cr4" :: "r"(cr4) : "memory");
+		outcome("cr4.vmxe set", false, "ACCEPTED");
+	} else {
+		outcome("cr4.vmxe set", t == X86_TRAP_GP, trapname(t));
+	}
+	t = TRAPNR_NONE;
+	asm volatile("1: vmxon %[pa]\n2:\n" _ASM_EXTABLE_TYPE(1b, 2b, EX_TYPE_FAULT)
+		     : "+a"(t) : [pa] "m"(pa) : "memory", "cc");
+	outcome("vmxon", t == X86_TRAP_UD, t == X86_TRAP_UD ? "#UD" : t == TRAPNR_NONE ? "EXECUTED" : trapname(t));
+	t = TRAPNR_NONE;
+	asm volatile("1: vmptrld %[pa]\n2:\n" _ASM_EXTABLE_TYPE(1b, 2b, EX_TYPE_FAULT)
+		     : "+a"(t) : [pa] "m"(pa) : "memory", "cc");
+	outcome("vmptrld", t == X86_TRAP_UD, t == X86_TRAP_UD ? "#UD" : t == TRAPNR_NONE ? "EXECUTED" : trapname(t));
+	t = TRAPNR_NONE;
+	asm volatile("1: vmread %[f], %[o]\n2:\n" _ASM_EXTABLE_TYPE(1b, 2b, EX_TYPE_FAULT)
+		     : "+a"(t), [o] "=r"(out) : [f] "r"(field) : "memory", "cc");
+	outcome("vmread", t == X86_TRAP_UD, t == X86_TRAP_UD ? "#UD" : t == TRAPNR_NONE ? "EXECUTED" : trapname(t));
+}
 
 /* XSETBV that survives a #GP: 0 done, -1 faulted. */
 static int xsetbv_safe(u32 index, u64 value)
@@ -51,28 +160,35 @@ static int xsetbv_safe(u32 index, u64 value)
 
 static void attack_xsetbv(void)
 {
-	static const u64 bad[] = { 0x5, 0xb, 0x27, 0x3 | (1ull << 8), 0x3 | (1ull << 63) };
+	/* AVX without SSE; MPX BNDREGS without BNDCSR; opmask without the other
+	 * AVX-512 bits; x87 off; an undefined bit; a bit of XCR1 (index 1). */
+	static const u64 bad[] = { 0x5, 0xb, 0x27, 0x2, 0x3 | (1ull << 63) };
+	char what[48];
 	u64 old = xgetbv(0);
 	for (int i = 0; i < ARRAY_SIZE(bad); i++) {
 		int r = xsetbv_safe(0, bad[i]);
-		pr_info("hvattack: xsetbv 0x%llx -> %s\n", bad[i], r ? "#GP" : "ACCEPTED");
-		if (!r) {
-			failures++;
+		snprintf(what, sizeof(what), "xsetbv 0x%llx", bad[i]);
+		outcome(what, r != 0, r ? "#GP" : "ACCEPTED");
+		if (!r)
 			xsetbv_safe(0, old);
-		}
 	}
+	int r1 = xsetbv_safe(1, 3);
+	outcome("xsetbv xcr1", r1 != 0, r1 ? "#GP" : "ACCEPTED");
 }
 
 static void attack_apic_base(void)
 {
 	u64 base, now;
+	char what[48];
 	rdmsrl(MSR_IA32_APICBASE, base);
 	const u64 tries[] = { base & ~(X2APIC_ENABLE | MSR_IA32_APICBASE_ENABLE),   /* disable */
-			      (base & 0xfff) | 0x1000000ull };                          /* move the page */
+			      (base & 0xfff) | 0x1000000ull,                           /* move the page */
+			      (base & 0xfff) | 0x200000ull };                          /* onto the hypervisor */
 	for (int i = 0; i < ARRAY_SIZE(tries); i++) {
 		int r = wrmsrl_safe(MSR_IA32_APICBASE, tries[i]);
 		rdmsrl(MSR_IA32_APICBASE, now);
-		pr_info("hvattack: apic_base write 0x%llx -> %s (reads 0x%llx)\n", tries[i],
+		snprintf(what, sizeof(what), "apic_base write 0x%llx", tries[i]);
+		pr_info("hvattack: %s -> %s (reads 0x%llx)\n", what,
 			r ? "#GP" : now == base ? "dropped" : "CHANGED", now);
 		if (now != base) {
 			failures++;
@@ -81,35 +197,55 @@ static void attack_apic_base(void)
 	}
 }
 
-static void attack_msrs(void)
+static void attack_trace_msrs(void)
 {
 	/* Intel PT output base and control, DS_AREA, PEBS_ENABLE. */
 	static const u32 msrs[] = { 0x560, 0x570, 0x600, 0x3f1 };
+	char what[32];
 	for (int i = 0; i < ARRAY_SIZE(msrs); i++) {
 		int r = wrmsrl_safe(msrs[i], 0x1000);
-		pr_info("hvattack: msr 0x%x write -> %s\n", msrs[i], r ? "#GP" : "ACCEPTED");
-		if (!r)
-			failures++;
+		snprintf(what, sizeof(what), "msr 0x%x write", msrs[i]);
+		outcome(what, r != 0, r ? "#GP" : "ACCEPTED");
 	}
+}
+
+static void icr(u32 dest, u32 low)
+{
+	wrmsrl(0x830, ((u64)dest << 32) | low);
 }
 
 static void attack_init_sipi(void)
 {
 	unsigned long flags;
-	if (!x2apic_enabled()) {
-		pr_info("hvattack: init-sipi skipped (no x2APIC)\n");
-		return;
-	}
+	unsigned int before = num_online_cpus();
 	local_irq_save(flags);
 	/* INIT assert, then two start-up IPIs with vector 0x9a (page 0x9a000). */
-	wrmsrl(0x830, ((u64)target_apic << 32) | 0x4500);
+	icr(target_apic, 0x4500);
 	udelay(100);
-	wrmsrl(0x830, ((u64)target_apic << 32) | 0x069a);
+	icr(target_apic, 0x069a);
 	udelay(100);
-	wrmsrl(0x830, ((u64)target_apic << 32) | 0x069a);
+	icr(target_apic, 0x069a);
 	local_irq_restore(flags);
 	mdelay(50);
 	pr_info("hvattack: init-sipi apic_id=%d sent, guest cpus online=%u\n", target_apic, num_online_cpus());
+	if (num_online_cpus() != before)
+		failures++;
+}
+
+/* Fixed-mode IPIs (the reschedule vector: harmless where it lands) to every
+ * APIC ID below storm_ids, and to the x2APIC broadcast ID. */
+static void attack_ipi_storm(void)
+{
+	unsigned long flags;
+	int sent = 0;
+	local_irq_save(flags);
+	for (u32 id = 0; id < (u32)storm_ids; id++, sent++)
+		icr(id, RESCHEDULE_VECTOR);
+	icr(0xffffffff, RESCHEDULE_VECTOR);
+	sent++;
+	local_irq_restore(flags);
+	mdelay(10);
+	pr_info("hvattack: ipi storm ids=0..%d sent=%d -> survived\n", storm_ids - 1, sent);
 }
 
 static int on_nmi(unsigned int type, struct pt_regs *regs)
@@ -120,27 +256,175 @@ static int on_nmi(unsigned int type, struct pt_regs *regs)
 
 static void attack_nmi(void)
 {
-	int before;
+	int before, got;
 	if (register_nmi_handler(NMI_LOCAL, on_nmi, 0, "hvattack")) {
-		pr_info("hvattack: nmi skipped (no handler)\n");
+		outcome("nmi storm", false, "NO HANDLER");
 		return;
 	}
 	before = atomic_read(&nmis);
-	apic->send_IPI_self(NMI_VECTOR);
+	for (int i = 0; i < nmi_storm; i++)
+		icr(0, APIC_DM_NMI | APIC_DEST_SELF);
 	mdelay(20);
-	pr_info("hvattack: nmi self -> handled=+%d\n", atomic_read(&nmis) - before);
-	if (atomic_read(&nmis) - before < 1)
+	got = atomic_read(&nmis) - before;
+	/* NMIs to the kept CPU: dropped by the hypervisor, never delivered. */
+	for (int i = 0; i < 16; i++)
+		icr(target_apic, APIC_DM_NMI);
+	mdelay(20);
+	pr_info("hvattack: nmi storm sent=%d handled=%d (+16 to apic_id=%d) -> %s\n", nmi_storm, got,
+		target_apic, got >= 1 && got <= nmi_storm ? "delivered" : "LOST");
+	if (got < 1 || got > nmi_storm)
 		failures++;
 	unregister_nmi_handler(NMI_LOCAL, "hvattack");
 }
 
+/* PM1a_CNT writes with SLP_EN and every SLP_TYP but S5's: each would put a
+ * machine to sleep and restart it outside VMX; the hypervisor drops them. */
+static void attack_sleep(void)
+{
+	struct acpi_table_header *h;
+	struct acpi_table_fadt *f;
+	u8 s5a = 0xff, s5b = 0xff;
+	u32 port;
+
+	if (ACPI_FAILURE(acpi_get_table(ACPI_SIG_FADT, 0, &h))) {
+		outcome("sleep", false, "NO FADT");
+		return;
+	}
+	f = (struct acpi_table_fadt *)h;
+	port = f->pm1a_control_block;
+	if (!port && f->xpm1a_control_block.space_id == ACPI_ADR_SPACE_SYSTEM_IO)
+		port = (u32)f->xpm1a_control_block.address;
+	acpi_put_table(h);
+	if (!port || port > 0xffff) {
+		outcome("sleep", false, "NO PM1a_CNT PORT");
+		return;
+	}
+	if (ACPI_FAILURE(acpi_get_sleep_type_data(ACPI_STATE_S5, &s5a, &s5b))) {
+		outcome("sleep", false, "NO \\_S5");
+		return;
+	}
+	for (u32 typ = 0; typ < 8; typ++) {
+		u16 cur;
+		char what[48];
+		if (typ == s5a)
+			continue;
+		cur = inw(port);
+		outw((cur & ~(7u << 10)) | (typ << 10) | (1u << 13), port);
+		mdelay(5);
+		snprintf(what, sizeof(what), "sleep typ=%u pm1a=0x%x", typ, port);
+		outcome(what, true, "ignored");   /* still here to say it */
+	}
+}
+
+/* Every page of every e820-reserved range: read all of it; a page of
+ * all-ones is "absent" (what the hypervisor's sink returns), others hold
+ * data, and their runs are listed. Absent pages are then written and read
+ * back (the write must land in a harmless place), and restored to ones. */
+#define MEM_MAX_RANGE (256ul << 20)
+static void mem_scan(resource_size_t a, resource_size_t b, u64 *writes, bool *readback_ok)
+{
+	u64 npages = (b - a + 1) >> PAGE_SHIFT, absent = 0, data = 0, run_start = 0, run_len = 0;
+	u8 *m = memremap(a, npages << PAGE_SHIFT, MEMREMAP_WB);
+	if (!m) {
+		pr_info("hvattack: mem [%llx-%llx] not mappable\n", (u64)a, (u64)b);
+		return;
+	}
+	for (u64 i = 0; i <= npages; i++) {
+		bool ones = false;
+		if (i < npages) {
+			const u64 *p = (const u64 *)(m + (i << PAGE_SHIFT));
+			u64 and = ~0ull;
+			for (int k = 0; k < PAGE_SIZE / 8; k++)
+				and &= READ_ONCE(p[k]);
+			ones = and == ~0ull;
+			if (ones)
+				absent++;
+			else
+				data++;
+		}
+		if (i < npages && !ones) {
+			if (!run_len)
+				run_start = i;
+			run_len++;
+		} else if (run_len) {
+			pr_info("hvattack: mem data [%llx-%llx]\n", (u64)a + (run_start << PAGE_SHIFT),
+				(u64)a + ((run_start + run_len) << PAGE_SHIFT) - 1);
+			run_len = 0;
+		}
+		cond_resched();
+	}
+	pr_info("hvattack: mem [%llx-%llx] pages=%llu absent=%llu data=%llu\n", (u64)a, (u64)b, npages, absent, data);
+	for (u64 i = 0; i < npages; i++) {
+		u64 *p = (u64 *)(m + (i << PAGE_SHIFT));
+		if (READ_ONCE(p[0]) != ~0ull || READ_ONCE(p[PAGE_SIZE / 8 - 1]) != ~0ull)
+			continue;
+		WRITE_ONCE(p[0], 0x5a5a5a5a5a5a5a5aull);
+		if (READ_ONCE(p[0]) != 0x5a5a5a5a5a5a5a5aull)
+			*readback_ok = false;      /* dropped is fine too; say so */
+		WRITE_ONCE(p[0], ~0ull);
+		(*writes)++;
+	}
+	memunmap(m);
+}
+
+static void attack_memory(void)
+{
+	struct resource *r;
+	u64 writes = 0;
+	bool readback_ok = true;
+	for (r = iomem_resource.child; r; r = r->sibling) {
+		if (!r->name || strcmp(r->name, "Reserved"))
+			continue;
+		if (r->end - r->start + 1 > MEM_MAX_RANGE || (r->start & ~PAGE_MASK)) {
+			pr_info("hvattack: mem [%llx-%llx] skipped (size or alignment)\n", (u64)r->start, (u64)r->end);
+			continue;
+		}
+		mem_scan(r->start, r->end, &writes, &readback_ok);
+	}
+	pr_info("hvattack: mem writes=%llu readback=%s\n", writes, readback_ok ? "ok" : "dropped");
+}
+
+/* A read far above RAM and above the hypervisor's identity map (512 GiB):
+ * where a 64-bit BAR would live. It must complete (the hypervisor maps the
+ * GiB on demand), whatever it reads. */
+static void attack_high_mmio(void)
+{
+	const u64 pa = 0x9000000000ull;          /* 576 GiB */
+	void __iomem *p;
+	u32 v;
+	if (boot_cpu_data.x86_phys_bits < 40) {
+		pr_info("hvattack: high mmio 0x%llx -> beyond the guest's %u physical-address bits\n", pa,
+			boot_cpu_data.x86_phys_bits);
+		return;
+	}
+	p = ioremap(pa, PAGE_SIZE);
+	if (!p) {
+		outcome("high mmio", false, "NOT MAPPABLE");
+		return;
+	}
+	v = readl(p);
+	writel(v, p);
+	iounmap(p);
+	pr_info("hvattack: high mmio 0x%llx read 0x%x -> completed\n", pa, v);
+}
+
 static int __init hvattack_init(void)
 {
+	if (!x2apic_enabled()) {
+		pr_info("hvattack: needs x2APIC mode; done failures=1\n");
+		return -ENODEV;
+	}
+	attack_vmx_msrs();
+	attack_vmx_insns();
 	attack_xsetbv();
 	attack_apic_base();
-	attack_msrs();
+	attack_trace_msrs();
 	attack_init_sipi();
+	attack_ipi_storm();
 	attack_nmi();
+	attack_sleep();
+	attack_memory();
+	attack_high_mmio();
 	pr_info("hvattack: done failures=%d\n", failures);
 	return 0;
 }

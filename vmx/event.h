@@ -1,0 +1,48 @@
+/* The event a VM entry delivers, and how a new exception meets one already
+ * queued (SDM Vol. 3A, 6.15 "Exception and Interrupt Reference", Interrupt 8,
+ * Table "Conditions for Generating a Double Fault"; Vol. 3C, "Event Injection"
+ * and "Information for VM Exits During Event Delivery"). Pure logic: the
+ * exit handler (vmx/exit.c) fills the queue and commits it to the VMCS. */
+#ifndef VMX_EVENT_H
+#define VMX_EVENT_H
+#include "../lib/types.h"
+
+/* In the VM-entry interruption-information format: bit 31 valid, bits 10:8
+ * type, bits 7:0 vector, bit 11 deliver error code. */
+struct vmx_event {
+	uint32_t info;
+	uint32_t error;
+	uint32_t insn_len;               /* software interrupts and exceptions */
+};
+
+struct event_queue {
+	struct vmx_event now;            /* delivered by the next VM entry */
+	struct vmx_event deferred;       /* an interrupt or NMI whose delivery an exception interrupted */
+};
+
+enum event_result {
+	EVENT_QUEUED,                    /* 'now' holds the exception (or the #DF it became) */
+	EVENT_SHUTDOWN,                  /* a fault while delivering #DF: triple fault */
+};
+
+/* Whether the vector's exception pushes an error code in protected mode. */
+bool event_has_error_code(uint8_t vector);
+
+/* Queues hardware exception 'vector' (error code 'error' where the vector
+ * has one) over whatever q->now holds: nothing, or the event whose delivery
+ * the VM exit interrupted.
+ *  - exception over exception: contributory+contributory and #PF+(#PF or
+ *    contributory) become #DF; #DF+(contributory or #PF) is a shutdown; any
+ *    other pair is handled serially: the new one is delivered and the first,
+ *    a fault of the same instruction, comes again when it re-executes;
+ *  - exception over an external interrupt or NMI: the exception goes first,
+ *    the interrupt or NMI waits in q->deferred (it was already taken from
+ *    its source and must not be lost);
+ *  - exception over a software interrupt or exception: replaced (the INT n,
+ *    INT3 or INTO executes again). */
+enum event_result event_queue_exception(struct event_queue *q, uint8_t vector, uint32_t error);
+
+/* The interruption information to write for an entry: in real mode (CR0.PE
+ * clear) no error code is delivered (a VM-entry check). */
+uint32_t event_entry_info(const struct vmx_event *e, bool protected_mode);
+#endif
