@@ -15,7 +15,7 @@ LIB_SRCS  := lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c l
              lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c lib/mtrr.c
 APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/ioapic.c
 IPI_SRCS  := ipi/ipi.c
-TIMER_SRCS := timer/vtimer.c
+TIMER_SRCS := timer/vtimer.c timer/service.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c \
              vmx/report.c vmx/virq.c vmx/event.c vmx/forced.c
 GUEST_SRCS := guest/linux.c guest/boot.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c
@@ -27,7 +27,7 @@ EFI_SRCS  := boot/efi.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
 UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
-             vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c \
+             vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c \
              $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror

@@ -32,6 +32,7 @@
 #include "../guest/acpi.h"
 #include "../vmx/vcpu.h"
 #include "../vmx/virq.h"
+#include "../timer/service.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -39,6 +40,39 @@ static struct hv_options opts;
 static struct acpi_info acpi;
 static struct vmx_caps caps;
 static struct hv_tiers tiers;
+
+static void fail(const char *why)
+{
+	pr_err("hv: %s\n", why);
+	hv_exit(false);
+}
+
+/* The housekeeping CPU's work: the timer service, forever. */
+static void housekeeping_main(void)
+{
+	timer_service_run(virq_timer_service);
+}
+
+/* timer=posted with housekeeping=: the kept CPU serves every vCPU's timer;
+ * without it each vCPU's own host timer does (one exit per delivery). */
+static void timer_service_setup(bool virt, const struct hv_tiers *tiers)
+{
+	char err[160];
+	if (!smp_housekeeper) {
+		if (virt && tiers->timer == TIMER_POSTED)
+			pr_info("timer: posted from each vCPU's own host timer: one external-interrupt exit per delivery (housekeeping=APICID gives the service a CPU of its own)\n");
+		return;
+	}
+	if (!virt || tiers->timer != TIMER_POSTED) {
+		snprintf(err, sizeof err, "housekeeping=%u: the timer service needs the virtual model and timer=posted (here %s, timer=%s)",
+			 smp_housekeeper->apic_id, virt ? "virtual" : "partition", timer_tier_names[tiers->timer]);
+		fail(err);
+	}
+	virq_timer_service_init(smp_housekeeper->apic_id);
+	smp_housekeeper_start(housekeeping_main, KICK_VECTOR);
+	pr_info("timer: posted by the housekeeping CPU (APIC ID %u): a vCPU's arming exits once, its delivery costs it no exit\n",
+		smp_housekeeper->apic_id);
+}
 
 static void claim_or_die(struct boot_info *bi, uint64_t base, uint64_t len, const char *what)
 {
@@ -73,12 +107,6 @@ static void cpu_vmx_smoke(void)
 	if (!c->vmxon_status)
 		vmx_off();
 	pr_info("vmx: cpu%u %s%s\n", c->index, c->vmxon_msg, c->vmxon_status ? "" : ", VMXOFF ok");
-}
-
-static void fail(const char *why)
-{
-	pr_err("hv: %s\n", why);
-	hv_exit(false);
 }
 
 /* The guest: memory, EPT, bitmaps, descriptors, VMCS configuration, then
@@ -176,6 +204,7 @@ static __noreturn void start_guest(struct boot_info *bi)
 		(unsigned long long)res.pid_table, max_id);
 	virq_init(pid_table, max_id);
 	nmi_root_hook = virq_nmi_in_root;
+	timer_service_setup(virt, &tiers);
 	vmcs_config_print(&vmx_env.cfg);
 
 	cpuid_policy.tsc_hz = tsc_khz * 1000;
@@ -288,7 +317,13 @@ __noreturn void hv_main(struct boot_info *bi)
 		pr_info("smp: phantomcpu=%lld: also starting APIC ID %lld, which should not answer\n",
 			(long long)opts.phantom_cpu, (long long)opts.phantom_cpu);
 	}
-	uint32_t online = smp_start_aps(&acpi, bi->trampoline, cr3, opts.max_cpus, opts.ap_timeout_us);
+	uint32_t online = smp_start_aps(&acpi, bi->trampoline, cr3, opts.max_cpus, opts.ap_timeout_us,
+				       opts.housekeeping);
+	if (opts.housekeeping >= 0 && !smp_housekeeper) {
+		snprintf(err, sizeof err, "housekeeping=%lld: no CPU with that APIC ID answered (the boot CPU, APIC ID %u, runs vCPU 0 and cannot be kept)",
+			 (long long)opts.housekeeping, lapic_id());
+		fail(err);
+	}
 	pr_info("smp: %u of %u CPUs online for the guest%s\n", online, acpi.ncpus ? acpi.ncpus : 1,
 		nparked ? ", the others parked" : "");
 

@@ -57,8 +57,10 @@ static bool wait_state(struct percpu *p, uint64_t timeout_us)
 	return p->state == CPU_ONLINE;
 }
 
+struct percpu *smp_housekeeper;
+
 uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
-		       uint32_t max_cpus, uint64_t timeout_us)
+		       uint32_t max_cpus, uint64_t timeout_us, int64_t housekeeping)
 {
 	size_t len = trampoline_blob_end - trampoline_blob;
 	struct trampoline_params *tp = (void *)(uintptr_t)page;
@@ -83,7 +85,8 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		uint32_t id = acpi->cpu[i].apic_id;
 		if (id == self)
 			continue;
-		bool park = ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
+		bool keep = housekeeping >= 0 && id == (uint64_t)housekeeping;
+		bool park = keep || ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
 		if (park && nparked >= MAX_PARKED) {
 			pr_err("smp: cpu with APIC ID %u left out and not parked (more than %u CPUs to park)\n", id,
 			       MAX_PARKED);
@@ -114,6 +117,12 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 			cpus[ncpus] = NULL;
 			pr_err("smp: cpu%u (APIC ID %u) did not answer within %llu us; left out\n",
 			       ncpus, id, (unsigned long long)timeout_us);
+			continue;
+		}
+		if (keep) {
+			smp_housekeeper = p;
+			parked[nparked++] = p;
+			pr_info("smp: APIC ID %u kept from the guest for the timer service (housekeeping=%u)\n", id, id);
 			continue;
 		}
 		if (park) {
@@ -152,13 +161,28 @@ bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us)
  * guest sends can restart this CPU outside VMX (SDM Vol. 3C, "VMX Root
  * Operation"); NMIs land in the host's IDT. */
 static const struct vmx_caps *park_caps;
+static void (*housekeeping_fn)(void);
 static void cpu_park(void)
 {
 	struct percpu *p = this_cpu();
 	char msg[96];
 	p->vmxon_status = park_caps ? vmx_on(park_caps, p->vmxon_region, msg, sizeof msg) : -1;
 	__atomic_store_n(&p->launched, 1, __ATOMIC_RELEASE);
-	cpu_halt_forever();
+	if (p != smp_housekeeper)
+		cpu_halt_forever();
+	/* The housekeeper waits, halted, for its work and the IPI that says so. */
+	for (;;) {
+		void (*fn)(void) = __atomic_load_n(&housekeeping_fn, __ATOMIC_ACQUIRE);
+		if (fn)
+			fn();
+		__asm__ volatile("sti; hlt; cli" ::: "memory");
+	}
+}
+
+void smp_housekeeper_start(void (*fn)(void), uint8_t wake_vector)
+{
+	__atomic_store_n(&housekeeping_fn, fn, __ATOMIC_RELEASE);
+	lapic_send(smp_housekeeper->apic_id, APIC_DM_FIXED | wake_vector);
 }
 
 uint32_t smp_park(const struct vmx_caps *caps)

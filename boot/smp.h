@@ -9,7 +9,12 @@
  * does not check in within timeout_us is named and left out. Returns the
  * number of CPUs online, the boot CPU included. */
 uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
-		       uint32_t max_cpus, uint64_t timeout_us);
+		       uint32_t max_cpus, uint64_t timeout_us, int64_t housekeeping);
+/* The CPU kept from the guest for the timer service (housekeeping=APICID):
+ * parked like the others, then given its work; NULL when none. */
+extern struct percpu *smp_housekeeper;
+/* Makes the housekeeper run fn (which never returns), in VMX root operation. */
+void smp_housekeeper_start(void (*fn)(void), uint8_t wake_vector);
 /* CPUs started but kept from the guest (smp=, MAX_CPUS). */
 extern struct percpu *parked[];
 extern uint32_t nparked;

@@ -29,6 +29,8 @@ static const struct {
 	{ MSR_IA32_DS_AREA, MSR_IA32_DS_AREA, true, true,
 	  "DS (BTS and PEBS) is not switched between guest and host: hidden (CPUID), MSRs #GP" },
 	{ MSR_IA32_PEBS_ENABLE, MSR_IA32_PEBS_ENABLE, true, true, "PEBS: hidden" },
+	{ MSR_IA32_BIOS_SIGN_ID, MSR_IA32_BIOS_SIGN_ID, true, true,
+	  "microcode revision: an emulator's 0 would make Linux turn TSC-deadline mode off (its errata check)" },
 	{ MSR_IA32_MISC_ENABLE, MSR_IA32_MISC_ENABLE, true, false,
 	  "reads say BTS and PEBS are unavailable (bits 11 and 12); writes pass" },
 };
@@ -86,6 +88,18 @@ int guest_rdmsr(uint32_t msr, uint64_t *value)
 		*value = rdmsr(MSR_IA32_APIC_BASE);
 		return 0;
 	}
+	if (msr == MSR_IA32_BIOS_SIGN_ID) {
+		/* The revision is in bits 63:32. A real CPU's is shown as it is
+		 * (its errata are real). An emulator reports 0, and Linux then
+		 * disables the TSC-deadline timer on models with the deadline
+		 * erratum (Skylake-X among them), which the virtual timer serves
+		 * without that erratum: show a revision above every minimum. */
+		uint64_t rev = 0;
+		if (!rdmsr_safe(MSR_IA32_BIOS_SIGN_ID, &rev))
+			rev = 0;
+		*value = (rev >> 32) ? rev : (uint64_t)GUEST_MICROCODE_REVISION << 32;
+		return 0;
+	}
 	if (msr == MSR_IA32_MISC_ENABLE) {
 		/* A CPU without the MSR (Bochs has none) answers #GP, as it would. */
 		if (!rdmsr_safe(MSR_IA32_MISC_ENABLE, value))
@@ -98,6 +112,8 @@ int guest_rdmsr(uint32_t msr, uint64_t *value)
 
 int guest_wrmsr(uint32_t msr, uint64_t value)
 {
+	if (msr == MSR_IA32_BIOS_SIGN_ID)
+		return 0;     /* "write 0, CPUID, read": the read above answers */
 	if (msr == MSR_IA32_APIC_BASE) {
 		/* Writing the value it holds is fine; any change (disable, xAPIC
 		 * mode, another base) is dropped: the host owns the APIC. */

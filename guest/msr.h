@@ -14,6 +14,8 @@ bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write);
 /* Intercepted accesses: 0 done, -1 inject #GP; a write may also be
  * MSR_WRITE_DROPPED: it completes without effect (IA32_APIC_BASE changes). */
 #define MSR_WRITE_DROPPED 2
+/* The microcode revision shown on an emulator, whose own is 0 (guest/msr.c). */
+#define GUEST_MICROCODE_REVISION 0x7fffffffu
 int guest_rdmsr(uint32_t msr, uint64_t *value);
 int guest_wrmsr(uint32_t msr, uint64_t value);
 #endif

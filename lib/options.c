@@ -5,7 +5,7 @@
 
 const char *const ipi_tier_names[] = { "auto", "ipiv", "fast", "pv", "trap", NULL };
 const char *const eoi_tier_names[] = { "auto", "vid", "pv", "trap", NULL };
-const char *const timer_tier_names[] = { "auto", "apicv", "fast", "preempt", "trap", NULL };
+const char *const timer_tier_names[] = { "auto", "apicv", "posted", "preempt", "trap", NULL };
 const char *const irq_opt_names[] = { "auto", "virtual", "partition", NULL };
 const char *const hlt_opt_names[] = { "auto", "guest", "exit", NULL };
 const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
@@ -20,6 +20,7 @@ void options_defaults(struct hv_options *o)
 	o->exit_mode = EXIT_NONE;
 	o->ap_timeout_us = 200000;
 	o->phantom_cpu = -1;
+	o->housekeeping = -1;
 }
 
 static bool word_eq(const char *s, size_t n, const char *lit)
@@ -158,6 +159,13 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			}
 			o->ap_timeout_us = num;
 			return 0;
+		} else if (word_eq(w, kl, "housekeeping")) {
+			if (!str_to_u64(v, vl, &num) || num >= 0xffffffffull) {
+				snprintf(err, errlen, "option '%.*s': expected the APIC ID of a CPU to keep for the timer service", (int)wl, w);
+				return -1;
+			}
+			o->housekeeping = (int64_t)num;
+			return 0;
 		} else if (word_eq(w, kl, "phantomcpu")) {
 			if (!str_to_u64(v, vl, &num) || num >= 0xffffffffull) {
 				snprintf(err, errlen, "option '%.*s': expected an APIC ID below 0xffffffff", (int)wl, w);
@@ -166,7 +174,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->phantom_cpu = (int64_t)num;
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, ipi, eoi, timer, exit, smp, guest, aptimeout, phantomcpu)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

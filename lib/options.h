@@ -6,7 +6,7 @@
 
 enum ipi_tier   { IPI_AUTO = 0, IPI_IPIV, IPI_FAST, IPI_PV, IPI_TRAP };
 enum eoi_tier   { EOI_AUTO = 0, EOI_VID, EOI_PV, EOI_TRAP };
-enum timer_tier { TIMER_AUTO = 0, TIMER_APICV, TIMER_FAST, TIMER_PREEMPT, TIMER_TRAP };
+enum timer_tier { TIMER_AUTO = 0, TIMER_APICV, TIMER_POSTED, TIMER_PREEMPT, TIMER_TRAP };
 enum irq_opt    { IRQ_OPT_AUTO = 0, IRQ_OPT_VIRTUAL, IRQ_OPT_PARTITION };
 enum hlt_opt    { HLT_OPT_AUTO = 0, HLT_OPT_GUEST, HLT_OPT_EXIT };
 enum exit_mode  { EXIT_NONE = 0, EXIT_AUTO, EXIT_S5, EXIT_QEMU, EXIT_BOCHS };
@@ -23,13 +23,14 @@ struct hv_options {
 	int loglevel;           /* loglevel=0..3 (default 2, info) */
 	int ipi;                /* ipi=auto|ipiv|fast|pv|trap */
 	int eoi;                /* eoi=auto|vid|pv|trap */
-	int timer;              /* timer=auto|apicv|fast|preempt|trap */
+	int timer;              /* timer=auto|apicv|posted|preempt|trap */
 	int irq;                /* irq=auto|virtual|partition: who owns the x2APIC */
 	int hlt;                /* hlt=auto|guest|exit: whether the guest's HLT exits (virtual model) */
 	int exit_mode;          /* exit=none|auto|s5|qemu|bochs: what to do at the end */
 	uint32_t max_cpus;      /* smp=N: start at most N CPUs (default all) */
 	bool vmx_smoke_only;    /* guest=none: stop after VMXON/VMXOFF (no guest) */
 	uint64_t ap_timeout_us; /* aptimeout=N microseconds per AP (default 200000) */
+	int64_t housekeeping;   /* housekeeping=APICID: the CPU kept from the guest to serve its timers (-1: none) */
 	int64_t phantom_cpu;    /* phantomcpu=ID: test aid, also start a CPU that does not exist (-1: none) */
 };
 

@@ -5,10 +5,14 @@
 #define LVT_MASKED BIT(16)
 #define LVT_WRITABLE 0x700ffu   /* vector, mask, mode (bits 18:17) */
 
+/* INIT resets the registers; the counts go on (an armed timer is dropped). */
 void vtimer_reset(struct vtimer *t)
 {
-	memset(t, 0, sizeof *t);
+	if (t->deadline)
+		t->replaced++;
 	t->lvt = LVT_MASKED;
+	t->tdcr = t->tmict = 0;
+	t->start = t->deadline = t->period = t->tsc_deadline = 0;
 }
 
 /* TDCR bits 3 and 1:0: 000 = /2 ... 110 = /128, 111 = /1. */
@@ -20,6 +24,8 @@ unsigned vtimer_div_shift(uint32_t tdcr)
 
 static void disarm(struct vtimer *t)
 {
+	if (t->deadline)
+		t->replaced++;
 	t->deadline = 0;
 	t->period = 0;
 	t->tmict = 0;
@@ -53,6 +59,7 @@ void vtimer_write_tmict(struct vtimer *t, uint32_t val, uint64_t now)
 	uint64_t ticks = (uint64_t)val << vtimer_div_shift(t->tdcr);
 	t->start = now;
 	t->deadline = now + ticks;
+	t->armed++;
 	if (mode == VTIMER_PERIODIC)
 		t->period = ticks;
 }
@@ -61,8 +68,12 @@ void vtimer_write_tsc_deadline(struct vtimer *t, uint64_t val)
 {
 	if (LVT_TIMER_MODE(t->lvt) != VTIMER_TSC_DEADLINE)
 		return;          /* writes are ignored outside TSC-deadline mode */
+	if (t->deadline)
+		t->replaced++;
 	t->tsc_deadline = val;
 	t->deadline = val;
+	if (val)
+		t->armed++;
 }
 
 uint32_t vtimer_read_tmcct(const struct vtimer *t, uint64_t now)
@@ -72,15 +83,30 @@ uint32_t vtimer_read_tmcct(const struct vtimer *t, uint64_t now)
 	return (uint32_t)((t->deadline - now) >> vtimer_div_shift(t->tdcr));
 }
 
+unsigned vtimer_late_bucket(uint64_t late)
+{
+	unsigned b = 0;
+	while (b < VTIMER_LATE_BUCKETS - 1 && (late + 1) >> (b + 1))
+		b++;
+	return b;
+}
+
 int vtimer_expire(struct vtimer *t, uint64_t now)
 {
 	if (!t->deadline || now < t->deadline)
 		return -1;
+	uint64_t late = now - t->deadline;
 	t->fired++;
+	t->late_log2[vtimer_late_bucket(late)]++;
+	if (late > t->late_max)
+		t->late_max = late;
+	if (t->lvt & LVT_MASKED)
+		t->masked++;
 	if (t->period) {
 		t->deadline += t->period;
 		if (t->deadline <= now)      /* missed periods collapse into one */
 			t->deadline = now + t->period;
+		t->armed++;
 	} else {
 		t->deadline = 0;
 		t->tsc_deadline = 0;         /* the MSR reads 0 once the timer fired */

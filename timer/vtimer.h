@@ -12,6 +12,8 @@
 #define LVT_TIMER_MODE(lvt)  (((lvt) >> 17) & 3)
 enum { VTIMER_ONESHOT = 0, VTIMER_PERIODIC = 1, VTIMER_TSC_DEADLINE = 2 };
 
+#define VTIMER_LATE_BUCKETS 32
+
 struct vtimer {
 	uint32_t lvt;          /* LVT timer register */
 	uint32_t tdcr;         /* divide configuration */
@@ -20,7 +22,15 @@ struct vtimer {
 	uint64_t deadline;     /* TSC of the next expiry; 0 = disarmed */
 	uint64_t period;       /* TSC ticks per period (periodic mode) */
 	uint64_t tsc_deadline; /* IA32_TSC_DEADLINE as the guest reads it */
-	uint64_t fired;        /* expiries so far */
+	/* Accounting: every arming ends replaced (a new count or deadline, a
+	 * zero, a mode change) or fired, so armed == replaced + fired + (1 if
+	 * armed now); a lost expiry breaks the equation. */
+	uint64_t armed;        /* deadlines set (a periodic timer's every period) */
+	uint64_t replaced;     /* armed deadlines dropped before they came */
+	uint64_t fired;        /* expiries so far, masked ones included */
+	uint64_t masked;       /* expiries with the LVT masked (no interrupt) */
+	uint64_t late_max;     /* TSC ticks from a deadline to its expiry, the most */
+	uint32_t late_log2[VTIMER_LATE_BUCKETS];  /* bucket b: lateness in [2^b - 1, 2^(b+1) - 1) ticks */
 };
 
 void vtimer_reset(struct vtimer *t);
@@ -32,6 +42,8 @@ uint32_t vtimer_read_tmcct(const struct vtimer *t, uint64_t now);
 /* At or after the deadline: counts the expiry, re-arms a periodic timer,
  * and returns the vector to post, or -1 (not due, or masked). */
 int vtimer_expire(struct vtimer *t, uint64_t now);
+/* The lateness bucket of 'late' ticks: floor(log2(late + 1)), at most 31. */
+unsigned vtimer_late_bucket(uint64_t late);
 /* Divisor shift of a TDCR value: 1 << shift TSC ticks per count. */
 unsigned vtimer_div_shift(uint32_t tdcr);
 #endif

@@ -21,6 +21,8 @@
 #                      target_apic=N (hv.attack_apic=N, default 1) with its
 #                      "hvattack: ..." lines, then the report hypercall 20 times
 #                      from user mode ("guest: attack: ... N answered")
+#   hv.timercheck=S -> "guest: timercheck jiffies=+J seconds=T hz=H": jiffies against
+#                      the clock (both from /proc/timer_list) over S seconds of sleep
 #   runs "ipitest ROUNDS" (ROUNDS from hv.ipirounds=, default 2000; 0 skips it)
 #   hv.probe=0xADDR -> reads that page of /dev/mem with dd and prints
 #                      "guest: devmem read of 0xADDR failed (rc=N): <error>" or
@@ -241,6 +243,19 @@ if [ -n "$IPIGEN" ]; then
 	[ "$(opt hv.bare)" = 1 ] && HVARG=0
 	echo "guest: ipigen rounds=$IPIGEN hv=$HVARG"
 	module ipigen rounds="$IPIGEN" hv=$HVARG
+fi
+
+# hv.timercheck=S: jiffies against the clock over S seconds of sleep, from
+# /proc/timer_list ("jiffies: N" and "now at N nsecs"): the tick rate they give.
+TCHECK=$(opt hv.timercheck)
+if [ -n "$TCHECK" ]; then
+	tl() { awk '/^now at/ { ns = $3 } /^jiffies:/ && !j { j = $2 } END { print j, ns }' /proc/timer_list; }
+	set -- $(tl)
+	j0=$1 n0=$2
+	sleep "$TCHECK"
+	set -- $(tl)
+	echo "$j0 $n0 $1 $2" | awk '{ dj = $3 - $1; dn = ($4 - $2) / 1e9;
+		printf "guest: timercheck jiffies=+%d seconds=%.3f hz=%.1f\n", dj, dn, (dn > 0 ? dj / dn : 0) }'
 fi
 
 ROUNDS=$(opt hv.ipirounds)

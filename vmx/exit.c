@@ -580,6 +580,7 @@ static void (*const exit_handlers[EXIT_REASON_MAX])(struct vcpu *) = {
 	[EXIT_REASON_WRMSR] = exit_wrmsr,
 	[EXIT_REASON_EPT_VIOLATION] = exit_ept_violation,
 	[EXIT_REASON_EPT_MISCONFIG] = exit_ept_misconfig,
+	[EXIT_REASON_PREEMPTION_TIMER] = exit_preemption_timer,
 	/* only if the CPU forces their exiting controls on (vmx/forced.c) */
 	[EXIT_REASON_DR_ACCESS] = exit_dr_access,
 	[EXIT_REASON_RDPMC] = exit_rdpmc,

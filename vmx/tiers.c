@@ -134,7 +134,7 @@ static const struct tier_rule eoi_rules[] = {
 static const struct tier_rule timer_rules[] = {
 	{ TIMER_APICV, apicv_timer_why_not,
 	  "tertiary bit 8 APIC-timer virtualization allowed, with virtual-interrupt delivery" },
-	{ TIMER_FAST, posted_why_not, NULL },
+	{ TIMER_POSTED, posted_why_not, NULL },
 	{ TIMER_PREEMPT, preempt_why_not, NULL },
 	{ TIMER_TRAP, NULL, NULL },
 };

@@ -5,6 +5,7 @@
 #include "../apic/pi.h"
 #include "../ipi/ipi.h"
 #include "../timer/vtimer.h"
+#include "../lib/spinlock.h"
 #include "vmcs.h"
 #include "vmcs_fields.h"
 #include "event.h"
@@ -54,13 +55,15 @@ struct vcpu {
 	uint64_t sipi_base;              /* CS base the last SIPI set, for the latched INIT */
 	/* the virtual interrupt model (vmx/virq.c) */
 	uint8_t *vapic;                  /* virtual-APIC page */
-	struct vtimer timer;             /* the guest's x2APIC timer */
+	struct vtimer timer;             /* the guest's x2APIC timer ... */
+	spinlock_t timer_lock;           /* ... shared with the timer service (timer=posted, housekeeping=) */
 	uint64_t host_deadline;          /* what this CPU's IA32_TSC_DEADLINE holds */
 	uint32_t nmi_pending;            /* virtual NMIs to inject (atomic) */
 	uint64_t level_inflight[4];      /* level-triggered vectors awaiting the guest's EOI */
 	uint64_t eoi_exit[4];            /* the EOI-exit bitmap as written */
 	struct ipi_src_stats ipi;        /* how this vCPU's IPIs were served */
 	uint32_t extint[256];            /* device vectors taken and re-posted */
+	uint64_t timer_exits_arm, timer_exits_fire;   /* exits the guest's timer cost: its writes, its expiries */
 	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
 	uint8_t pic_pending;             /* an 8259 (ExtINT) vector to inject */
 	uint64_t pic_injected;

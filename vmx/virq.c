@@ -7,6 +7,7 @@
 #include "../apic/vapic.h"
 #include "../ipi/ipi.h"
 #include "../timer/vtimer.h"
+#include "../timer/service.h"
 #include "../lib/cpu.h"
 #include "../lib/msr.h"
 #include "../lib/memmap.h"
@@ -80,7 +81,9 @@ static uint32_t guest_apic_version(void)
 void virq_vcpu_init(struct vcpu *v)
 {
 	vapic_reset(v->vapic, v->apic_id, guest_apic_version());
+	spin_lock(&v->timer_lock);
 	vtimer_reset(&v->timer);
+	spin_unlock(&v->timer_lock);
 	vmcs_write(VMCS_GUEST_INTR_STATUS, 0);
 }
 
@@ -108,10 +111,13 @@ void virq_vcpu_start(struct vcpu *v)
 	 * among them). The guest's LINT0 is the virtual one; its devices go
 	 * through the IOAPIC. */
 	wrmsr(0x835, APIC_LVT_MASKED);
-	/* The host's own timer, in TSC-deadline mode, serves the guest's. */
+	/* The host's own timer, in TSC-deadline mode, serves the guest's
+	 * (timer=posted without a housekeeping CPU, timer=trap). */
 	wrmsr(0x832, HOST_TIMER_VECTOR | (VTIMER_TSC_DEADLINE << 17));
 	wrmsr(MSR_IA32_TSC_DEADLINE, 0);
 	v->host_deadline = 0;
+	if (vmx_env.cfg.timer == TIMER_PREEMPT)
+		vmcs_write(VMCS_PREEMPTION_TIMER_VALUE, 0xffffffffull);
 }
 
 /* Posts a vector into the vCPU's own descriptor (processed before entry). */
@@ -120,21 +126,109 @@ static void post_self(struct vcpu *v, uint8_t vector)
 	ipi_post(&virq_domain, v->index, v->apic_id, vector);
 }
 
+/* The timer tiers (docs/interrupts.md): who notices the guest's deadline,
+ * and how its vector gets in.
+ *  posted, with a housekeeping CPU: its service (timer/service.c) expires
+ *     the timer and posts the vector with a notification: no exit here;
+ *  posted, without one: this CPU's TSC-deadline timer exits (external
+ *     interrupt) and the vector is posted into the vCPU's own descriptor;
+ *  preempt: the VMX-preemption timer exits, the vector is posted;
+ *  trap: the host timer exits and the vector is put into the virtual IRR
+ *     by hand (RVI raised), no descriptor. */
+struct timer_service *virq_timer_service;
+static struct timer_service service;
+
+static void service_post(void *ctx, uint32_t i, uint8_t vec)
+{
+	(void)ctx;
+	__atomic_fetch_add(&vcpus[i]->timer_posts, 1, __ATOMIC_RELAXED);
+	ipi_post(&virq_domain, IPI_NO_VCPU, vcpus[i]->apic_id, vec);
+}
+
+void virq_timer_service_init(uint32_t apic_id)
+{
+	service.n = ncpus;
+	service.timers = page_alloc(ALIGN_UP(ncpus * sizeof(void *), PAGE_SIZE) / PAGE_SIZE);
+	service.locks = page_alloc(ALIGN_UP(ncpus * sizeof(void *), PAGE_SIZE) / PAGE_SIZE);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		service.timers[i] = &vcpus[i]->timer;
+		service.locks[i] = &vcpus[i]->timer_lock;
+	}
+	service.post = service_post;
+	service.apic_id = apic_id;
+	service.timer_vector = HOST_TIMER_VECTOR;
+	service.kick_vector = KICK_VECTOR;
+	service.next = ~0ull;
+	__atomic_store_n(&virq_timer_service, &service, __ATOMIC_RELEASE);
+}
+
+static void timer_deliver(struct vcpu *v, uint8_t vec)
+{
+	__atomic_fetch_add(&v->timer_posts, 1, __ATOMIC_RELAXED);
+	if (vmx_env.cfg.timer == TIMER_TRAP) {
+		uint32_t *irr = (uint32_t *)(v->vapic + APIC_IRR + (vec / 32) * 16);
+		__atomic_fetch_or(irr, BIT(vec % 32), __ATOMIC_SEQ_CST);
+		uint16_t status = (uint16_t)vmcs_read(VMCS_GUEST_INTR_STATUS);
+		if (vec > (status & 0xff))
+			vmcs_write(VMCS_GUEST_INTR_STATUS, (status & 0xff00) | vec);
+		return;
+	}
+	post_self(v, vec);
+}
+
+static bool timer_by_service(void)
+{
+	return virq_timer_service != NULL;
+}
+
 static void timer_check(struct vcpu *v)
 {
+	if (timer_by_service())
+		return;
+	spin_lock(&v->timer_lock);
 	int vec = vtimer_expire(&v->timer, rdtsc());
-	if (vec >= 16) {
-		v->timer_posts++;
-		post_self(v, (uint8_t)vec);
-	}
+	spin_unlock(&v->timer_lock);
+	if (vec >= 16)
+		timer_deliver(v, (uint8_t)vec);
+}
+
+static void kick(uint32_t apic_id, uint8_t vec)
+{
+	lapic_send(apic_id, APIC_DM_FIXED | vec);
+}
+
+/* After the guest changed its timer: the one serving it learns of it. */
+static void timer_changed(struct vcpu *v)
+{
+	v->timer_exits_arm++;
+	if (timer_by_service())
+		timer_service_armed(virq_timer_service, __atomic_load_n(&v->timer.deadline, __ATOMIC_SEQ_CST), kick);
+	else
+		timer_check(v);
 }
 
 static void host_timer_program(struct vcpu *v)
 {
+	if (timer_by_service())
+		return;
+	if (vmx_env.cfg.timer == TIMER_PREEMPT) {
+		/* The preemption timer counts down at TSC >> rate; 0 exits at once. */
+		uint64_t d = v->timer.deadline, now = rdtsc(), ticks = 0xffffffffull;
+		if (d)
+			ticks = d <= now ? 0 : (d - now) >> vmx_env.cfg.preempt_rate;
+		vmcs_write(VMCS_PREEMPTION_TIMER_VALUE, ticks > 0xffffffffull ? 0xffffffffull : ticks);
+		return;
+	}
 	if (v->timer.deadline != v->host_deadline) {
 		v->host_deadline = v->timer.deadline;
 		wrmsr(MSR_IA32_TSC_DEADLINE, v->host_deadline);
 	}
+}
+
+void exit_preemption_timer(struct vcpu *v)
+{
+	v->timer_exits_fire++;
+	timer_check(v);      /* virq_before_entry re-arms it */
 }
 
 static void inject_nmi(struct vcpu *v)
@@ -215,6 +309,7 @@ void exit_external_intr(struct vcpu *v)
 		return;
 	switch (vec) {
 	case HOST_TIMER_VECTOR:
+		v->timer_exits_fire++;
 		lapic_eoi();
 		v->host_deadline = 0;        /* the MSR cleared itself when it fired */
 		timer_check(v);
@@ -350,8 +445,10 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 {
 	uint64_t now = rdtsc();
 	if (msr == MSR_IA32_TSC_DEADLINE) {
+		spin_lock(&v->timer_lock);
 		vtimer_write_tsc_deadline(&v->timer, val);
-		timer_check(v);
+		spin_unlock(&v->timer_lock);
+		timer_changed(v);
 		return 0;
 	}
 	if (msr < 0x800 || msr > 0x8ff)
@@ -365,15 +462,23 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	case APIC_LVT_TIMER:
 		if (!(vapic_get(v->vapic, APIC_SVR) & APIC_SVR_ENABLED))
 			val |= APIC_LVT_MASKED;
+		spin_lock(&v->timer_lock);
 		vtimer_write_lvt(&v->timer, (uint32_t)val, now);
+		spin_unlock(&v->timer_lock);
 		vapic_set(v->vapic, APIC_LVT_TIMER, v->timer.lvt);
+		timer_changed(v);
 		return 0;
 	case APIC_TMICT:
+		spin_lock(&v->timer_lock);
 		vtimer_write_tmict(&v->timer, (uint32_t)val, now);
+		spin_unlock(&v->timer_lock);
 		vapic_set(v->vapic, APIC_TMICT, v->timer.tmict);
+		timer_changed(v);
 		return 0;
 	case APIC_TDCR:
+		spin_lock(&v->timer_lock);
 		vtimer_write_tdcr(&v->timer, (uint32_t)val);
+		spin_unlock(&v->timer_lock);
 		vapic_set(v->vapic, APIC_TDCR, v->timer.tdcr);
 		return 0;
 	case APIC_EOI:
@@ -382,8 +487,11 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	default:
 		if (vapic_write(v->vapic, msr, val))
 			return -1;
-		if (off == APIC_SVR)   /* a software disable masked the LVTs */
+		if (off == APIC_SVR) { /* a software disable masked the LVTs */
+			spin_lock(&v->timer_lock);
 			v->timer.lvt = vapic_get(v->vapic, APIC_LVT_TIMER);
+			spin_unlock(&v->timer_lock);
+		}
 		return 0;
 	}
 }
@@ -391,7 +499,7 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 int virq_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
 	if (msr == MSR_IA32_TSC_DEADLINE) {
-		*val = v->timer.tsc_deadline;
+		*val = __atomic_load_n(&v->timer.tsc_deadline, __ATOMIC_SEQ_CST);
 		return 0;
 	}
 	if (msr < 0x800 || msr > 0x8ff)
@@ -399,8 +507,11 @@ int virq_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 	if (!vapic_readable(msr))
 		return -1;
 	uint32_t off = APIC_OFF(msr);
-	if (off == APIC_TMCCT)
+	if (off == APIC_TMCCT) {
+		spin_lock(&v->timer_lock);
 		*val = vtimer_read_tmcct(&v->timer, rdtsc());
+		spin_unlock(&v->timer_lock);
+	}
 	else if (off == APIC_ICR)
 		*val = *(volatile uint64_t *)(v->vapic + APIC_ICR);
 	else
@@ -420,6 +531,35 @@ int64_t virq_vec_posts(uint32_t apic_id, uint32_t vector)
 	return (int64_t)__atomic_load_n(&tstats[vcpu_of_apic[apic_id]].vec_posts[vector], __ATOMIC_RELAXED);
 }
 
+/* The timer's accounting: armed = replaced + fired + pending, and each
+ * unmasked expiry delivered; the exits it cost; lateness as log2 buckets. */
+static void timer_report(struct vcpu *v)
+{
+	struct vtimer t;
+	spin_lock(&v->timer_lock);
+	t = v->timer;
+	spin_unlock(&v->timer_lock);
+	uint32_t i = v->index;
+	pr_info("hvstat: cpu=%u timer tier=%s armed=%llu replaced=%llu fired=%llu masked=%llu delivered=%llu pending=%u exits_arm=%llu exits_fire=%llu late_max=%llu\n",
+		i, timer_tier_names[vmx_env.cfg.timer], (unsigned long long)t.armed, (unsigned long long)t.replaced,
+		(unsigned long long)t.fired, (unsigned long long)t.masked,
+		(unsigned long long)__atomic_load_n(&v->timer_posts, __ATOMIC_RELAXED), t.deadline ? 1u : 0u,
+		(unsigned long long)v->timer_exits_arm, (unsigned long long)v->timer_exits_fire,
+		(unsigned long long)t.late_max);
+	char buf[400];
+	size_t n = 0;
+	for (unsigned b = 0; b < VTIMER_LATE_BUCKETS && n < sizeof buf - 32; b++)
+		if (t.late_log2[b])
+			n += (size_t)snprintf(buf + n, sizeof buf - n, " <%llu:%u", (unsigned long long)(2ull << b) - 1,
+					      t.late_log2[b]);
+	if (n)
+		pr_info("hvstat: cpu=%u timer_late_tsc%s\n", i, buf);
+	if (i == 0 && virq_timer_service)
+		pr_info("hvstat: timer_service apic_id=%u scans=%llu posts=%llu kicks=%llu\n", virq_timer_service->apic_id,
+			(unsigned long long)virq_timer_service->scans, (unsigned long long)virq_timer_service->posts,
+			(unsigned long long)virq_timer_service->kicks);
+}
+
 void virq_report(struct vcpu *v)
 {
 	struct ipi_src_stats *s = &v->ipi;
@@ -430,6 +570,7 @@ void virq_report(struct vcpu *v)
 			(unsigned long long)v->nmis_host);
 	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL)
 		return;
+	timer_report(v);
 	pr_info("hvstat: cpu=%u ipi fast=%llu fixed=%llu lowest=%llu nmi=%llu init=%llu sipi=%llu self=%llu all=%llu others=%llu logical=%llu refused=%llu init_deassert=%llu\n",
 		i, (unsigned long long)s->fast, (unsigned long long)s->slow_mode[ICR_FIXED],
 		(unsigned long long)s->slow_mode[ICR_LOWEST], (unsigned long long)s->slow_mode[ICR_NMI],

@@ -11,6 +11,12 @@
 
 struct vcpu;
 struct ipi_domain;
+struct timer_service;
+
+/* The housekeeping CPU's timer service, or NULL (each vCPU serves its own). */
+extern struct timer_service *virq_timer_service;
+/* Sets it up for every vCPU, served by the CPU with this APIC ID. */
+void virq_timer_service_init(uint32_t apic_id);
 
 /* Sets up the domain of all vCPUs: PID-pointer table, APIC ID maps. */
 void virq_init(uint64_t *pid_table, uint32_t last_index);
@@ -26,6 +32,7 @@ void virq_vcpu_init(struct vcpu *v);
 
 /* Exit handlers of the model. */
 void exit_hlt(struct vcpu *v);
+void exit_preemption_timer(struct vcpu *v);
 void exit_intr_window(struct vcpu *v);
 void exit_external_intr(struct vcpu *v);
 void exit_virtualized_eoi(struct vcpu *v);

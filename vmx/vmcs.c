@@ -71,6 +71,10 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 		pin |= VMX_PIN_EXT_INT_EXITING;
 	if (posted)
 		pin |= VMX_PIN_POSTED_INTR;
+	/* timer=preempt: the guest's timer is served by the VMX-preemption
+	 * timer on its own core (armed before every entry, vmx/virq.c). */
+	if (virt && t->timer == TIMER_PREEMPT)
+		pin |= VMX_PIN_PREEMPTION_TIMER;
 
 	/* HLT, MWAIT, PAUSE, CR3 and CR8 accesses, RDTSC: none of them exit. */
 	uint32_t proc = VMX_PROC_USE_MSR_BITMAPS | VMX_PROC_USE_IO_BITMAPS | VMX_PROC_ACTIVATE_SECONDARY;
@@ -100,6 +104,11 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	if (dropped & VMX_PIN_NMI_EXITING)      /* virtual NMIs need NMI exiting */
 		cfg->pin &= ~VMX_PIN_VIRTUAL_NMIS;
 	cfg->eoi_trap = vid && t->eoi == EOI_TRAP;
+	cfg->timer = virt ? t->timer : TIMER_TRAP;
+	cfg->preempt_rate = (uint8_t)(c->misc & VMX_MISC_PREEMPT_RATE_MASK);
+	if (virt && t->timer == TIMER_PREEMPT && need(!(dropped & VMX_PIN_PREEMPTION_TIMER) &&
+						       (cfg->pin & VMX_PIN_PREEMPTION_TIMER), "the VMX-preemption timer (timer=preempt)", err, errlen))
+		return -1;
 	if (posted && need(!(dropped & VMX_PIN_POSTED_INTR), "posted interrupts", err, errlen))
 		return -1;
 	cfg->proc = vmx_adjust_ctl("proc", &c->proc, proc, &dropped);

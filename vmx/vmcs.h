@@ -21,6 +21,8 @@ struct vmcs_config {
 	bool proc3_active;                        /* "activate tertiary controls" set */
 	bool ipiv;                                /* tertiary bit 4 on */
 	bool eoi_trap;                            /* all-ones EOI-exit bitmap (eoi=trap with VID) */
+	int timer;                                /* the timer tier (enum timer_tier) in the virtual model */
+	uint8_t preempt_rate;                     /* timer=preempt: the timer ticks every 2^rate TSC ticks */
 	char ipiv_note[160];                      /* why IPIv is on or off */
 	uint64_t eptp;
 	paddr_t msr_bitmap, io_bitmap_a, io_bitmap_b;

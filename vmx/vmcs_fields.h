@@ -102,6 +102,7 @@ enum vmcs_field {
 	VMCS_GUEST_TR_AR              = 0x4822,
 	VMCS_GUEST_INTERRUPTIBILITY   = 0x4824,
 	VMCS_GUEST_ACTIVITY_STATE     = 0x4826,
+	VMCS_PREEMPTION_TIMER_VALUE   = 0x482e,
 	VMCS_GUEST_SYSENTER_CS        = 0x482a,
 	/* 32-bit host state */
 	VMCS_HOST_SYSENTER_CS         = 0x4c00,

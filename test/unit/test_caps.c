@@ -84,10 +84,10 @@ TEST(caps_bochs30_skylake_x)
 
 	struct hv_tiers t; char err[256];
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
-	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=fast");
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=posted");
 	CHECK_CONTAINS(test_log(), "tier: ipi=fast (no IPI virtualization: IA32_VMX_PROCBASED_CTLS3 not available)\n");
 	CHECK_CONTAINS(test_log(), "tier: eoi=vid (virtual-interrupt delivery)\n");
-	CHECK_CONTAINS(test_log(), "tier: timer=fast (no APIC-timer virtualization: IA32_VMX_PROCBASED_CTLS3 not available)\n");
+	CHECK_CONTAINS(test_log(), "tier: timer=posted (no APIC-timer virtualization: IA32_VMX_PROCBASED_CTLS3 not available)\n");
 	CHECK(tiers_vid_on(&c, &t));
 }
 
@@ -102,9 +102,9 @@ TEST(caps_bochs30_sapphire_rapids)
 
 	struct hv_tiers t; char err[256];
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
-	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=fast");
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=posted");
 	CHECK_CONTAINS(test_log(), "tier: ipi=fast (IPI virtualization not allowed by IA32_VMX_PROCBASED_CTLS3)");
-	CHECK_CONTAINS(test_log(), "tier: timer=fast (APIC-timer virtualization not allowed by IA32_VMX_PROCBASED_CTLS3)");
+	CHECK_CONTAINS(test_log(), "tier: timer=posted (APIC-timer virtualization not allowed by IA32_VMX_PROCBASED_CTLS3)");
 
 	test_log_clear();
 	struct hv_tiers keep = { 42, 43, 44 };
@@ -140,7 +140,7 @@ TEST(caps_bochs27_models_have_no_posted_interrupts)
 		CHECK_EQ(c.vmcs_size, 4096);
 		CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
 		CHECK_STR(summary(&t), "ipi=pv eoi=vid timer=preempt");
-		CHECK(t.timer != TIMER_FAST);
+		CHECK(t.timer != TIMER_POSTED);
 		CHECK_CONTAINS(test_log(), "tier: ipi=pv (no IPI virtualization: IA32_VMX_PROCBASED_CTLS3 not available; "
 			       "no posted interrupts: not allowed by IA32_VMX_PINBASED_CTLS)");
 		CHECK_CONTAINS(test_log(), "tier: timer=preempt (");
@@ -214,7 +214,7 @@ TEST(caps_synthetic_no_tertiary)
 	CHECK_EQ(c.proc3_allowed1, 0);
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
 	CHECK_EQ(t.ipi, IPI_FAST);
-	CHECK_EQ(t.timer, TIMER_FAST);
+	CHECK_EQ(t.timer, TIMER_POSTED);
 	CHECK_CONTAINS(test_log(), "tier: ipi=fast (no IPI virtualization: IA32_VMX_PROCBASED_CTLS3 not available)");
 	vmx_caps_print(&c);
 	CHECK_CONTAINS(test_log(), "vmxcap: tertiary controls not available\n");
@@ -234,8 +234,8 @@ TEST(caps_synthetic_no_posted_interrupts)
 	CHECK_CONTAINS(test_log(), "tier: ipi=pv (no posted interrupts: not allowed by IA32_VMX_PINBASED_CTLS)\n");
 	CHECK_EQ(choose(&c, IPI_IPIV, EOI_AUTO, TIMER_AUTO, &t, err), -1);
 	CHECK_STR(err, "ipi=ipiv refused: no posted interrupts: not allowed by IA32_VMX_PINBASED_CTLS");
-	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_FAST, &t, err), -1);
-	CHECK_STR(err, "timer=fast refused: no posted interrupts: not allowed by IA32_VMX_PINBASED_CTLS");
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_POSTED, &t, err), -1);
+	CHECK_STR(err, "timer=posted refused: no posted interrupts: not allowed by IA32_VMX_PINBASED_CTLS");
 
 	/* Posted interrupts allowed but ack-interrupt-on-exit not: still no posting. */
 	synthetic_spr_ipiv(&raw, &c);
@@ -521,8 +521,8 @@ TEST(caps_overrides)
 	CHECK_EQ(choose(&c, IPI_TRAP, EOI_PV, TIMER_TRAP, &t, err), 0);
 	CHECK_STR(summary(&t), "ipi=trap eoi=pv timer=trap");
 
-	CHECK_EQ(choose(&c, IPI_FAST, EOI_VID, TIMER_FAST, &t, err), 0);
-	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=fast");
+	CHECK_EQ(choose(&c, IPI_FAST, EOI_VID, TIMER_POSTED, &t, err), 0);
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=posted");
 
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_APICV, &t, err), -1);
 	CHECK_STR(err, "timer=apicv refused: no APIC-timer virtualization: IA32_VMX_PROCBASED_CTLS3 not available");
@@ -543,7 +543,7 @@ TEST(caps_overrides)
 
 	/* NULL options = all auto; NULL err tolerated. */
 	CHECK_EQ(tiers_choose(&c, NULL, &t, NULL, 0), 0);
-	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=fast");
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=posted");
 	struct hv_tiers bogus = { 99, -2, 4 };
 	CHECK_STR(summary(&bogus), "ipi=? eoi=? timer=trap");
 }

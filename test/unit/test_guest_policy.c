@@ -256,11 +256,14 @@ TEST(msr_bitmap_intercepts_vmx_msrs)
 	}
 	CHECK(msr_bitmap_intercepts(bm, 0x1a0, false));
 	CHECK(!msr_bitmap_intercepts(bm, 0x1a0, true));
-	/* Exactly those MSRs: 22 + 2 + 3 + 8 + 1 + 1 read and write, 1 read only. */
+	/* IA32_BIOS_SIGN_ID (0x8b), the microcode revision, both ways. */
+	CHECK(msr_bitmap_intercepts(bm, 0x8b, false));
+	CHECK(msr_bitmap_intercepts(bm, 0x8b, true));
+	/* Exactly those MSRs: 22 + 2 + 3 + 8 + 1 + 1 + 1 read and write, 1 read only. */
 	int bits = 0;
 	for (int i = 0; i < 4096; i++)
 		bits += __builtin_popcount(bm[i]);
-	CHECK_EQ(bits, 2 * (22 + 2 + 3 + 8 + 1 + 1) + 1);
+	CHECK_EQ(bits, 2 * (22 + 2 + 3 + 8 + 1 + 1 + 1) + 1);
 	for (int i = 1024; i < 2048; i++)
 		CHECK_EQ(bm[i] | bm[i + 2048], 0);
 }
@@ -329,6 +332,19 @@ TEST(msr_intercepted_accesses)
 	CHECK_EQ(guest_wrmsr(0x3a, BIT(0) | BIT(2)), -1);
 	CHECK_EQ(guest_wrmsr(0x480, 0), -1);
 	CHECK_EQ(guest_rdmsr(0x4b564d00, &v), -1);
+}
+
+/* Where the CPU reports microcode revision 0 (an emulator; the host stub's
+ * MSR reads fault, which counts as 0), the guest reads a revision in bits
+ * 63:32 that passes Linux's TSC-deadline errata check (Skylake-X stepping 4
+ * needs at least 0x02000014); writes are accepted. */
+TEST(msr_microcode_revision_for_the_deadline_errata_check)
+{
+	uint64_t v = 0;
+	CHECK_EQ(guest_rdmsr(0x8b, &v), 0);
+	CHECK_EQ(v & 0xffffffffull, 0);
+	CHECK((v >> 32) >= 0x02000014);
+	CHECK_EQ(guest_wrmsr(0x8b, 0), 0);
 }
 
 /* ---- port I/O ---- */

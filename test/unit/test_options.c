@@ -116,7 +116,7 @@ TEST(options_tiers_every_value)
 		{ "ipi=ipiv", IPI_IPIV, 0, 0 }, { "ipi=fast", IPI_FAST, 0, 0 },
 		{ "ipi=pv", IPI_PV, 0, 0 }, { "ipi=trap", IPI_TRAP, 0, 0 },
 		{ "eoi=vid", 0, EOI_VID, 0 }, { "eoi=pv", 0, EOI_PV, 0 }, { "eoi=trap", 0, EOI_TRAP, 0 },
-		{ "timer=apicv", 0, 0, TIMER_APICV }, { "timer=fast", 0, 0, TIMER_FAST },
+		{ "timer=apicv", 0, 0, TIMER_APICV }, { "timer=posted", 0, 0, TIMER_POSTED },
 		{ "timer=preempt", 0, 0, TIMER_PREEMPT }, { "timer=trap", 0, 0, TIMER_TRAP },
 		{ "ipi=auto eoi=auto timer=auto", 0, 0, 0 },
 	};
@@ -166,7 +166,7 @@ TEST(options_bad_tier_values)
 {
 	BAD("ipi=bogus", "auto, ipiv, fast, pv, trap");
 	BAD("eoi=ipiv", "auto, vid, pv, trap");
-	BAD("timer=vid", "auto, apicv, fast, preempt, trap");
+	BAD("timer=vid", "auto, apicv, posted, preempt, trap");
 	BAD("exit=reboot", "none, auto, s5, qemu, bochs");
 	BAD("guest=windows", "linux, none");
 	BAD("ipi=", "auto, ipiv");
