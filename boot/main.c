@@ -166,7 +166,7 @@ static __noreturn void start_guest(struct boot_info *bi)
 				acpi.ioapic[i].addr, ioapic_mask_all(acpi.ioapic[i].addr));
 
 	uint8_t *msr_bitmap = page_alloc(1), *io_a = page_alloc(1), *io_b = page_alloc(1);
-	msr_bitmap_build(msr_bitmap, virt, virt && tiers.ipi == IPI_IPIV);
+	msr_bitmap_build(msr_bitmap, virt, virt && tiers.ipi == IPI_IPIV, virt && tiers.timer == TIMER_APICV);
 	io_bitmaps_build(io_a, io_b, &acpi);
 	res.msr_bitmap = (paddr_t)(uintptr_t)msr_bitmap;
 	res.io_bitmap_a = (paddr_t)(uintptr_t)io_a;

@@ -45,7 +45,7 @@ static void set_bit(uint8_t *bitmap, uint32_t m, bool read, bool write)
 		bitmap[2048 + base + bit / 8] |= 1 << (bit % 8);
 }
 
-void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized)
+void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized, bool deadline_virtualized)
 {
 	memset(bitmap, 0, PAGE_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(intercepted); i++)
@@ -61,8 +61,10 @@ void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized)
 		set_bit(bitmap, m, m == MSR_X2APIC_TMCCT,
 			m != MSR_X2APIC_TPR && m != MSR_X2APIC_EOI && m != MSR_X2APIC_SELF_IPI &&
 			!(m == MSR_X2APIC_ICR && icr_virtualized));
-	/* The guest's TSC deadline is served by the host's timer. */
-	set_bit(bitmap, MSR_IA32_TSC_DEADLINE, true, true);
+	/* The guest's TSC deadline is the hypervisor's to serve, unless the
+	 * CPU virtualizes the APIC timer. */
+	if (!deadline_virtualized)
+		set_bit(bitmap, MSR_IA32_TSC_DEADLINE, true, true);
 }
 
 bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write)

@@ -7,7 +7,9 @@
 /* Fills a 4 KiB VMX MSR bitmap (SDM Vol. 3C, "MSR-Bitmap Address"). */
 /* virtual_apic: the virtual interrupt model's x2APIC policy; icr_virtualized:
  * IPI virtualization serves ICR writes. */
-void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized);
+/* icr_virtualized: IPIv takes the ICR; deadline_virtualized: APIC-timer
+ * virtualization takes IA32_TSC_DEADLINE (neither then exits). */
+void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized, bool deadline_virtualized);
 /* Whether the bitmap makes (msr, write) exit; MSRs outside the two bitmap
  * ranges always exit. */
 bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write);

@@ -128,20 +128,20 @@ static uint64_t *next_table(uint64_t e)
 	return (uint64_t *)(uintptr_t)(e & 0x000ffffffffff000ull);
 }
 
-bool ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink)
+int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink)
 {
 	uint64_t *t = (uint64_t *)(uintptr_t)(eptp & ~0xfffull);
 	for (int shift = 39; shift > 12; shift -= 9) {
 		t = next_table(t[(gpa >> shift) & 511]);
 		if (!t)
-			return false;
+			return -1;
 	}
 	uint64_t *pte = &t[(gpa >> 12) & 511];
 	uint64_t want = leaf(sink, MTRR_WB, false);
 	uint64_t old = 0;
-	/* Another vCPU may have filled it first: either way it is the sink. */
-	return __atomic_compare_exchange_n(pte, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ||
-	       old == want;
+	if (__atomic_compare_exchange_n(pte, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return 1;
+	return old == want ? 0 : -1;   /* 0: another vCPU filled it first */
 }
 
 /* The 1 GiB region at g (g aligned) into its PDPT entry: one large page when

@@ -36,9 +36,10 @@ bool ept_map_late(uint64_t eptp, const struct memmap *m, const struct mtrr_state
  * (two tables, shared by every GiB that gets it). */
 uint64_t ept_sink_gib(paddr_t sink, struct ept_stats *st);
 /* Maps the 4 KiB hole at gpa (a hypervisor page) to the page 'sink'
- * (read, write, execute, write-back). Returns false when gpa has no 4 KiB
- * slot (it is mapped by a large page, or lies beyond the map). */
-bool ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink);
+ * (read, write, execute, write-back). Returns 1 when it did, 0 when the
+ * slot already holds the sink (another vCPU was first), -1 when gpa has no
+ * 4 KiB hole (it is mapped by a large page, or lies beyond the map). */
+int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink);
 /* INVEPT all-context (falls back to single-context). */
 void ept_invalidate(uint64_t eptp, const struct vmx_caps *c);
 #endif

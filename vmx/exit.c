@@ -465,8 +465,7 @@ static void exit_ept_violation(struct vcpu *v)
 					   EPT_LATE_MAX_TABLES, sink_gib);
 		spin_unlock(&ept_lock);
 		if (mapped) {
-			ept_invalidate(vmx_env.cfg.eptp, vmx_env.caps);
-			v->ept_late_gibs++;
+			v->ept_late_gibs++;       /* not-present to present: no INVEPT (see below) */
 			if (v->ept_late_gibs <= 8)
 				pr_info("hv: EPT: GPA 0x%llx beyond the identity map: its GiB mapped on cpu%u (%llu x 1G, %llu x 2M pages, %llu GiB as absent memory so far)\n",
 					(unsigned long long)gpa, v->index, (unsigned long long)late.pages_1g,
@@ -482,10 +481,18 @@ static void exit_ept_violation(struct vcpu *v)
 	bool write = v->qual & BIT(1), fetch = v->qual & BIT(2);
 	bool user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) == 3;
 	spin_lock(&ept_lock);
-	bool sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)sink_page());
+	int sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)sink_page());
 	spin_unlock(&ept_lock);
-	if (sunk) {
-		ept_invalidate(vmx_env.cfg.eptp, vmx_env.caps);
+	if (sunk >= 0) {
+		/* A not-present entry made present needs no INVEPT: EPT
+		 * violations are not cached (SDM Vol. 3C, "Caching Translation
+		 * Information"); the access walks the tables again. Measured
+		 * under Bochs 3.0: an INVEPT here was followed, on another vCPU,
+		 * by defect 3 (a guest exception frame at a stale stack). Only
+		 * a second violation on a page already mapped (a CPU that did
+		 * cache the miss) flushes. */
+		if (sunk == 0)
+			ept_invalidate(vmx_env.cfg.eptp, vmx_env.caps);
 		if (v->denied.ept_hv_pages++ < 8)
 			pr_warn("hv: EPT: guest %s of hypervisor memory at GPA 0x%llx (linear 0x%llx, rip 0x%llx) on cpu%u: denied, page mapped to the sink\n",
 				fetch ? "fetch" : write ? "write" : "read", (unsigned long long)gpa,

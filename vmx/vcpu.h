@@ -63,6 +63,7 @@ struct vcpu {
 	uint64_t eoi_exit[4];            /* the EOI-exit bitmap as written */
 	struct ipi_src_stats ipi;        /* how this vCPU's IPIs were served */
 	uint32_t extint[256];            /* device vectors taken and re-posted */
+	bool timer_late_said;
 	uint64_t timer_exits_arm, timer_exits_fire;   /* exits the guest's timer cost: its writes, its expiries */
 	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
 	uint8_t pic_pending;             /* an 8259 (ExtINT) vector to inject */

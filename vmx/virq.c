@@ -13,6 +13,7 @@
 #include "../lib/memmap.h"
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
+#include "../lib/tsc.h"
 #include "../lib/string.h"
 
 #define INTR_BLOCK_STI_MOVSS 3u
@@ -185,11 +186,21 @@ static void timer_check(struct vcpu *v)
 {
 	if (timer_by_service())
 		return;
+	uint64_t now = rdtsc();
 	spin_lock(&v->timer_lock);
-	int vec = vtimer_expire(&v->timer, rdtsc());
+	uint64_t deadline = v->timer.deadline;
+	int vec = vtimer_expire(&v->timer, now);
 	spin_unlock(&v->timer_lock);
 	if (vec >= 16)
 		timer_deliver(v, (uint8_t)vec);
+	/* Said once per vCPU: an expiry noticed more than 10 ms late. */
+	if (vec >= 0 && now - deadline > tsc_khz * 10 && !v->timer_late_said) {
+		v->timer_late_said = true;
+		pr_warn("hv: timer: cpu%u noticed its deadline 0x%llx %llu us late (rip 0x%llx, activity %llu, exit %u)\n",
+			v->index, (unsigned long long)deadline, (unsigned long long)((now - deadline) / (tsc_khz / 1000 ? tsc_khz / 1000 : 1)),
+			(unsigned long long)vmcs_read(VMCS_GUEST_RIP), (unsigned long long)vmcs_read(VMCS_GUEST_ACTIVITY_STATE),
+			v->reason & 0xffff);
+	}
 }
 
 static void kick(uint32_t apic_id, uint8_t vec)
@@ -466,6 +477,9 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 		vtimer_write_lvt(&v->timer, (uint32_t)val, now);
 		spin_unlock(&v->timer_lock);
 		vapic_set(v->vapic, APIC_LVT_TIMER, v->timer.lvt);
+		if (vmx_env.cfg.apic_timer_virt)   /* the vector the CPU delivers at the guest deadline */
+			vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR,
+				   (v->timer.lvt & APIC_LVT_MASKED) || LVT_TIMER_MODE(v->timer.lvt) != VTIMER_TSC_DEADLINE ? 0 : v->timer.lvt & 0xff);
 		timer_changed(v);
 		return 0;
 	case APIC_TMICT:

@@ -152,11 +152,24 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	} else if (!posted || !(cfg->proc2 & VMX_PROC2_VIRT_INTR_DELIVERY) || !cfg->proc3_active) {
 		snprintf(cfg->ipiv_note, sizeof cfg->ipiv_note, "off: a prerequisite (VID, posted interrupts, tertiary) is missing");
 	} else {
-		cfg->proc3 = vmx_adjust_ctl3(c->proc3_allowed1, VMX_PROC3_IPI_VIRT, NULL);
+		cfg->proc3 |= vmx_adjust_ctl3(c->proc3_allowed1, VMX_PROC3_IPI_VIRT, NULL);
 		cfg->ipiv = cfg->proc3 & VMX_PROC3_IPI_VIRT;
 		snprintf(cfg->ipiv_note, sizeof cfg->ipiv_note, "%s: PID-pointer table at 0x%llx, last index %u",
 			 cfg->ipiv ? "on" : "off", (unsigned long long)cfg->pid_table, cfg->last_pid_index);
 	}
+
+	/* timer=apicv (Intel's ISE, "APIC-Timer Virtualization"): tertiary
+	 * bit 8; the guest's IA32_TSC_DEADLINE passes through (the MSR bitmap)
+	 * into the guest deadline (0x2830, with its shadow 0x204e), and at the
+	 * deadline the CPU delivers the guest timer vector (0x000a) through
+	 * virtual-interrupt delivery: neither arming nor delivery exits. It
+	 * needs VID; no emulator has it (model-tested only). */
+	if (virt && t->timer == TIMER_APICV && cfg->proc3_active && (cfg->proc2 & VMX_PROC2_VIRT_INTR_DELIVERY)) {
+		cfg->proc3 |= vmx_adjust_ctl3(c->proc3_allowed1, VMX_PROC3_APIC_TIMER_VIRT, NULL);
+		cfg->apic_timer_virt = cfg->proc3 & VMX_PROC3_APIC_TIMER_VIRT;
+	}
+	if (virt && t->timer == TIMER_APICV && need(cfg->apic_timer_virt, "APIC-timer virtualization with VID (timer=apicv)", err, errlen))
+		return -1;
 
 	cfg->eptp = res->eptp;
 	cfg->msr_bitmap = res->msr_bitmap;
@@ -241,6 +254,13 @@ void vmcs_write_controls(const struct vmcs_config *cfg, const struct vmcs_vcpu *
 	if (cfg->ipiv) {
 		vmcs_write(VMCS_PID_POINTER_TABLE, cfg->pid_table);
 		vmcs_write(VMCS_LAST_PID_POINTER_INDEX, cfg->last_pid_index);
+	}
+	if (cfg->apic_timer_virt) {
+		/* Disarmed until the guest programs its timer (vmx/virq.c keeps
+		 * the vector in step with the LVT timer register). */
+		vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, 0);
+		vmcs_write(VMCS_GUEST_DEADLINE, 0);
+		vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, 0);
 	}
 }
 

@@ -7,6 +7,7 @@ enum vmcs_field {
 	VMCS_VPID                     = 0x0000,
 	VMCS_POSTED_INTR_NV           = 0x0002,
 	VMCS_LAST_PID_POINTER_INDEX   = 0x0008,
+	VMCS_VIRTUAL_TIMER_VECTOR     = 0x000a,   /* APIC-timer virtualization (ISE): the guest timer vector */
 	/* 16-bit guest state */
 	VMCS_GUEST_ES_SEL             = 0x0800,
 	VMCS_GUEST_CS_SEL             = 0x0802,
@@ -44,6 +45,8 @@ enum vmcs_field {
 	VMCS_XSS_EXIT_BITMAP          = 0x202c,
 	VMCS_TERTIARY_CONTROLS        = 0x2034,
 	VMCS_PID_POINTER_TABLE        = 0x2042,
+	VMCS_GUEST_DEADLINE_SHADOW    = 0x204e,   /* APIC-timer virtualization: the deadline's shadow */
+	VMCS_GUEST_DEADLINE           = 0x2830,   /* APIC-timer virtualization: the guest deadline */
 	/* 64-bit read-only */
 	VMCS_GUEST_PHYSICAL_ADDRESS   = 0x2400,
 	/* 64-bit guest state */

@@ -100,6 +100,13 @@ const char *sdm_vmcs_name(uint32_t encoding);
 #define SDM_PROC2_SUBPAGE_WRITE_PERM     SDM_B(23)
 /* Tertiary processor-based VM-execution controls (64 bits). */
 #define SDM_PROC3_IPI_VIRT               (1ull << 4)
+/* APIC-timer virtualization (Intel's ISE, as the issue cites it): tertiary
+ * bit 8; the guest timer vector (16-bit control 0x000A), the guest deadline
+ * (64-bit 0x2830) and its shadow (64-bit 0x204E). */
+#define SDM_PROC3_APIC_TIMER_VIRT        (1ull << 8)
+#define SDM_VIRTUAL_TIMER_VECTOR         0x000Au
+#define SDM_GUEST_DEADLINE               0x2830u
+#define SDM_GUEST_DEADLINE_SHADOW        0x204Eu
 /* Primary VM-exit controls. */
 #define SDM_EXIT_HOST_ADDR_SPACE_SIZE    SDM_B(9)
 #define SDM_EXIT_ACK_INTR_ON_EXIT        SDM_B(15)

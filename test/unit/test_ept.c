@@ -513,18 +513,18 @@ TEST(ept_sink_fills_a_hole_once)
 	paddr_t sink = (paddr_t)(uintptr_t)sink_page;
 	int mt, level;
 	bool present;
-	CHECK(ept_map_sink(b.eptp, MIB(200) + 0x5123, sink));
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(200) + 0x5123, sink), 1);
 	uint64_t e = ept_walk(b.eptp, MIB(200) + 0x5123, &mt, &present, &level);
 	CHECK(present);
 	CHECK_EQ(e, sink | 7 | (6 << 3));                           /* RWX, WB */
 	CHECK_EQ(mt, 6);
 	CHECK_EQ(level, 1);
-	CHECK(ept_map_sink(b.eptp, MIB(200) + 0x5000, sink));      /* again: still the sink */
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(200) + 0x5000, sink), 0); /* again: still the sink */
 	ept_walk(b.eptp, MIB(200) + 0x6000, &mt, &present, &level); /* its neighbour stays a hole */
 	CHECK(!present);
-	CHECK(ept_map_sink(b.eptp, MIB(2) + 0x1000, sink));         /* a hole in a split 2M */
-	CHECK(!ept_map_sink(b.eptp, MIB(4), sink));                 /* RAM in a 2M page: no slot */
-	CHECK(!ept_map_sink(b.eptp, GIB(1), sink));                 /* a 1G page */
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(2) + 0x1000, sink), 1);   /* a hole in a split 2M */
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(4), sink), -1);           /* RAM in a 2M page: no slot */
+	CHECK_EQ(ept_map_sink(b.eptp, GIB(1), sink), -1);           /* a 1G page */
 	done(&b);
 }
 

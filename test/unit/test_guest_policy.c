@@ -220,7 +220,7 @@ static uint8_t *msr_map(void)
 {
 	static uint8_t bm[4096];
 	memset(bm, 0xa5, sizeof bm);                   /* build must clear everything */
-	msr_bitmap_build(bm, false, false);
+	msr_bitmap_build(bm, false, false, false);
 	return bm;
 }
 
@@ -291,7 +291,7 @@ TEST(msr_bitmap_virtual_model)
 {
 	static uint8_t bm[4096];
 	for (int ipiv = 0; ipiv < 2; ipiv++) {
-		msr_bitmap_build(bm, true, ipiv);
+		msr_bitmap_build(bm, true, ipiv, false);
 		for (uint32_t m = 0x800; m <= 0x8ff; m++) {
 			CHECK_EQ(msr_bitmap_intercepts(bm, m, false), m == 0x839);
 			bool pass = m == 0x808 || m == 0x80b || m == 0x83f || (m == 0x830 && ipiv);

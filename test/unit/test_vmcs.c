@@ -269,6 +269,42 @@ TEST(vmcs_spr_ipiv_virtual_programs_the_pid_table)
 	pid_set_free(&s);
 }
 
+/* The same profile allows APIC-timer virtualization: timer=apicv sets
+ * tertiary bit 8 beside IPIv and writes the timer's three fields, disarmed;
+ * the VM-entry model still accepts every state. */
+TEST(vmcs_spr_apic_timer_virtualization_fields)
+{
+	struct vmx_raw_caps raw;
+	struct pid_set s;
+	struct env e;
+	CHECK(fixture_spr_ipiv(&raw));
+	pid_set_init(&s);
+	struct vmcs_resources res = resources((paddr_t)(uintptr_t)s.table, LAST_ID);
+	CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, &res), 0);
+	CHECK_EQ(e.t.timer, TIMER_APICV);
+	CHECK(e.cfg.apic_timer_virt);
+	e.v.pid = (paddr_t)(uintptr_t)&s.desc[0];
+	for (enum state s2 = ST_LINUX; s2 <= ST_AFTER_SIPI; s2++) {
+		write_vmcs(&e, s2);
+		uint64_t p3 = vmcs_record_get(SDM_TERTIARY_CONTROLS);
+		CHECK((p3 & SDM_PROC3_APIC_TIMER_VIRT) && (p3 & SDM_PROC3_IPI_VIRT));
+		CHECK(vmcs_record_has(SDM_VIRTUAL_TIMER_VECTOR) && vmcs_record_get(SDM_VIRTUAL_TIMER_VECTOR) == 0);
+		CHECK(vmcs_record_has(SDM_GUEST_DEADLINE) && vmcs_record_get(SDM_GUEST_DEADLINE) == 0);
+		CHECK(vmcs_record_has(SDM_GUEST_DEADLINE_SHADOW) && vmcs_record_get(SDM_GUEST_DEADLINE_SHADOW) == 0);
+		CHECK(vmcs_record_get(SDM_PROC2_CONTROLS) & SDM_PROC2_VIRT_INTR_DELIVERY);
+		CHECK_EQ(enters(&e, "synthetic spr+apicv", IRQ_VIRTUAL, s2), 0);
+	}
+	/* Bochs's sapphire_rapids allows neither: no bit 8, no timer fields. */
+	struct env b;
+	CHECK(fixture_load_profile("bochs-3.0 sapphire_rapids", &raw));
+	CHECK_EQ(env_build(&b, &raw, IRQ_VIRTUAL, NULL), 0);
+	CHECK(b.t.timer != TIMER_APICV && !b.cfg.apic_timer_virt);
+	write_vmcs(&b, ST_LINUX);
+	CHECK(!(vmcs_record_get(SDM_TERTIARY_CONTROLS) & SDM_PROC3_APIC_TIMER_VIRT));
+	CHECK(!vmcs_record_has(SDM_VIRTUAL_TIMER_VECTOR) && !vmcs_record_has(SDM_GUEST_DEADLINE));
+	pid_set_free(&s);
+}
+
 TEST(vmcs_spr_ipiv_partition_keeps_ipiv_off)
 {
 	struct vmx_raw_caps raw;
