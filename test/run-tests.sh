@@ -91,7 +91,9 @@ bochs_run() {
   local t0=$SECONDS
   tools/run-bochs.sh "$iso" "$log" "$2" "$3" "${5:-180}" $megs; rc=$?
   echo "  $1: Bochs $2 x$3 exit $rc after $((SECONDS - t0)) s"
-  rm -f "$iso"
+  # Bochs with "clock: sync=none" replays an ISO exactly: a run that did not
+  # pass keeps its ISO next to its log (tools/run-bochs.sh ISO LOG MODEL CPUS).
+  if grep -q 'hv: result=pass' "$log" 2>/dev/null; then rm -f "$iso"; else mv -f "$iso" "$LOGS/$1.iso"; fi
 }
 
 # The Linux guest under the hypervisor: Debian's kernel and the project's initramfs.
@@ -172,7 +174,8 @@ timer_checks() {
                 'hvstat: timer_service apic_id=[0-9]+ scans=[0-9]+ posts=[1-9]'
             fi ;;
   esac
-  echo "  ${n#linux/}: timer=$tier${hk:+ (housekeeping)}: $total_d deliveries, $total_e timer exits ($(awk -v e=$total_e -v d=$total_d 'BEGIN { printf "%.2f", d ? e / d : 0 }') per timer interrupt), tick rate ${hz:-?} Hz"
+  expect "$n/idle-measured" "$log" '^guest: idle seconds=[0-9.]+ apic0=\+[0-9]+ \([0-9.]+/s\)'
+  echo "  ${n#linux/}: timer=$tier${hk:+ (housekeeping)}: $total_d deliveries, $total_e timer exits ($(awk -v e=$total_e -v d=$total_d 'BEGIN { printf "%.2f", d ? e / d : 0 }') per timer interrupt), tick rate ${hz:-?} Hz; $(grep -m1 '^guest: idle ' <<<"$text" | sed 's/^guest: //')"
 }
 
 # attack_checks NAME: the hostile guest (hv.attack=1, guest/test/hvattack) on a

@@ -22,7 +22,9 @@
 #                      "hvattack: ..." lines, then the report hypercall 20 times
 #                      from user mode ("guest: attack: ... N answered")
 #   hv.timercheck=S -> "guest: timercheck jiffies=+J seconds=T hz=H": jiffies against
-#                      the clock (both from /proc/timer_list) over S seconds of sleep
+#                      the clock (both from /proc/timer_list) over S seconds of sleep,
+#                      and "guest: idle seconds=T apicN=+E (R/s) ...": each vCPU's VM
+#                      exits meanwhile (hvcall exits), the idle figure
 #   runs "ipitest ROUNDS" (ROUNDS from hv.ipirounds=, default 2000; 0 skips it)
 #   hv.probe=0xADDR -> reads that page of /dev/mem with dd and prints
 #                      "guest: devmem read of 0xADDR failed (rc=N): <error>" or
@@ -250,12 +252,21 @@ fi
 TCHECK=$(opt hv.timercheck)
 if [ -n "$TCHECK" ]; then
 	tl() { awk '/^now at/ { ns = $3 } /^jiffies:/ && !j { j = $2 } END { print j, ns }' /proc/timer_list; }
+	# The vCPUs' x2APIC IDs, for the idle figure: exits per second while asleep.
+	ids=$(awk '/^apicid/ { print $3 }' /proc/cpuinfo | tr '\n' ' ')
+	e0=$(/bin/hvcall exits $ids 2>/dev/null)
 	set -- $(tl)
 	j0=$1 n0=$2
 	sleep "$TCHECK"
 	set -- $(tl)
+	e1=$(/bin/hvcall exits $ids 2>/dev/null)
 	echo "$j0 $n0 $1 $2" | awk '{ dj = $3 - $1; dn = ($4 - $2) / 1e9;
 		printf "guest: timercheck jiffies=+%d seconds=%.3f hz=%.1f\n", dj, dn, (dn > 0 ? dj / dn : 0) }'
+	echo "$e0|$e1|$(echo "$n0 $2" | awk '{ print ($2 - $1) / 1e9 }')" | awk -F'|' '{
+		n = split($1, a, " "); split($2, b, " "); s = $3; line = "guest: idle seconds=" s;
+		for (i = 1; i <= n; i++) { split(a[i], x, ":"); split(b[i], y, ":");
+			line = line sprintf(" apic%s=+%d (%.1f/s)", x[1], y[2] - x[2], s > 0 ? (y[2] - x[2]) / s : 0) }
+		print line }'
 fi
 
 ROUNDS=$(opt hv.ipirounds)

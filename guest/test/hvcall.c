@@ -1,7 +1,9 @@
 /* hvcall report: asks the hypervisor for its exit report (VMCALL with
  * RAX = 0x48560001, allowed from user mode). Without a hypervisor VMCALL
  * raises #UD, which this program reports instead of crashing.
- * hvcall tsc: prints the TSC (the boot benchmark's "ticks to init"). */
+ * hvcall tsc: prints the TSC (the boot benchmark's "ticks to init").
+ * hvcall exits ID...: prints "ID:N" per x2APIC ID, N the VM exits of that
+ * vCPU so far (RAX = 0x48560003, RBX = ID; -22 for an ID that is no vCPU). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <stdint.h>
 
 #define HC_HV_REPORT 0x48560001ul
+#define HC_HV_EXITS  0x48560003ul
 
 static sigjmp_buf jb;
 
@@ -27,11 +30,25 @@ int main(int argc, char **argv)
 		printf("guest: tsc=%llu\n", ((unsigned long long)hi << 32) | lo);
 		return 0;
 	}
-	if (argc != 2 || strcmp(argv[1], "report")) {
-		fprintf(stderr, "usage: hvcall report|tsc\n");
+	if (argc < 2 || (strcmp(argv[1], "report") && strcmp(argv[1], "exits")) ||
+	    (!strcmp(argv[1], "report") && argc != 2)) {
+		fprintf(stderr, "usage: hvcall report|tsc|exits APICID...\n");
 		return 2;
 	}
 	signal(SIGILL, on_sigill);
+	if (!strcmp(argv[1], "exits")) {
+		if (sigsetjmp(jb, 1)) {
+			printf("no-hypervisor\n");
+			return 1;
+		}
+		for (int i = 2; i < argc; i++) {
+			uint64_t rax = HC_HV_EXITS, rbx = strtoull(argv[i], NULL, 0);
+			__asm__ volatile("vmcall" : "+a"(rax), "+b"(rbx) :: "memory");
+			printf("%s%s:%lld", i > 2 ? " " : "", argv[i], (long long)rax);
+		}
+		printf("\n");
+		return 0;
+	}
 	if (sigsetjmp(jb, 1)) {
 		printf("guest: hvcall report: no hypervisor (VMCALL raised #UD)\n");
 		return 1;
