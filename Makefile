@@ -21,13 +21,13 @@ VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ep
 GUEST_SRCS := guest/linux.c guest/boot.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c
 CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
 CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm vmx/entry.asm
-MB2_SRCS  := boot/multiboot2.c
+MB2_SRCS  := boot/multiboot2.c boot/mb2_info.c
 MB2_ASM   := boot/mb2_entry.asm
 EFI_SRCS  := boot/efi.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
 UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
-             vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c \
+             vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c boot/mb2_info.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c \
              $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror

@@ -23,6 +23,8 @@ struct boot_info {
 	paddr_t image_start, image_end;         /* the hypervisor image itself */
 	paddr_t heap_start, heap_end;           /* pre-reserved pages (UEFI) or 0 */
 	paddr_t trampoline;                     /* a 4 KiB page below 1 MiB for APs */
+	char boot_error[200];                   /* what the loader found wrong (a file it could not read,
+						   a malformed boot information); hv_main fails with it */
 };
 
 /* Both entries end here. */

@@ -89,10 +89,12 @@ static void load_config(EFI_FILE_HANDLE root)
 			pr_warn("efi: hv.cfg: ignoring line '%.*s'\n", (int)n, line);
 		line = *end ? end + 1 : end;
 	}
+	/* A file hv.cfg names and the stick does not give is the run's end,
+	 * with a failing verdict (hv_main), never a guest-less "pass". */
 	if (kernel[0] && EFI_ERROR(read_file(root, kernel, &bi.kernel.addr, &bi.kernel.size, false)))
-		pr_err("efi: kernel '%s' named in hv.cfg could not be read\n", kernel);
-	if (initrd[0] && EFI_ERROR(read_file(root, initrd, &bi.initrd.addr, &bi.initrd.size, true)))
-		pr_err("efi: initrd '%s' named in hv.cfg could not be read\n", initrd);
+		snprintf(bi.boot_error, sizeof bi.boot_error, "efi: kernel '%s' named in hv.cfg could not be read", kernel);
+	else if (initrd[0] && EFI_ERROR(read_file(root, initrd, &bi.initrd.addr, &bi.initrd.size, true)))
+		snprintf(bi.boot_error, sizeof bi.boot_error, "efi: initrd '%s' named in hv.cfg could not be read", initrd);
 }
 
 static uint32_t efi_mem_type(UINT32 t)

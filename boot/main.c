@@ -259,6 +259,8 @@ __noreturn void hv_main(struct boot_info *bi)
 	pr_info("hv: command line \"%s\"\n", bi->cmdline);
 	if (bad_opts)
 		fail(err);
+	if (bi->boot_error[0])
+		fail(bi->boot_error);
 
 	/* Memory: what the hypervisor owns never goes to the guest. */
 	memmap_normalize(&bi->mem);

@@ -494,6 +494,11 @@ int linux_load(struct linux_image *li, const struct memmap *mem, paddr_t kernel_
 			ERR("kernel: no free usable RAM for %llu MiB (init_size 0x%llx) at or above 0x%llx aligned to 0x%llx",
 			    (ull)((win + MIB(1) - 1) >> 20), (ull)win, (ull)lower, (ull)li->kernel_alignment);
 	}
+	/* Above 4 GiB only for a kernel that says it can run there (boot
+	 * protocol, xloadflags bit 1). */
+	if (end_of(dest, win) > GIB(4) && !(li->xloadflags & XLF_CAN_BE_LOADED_ABOVE_4G))
+		ERR("kernel: the only room is at 0x%llx, above 4 GiB, and its xloadflags 0x%x lack XLF_CAN_BE_LOADED_ABOVE_4G",
+		    (ull)dest, li->xloadflags);
 
 	/* The initrd: keep it where it is if allowed, else move it high. */
 	paddr_t initrd = 0;

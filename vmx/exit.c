@@ -171,6 +171,11 @@ static void exit_init(struct vcpu *v)
 		return;
 	}
 	v->sipi_base = 0;
+	/* Said, not silent: an INIT parks this vCPU until a SIPI, the boot
+	 * vCPU included (a guest resetting its boot CPU has stopped it). */
+	if (v->inits_taken++ < 4 || v->index == 0)
+		pr_warn("vmx: cpu%u: INIT from the guest: the vCPU waits for a SIPI%s\n", v->index,
+			v->index == 0 ? " (the guest's boot CPU: it stays stopped unless another vCPU sends one)" : "");
 	guest_state_wait_sipi(&g);
 	vmcs_write_guest(&vmx_env.cfg, &g);
 	memset(&v->regs, 0, sizeof v->regs);

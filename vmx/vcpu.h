@@ -53,6 +53,7 @@ struct vcpu {
 	struct vcpu_denied denied;
 	uint64_t ept_late_gibs;          /* GiBs beyond the identity map mapped on demand */       /* the guest's attempts the hypervisor refused */
 	uint64_t sipi_base;              /* CS base the last SIPI set, for the latched INIT */
+	uint32_t inits_taken;            /* INITs that parked this vCPU */
 	/* the virtual interrupt model (vmx/virq.c) */
 	uint8_t *vapic;                  /* virtual-APIC page */
 	struct vtimer timer;             /* the guest's x2APIC timer ... */

@@ -511,6 +511,19 @@ TEST(linux_load_kernel_no_room)
 	CHECK_EQ(((uint8_t *)P(s.zp))[0], 0xCC);
 }
 
+/* No room below 4 GiB and a kernel without XLF_CAN_BE_LOADED_ABOVE_4G:
+ * refused with the reason, nothing written. */
+TEST(linux_load_kernel_above_4g_needs_the_flag)
+{
+	static struct scene s;
+	scene_init(&s);
+	mm_add(&s.mem, s.a, OFF_KSRC + IMAGE_SIZE, MEM_USABLE);       /* zero page, cmdline, bzImage only */
+	mm_add(&s.mem, 0x100000000ull, MIB(256), MEM_USABLE);            /* the rest lies above 4 GiB */
+	CHECK_EQ(scene_load(&s, "", 0), -1);
+	CHECK_CONTAINS(s.err, "above 4 GiB, and its xloadflags 0x1 lack XLF_CAN_BE_LOADED_ABOVE_4G");
+	CHECK_EQ(((uint8_t *)P(s.zp))[0], 0xCC);
+}
+
 TEST(linux_load_zero_page_in_hv_memory)
 {
 	static struct scene s;
@@ -677,11 +690,11 @@ TEST(linux_load_high_addresses_use_ext_fields)
 	CHECK_EQ(bp->hdr.code32_start, 0);   /* load address not expressible in 32 bits */
 	CHECK_STR((const char *)P(cl), "console=ttyS0");
 
-	/* Without XLF_CAN_BE_LOADED_ABOVE_4G there is no room below initrd_addr_max. */
+	/* Without XLF_CAN_BE_LOADED_ABOVE_4G the kernel itself may not go there. */
 	make_image(P(ksrc), b + MIB(8));
 	CHECK_EQ(linux_load(&li, &mem, ksrc, IMAGE_SIZE, isrc, KIB(64), true, "", zp, cl, 0,
 			    err, sizeof err), -1);
-	CHECK_CONTAINS(err, "initrd");
+	CHECK_CONTAINS(err, "above 4 GiB, and its xloadflags 0x1 lack XLF_CAN_BE_LOADED_ABOVE_4G");
 	munmap(p, len);
 }
 
