@@ -191,7 +191,11 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	/* Boot services are gone. The loaded files stay out of the heap search. */
 	for (UINTN off = 0; off + desc_size <= map_size; off += desc_size) {
 		EFI_MEMORY_DESCRIPTOR *d = (void *)((uint8_t *)map + off);
-		memmap_add(&bi.mem, d->PhysicalStart, d->NumberOfPages * 4096, efi_mem_type(d->Type));
+		if (!memmap_add(&bi.mem, d->PhysicalStart, d->NumberOfPages * 4096, efi_mem_type(d->Type)) &&
+		    !bi.boot_error[0])
+			snprintf(bi.boot_error, sizeof bi.boot_error,
+				 "efi: the UEFI memory map has more ranges than the hypervisor's table holds (%u after merging neighbours; descriptor %llu of %llu)",
+				 MEMMAP_MAX, (unsigned long long)(off / desc_size), (unsigned long long)(map_size / desc_size));
 	}
 	if (bi.kernel.size)
 		memmap_add(&bi.mem, bi.kernel.addr, ALIGN_UP(bi.kernel.size + 1, PAGE_SIZE), MEM_BOOT);

@@ -10,6 +10,16 @@ bool memmap_add(struct memmap *m, uint64_t base, uint64_t len, uint32_t type)
 	/* Ends are exclusive, so a range may reach 2^64 - 1 at most: clip there. */
 	if (base + len < base || base + len == 0)
 		len = ~base;
+	/* A range that continues the last one with the same type extends it:
+	 * firmware maps come sorted and split finely (UEFI's boot-services
+	 * code, data and free memory all become usable RAM). */
+	if (m->count) {
+		struct mem_range *last = &m->r[m->count - 1];
+		if (last->type == type && last->base + last->len == base && base + len > base) {
+			last->len += len;
+			return true;
+		}
+	}
 	if (m->count == MEMMAP_MAX)
 		return false;
 	m->r[m->count++] = (struct mem_range){ base, len, type };

@@ -422,3 +422,26 @@ TEST(page_alloc_exhaustion_panics)
 	page_alloc_init(0, 0);
 	free(heap);
 }
+
+/* Firmware maps split finely: neighbours of one type merge as they come,
+ * and a map that still does not fit says so (false) instead of dropping
+ * ranges silently. */
+TEST(memmap_add_merges_neighbours_and_reports_full)
+{
+	static struct memmap m;
+	memset(&m, 0, sizeof m);
+	for (int i = 0; i < 1000; i++)
+		CHECK(memmap_add(&m, (uint64_t)i * 4096, 4096, MEM_USABLE));
+	CHECK_EQ(m.count, 1);
+	CHECK_EQ(m.r[0].len, 1000 * 4096);
+	memset(&m, 0, sizeof m);
+	int ok = 0;
+	for (int i = 0; i < 300; i++)
+		ok += memmap_add(&m, (uint64_t)i * 8192, 4096, MEM_USABLE);   /* gaps: no merging */
+	CHECK_EQ(ok, MEMMAP_MAX);
+	CHECK_EQ(m.count, MEMMAP_MAX);
+	memset(&m, 0, sizeof m);
+	for (int i = 0; i < 300; i++)                                        /* types alternate */
+		memmap_add(&m, (uint64_t)i * 4096, 4096, i % 2 ? MEM_USABLE : MEM_RESERVED);
+	CHECK_EQ(m.count, MEMMAP_MAX);
+}
