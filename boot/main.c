@@ -288,6 +288,8 @@ __noreturn void hv_main(struct boot_info *bi)
 	ncpus = 1;
 	percpu_load(bsp);
 	uint64_t cr3 = paging_build_identity(memmap_end(&bi->mem));
+	/* The identity map covers max(RAM, 4 GiB): ACPI pointers beyond are refused, not read. */
+	acpi_readable_hi = ALIGN_UP(memmap_end(&bi->mem) < GIB(4) ? GIB(4) : memmap_end(&bi->mem), GIB(1));
 	write_cr3(cr3);
 	lapic_enable();
 	bsp->apic_id = lapic_id();

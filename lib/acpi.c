@@ -61,6 +61,16 @@ static const uint8_t *phys(paddr_t pa)
 	return (const uint8_t *)(uintptr_t)pa;
 }
 
+paddr_t acpi_readable_lo = 0, acpi_readable_hi = ~(paddr_t)0;
+
+/* [pa, pa + len) lies where the parser may read (the hypervisor's identity
+ * map): a table pointer is checked before anything at it is read. */
+static bool readable(paddr_t pa, uint64_t len)
+{
+	return pa >= acpi_readable_lo && len <= acpi_readable_hi - acpi_readable_lo &&
+	       pa - acpi_readable_lo <= acpi_readable_hi - acpi_readable_lo - len;
+}
+
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, sizeof v); return v; }
 static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, sizeof v); return v; }
 
@@ -100,6 +110,8 @@ static int load_sdt(paddr_t pa, const char *sig, const char *name, uint32_t minl
 	char found[5];
 	if (!pa)
 		return fail(err, errlen, "ACPI: %s address is 0", name);
+	if (!readable(pa, SDT_HDR_LEN))
+		return fail(err, errlen, "ACPI: %s at 0x%llx lies outside memory", name, (unsigned long long)pa);
 	const uint8_t *p = phys(pa);
 	if (memcmp(p, sig, 4)) {
 		sig_str(found, p);
@@ -110,6 +122,8 @@ static int load_sdt(paddr_t pa, const char *sig, const char *name, uint32_t minl
 		return fail(err, errlen, "ACPI: %s truncated (length %u < %u)", name, len, minlen);
 	if (len > TABLE_MAX_LEN)
 		return fail(err, errlen, "ACPI: %s length %u implausible", name, len);
+	if (!readable(pa, len))
+		return fail(err, errlen, "ACPI: %s at 0x%llx (%u bytes) runs outside memory", name, (unsigned long long)pa, len);
 	uint8_t s = sum8(p, len);
 	if (s)
 		return fail(err, errlen, "ACPI: %s checksum bad (sum 0x%x)", name, s);
@@ -393,6 +407,8 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 	if (!rsdp)
 		return fail(err, errlen, "ACPI: RSDP address is 0");
 
+	if (!readable(rsdp, RSDP_V2_LEN))
+		return fail(err, errlen, "ACPI: RSDP at 0x%llx lies outside memory", (unsigned long long)rsdp);
 	const uint8_t *r = phys(rsdp);
 	if (memcmp(r, "RSD PTR ", 8))
 		return fail(err, errlen, "ACPI: RSDP signature bad");
@@ -433,6 +449,11 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 		paddr_t pa = out->xsdt ? rd64(e) : rd32(e);
 		if (!pa)
 			continue;
+		if (!readable(pa, SDT_HDR_LEN)) {
+			pr_warn("ACPI: %s entry %u points at 0x%llx, outside memory: skipped\n", rname, i,
+				(unsigned long long)pa);
+			continue;
+		}
 		const uint8_t *sig = phys(pa);
 		if (!out->madt && !memcmp(sig, "APIC", 4))
 			out->madt = pa;

@@ -55,6 +55,9 @@ struct acpi_info {
  * the table and the fault in err (e.g. "ACPI: MADT checksum bad (sum 0x5a)").
  * A missing FADT or a DSDT without \_S5_ only warns (s5_valid = false). */
 int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen);
+/* Where the parser may read (default: everywhere); the hypervisor sets its
+ * identity map, so that a table pointer into nothing is refused, not read. */
+extern paddr_t acpi_readable_lo, acpi_readable_hi;
 
 /* Scans the first KiB of the EBDA and 0xE0000-0xFFFFF for a valid RSDP
  * (legacy BIOS).  Returns its physical address, or 0 when not found. */

@@ -135,7 +135,18 @@ void printk_level(int level, const char *fmt, ...)
 	va_end(ap);
 	if (n >= (int)sizeof buf)
 		n = sizeof buf - 1;
-	spin_lock(&printk_lock);
+	/* While panicking, a CPU the panic stopped may hold the lock forever:
+	 * wait a bounded while, then print anyway, so that the verdict and the
+	 * exit port are always reached. */
+	bool locked = true;
+	if (hv_panicking) {
+		uint64_t tries = 0;
+		while (!(locked = spin_trylock(&printk_lock)) && ++tries < 20000000ull)
+			__asm__ volatile("pause");
+	} else {
+		spin_lock(&printk_lock);
+	}
 	printk_write(buf, n);
-	spin_unlock(&printk_lock);
+	if (locked)
+		spin_unlock(&printk_lock);
 }

@@ -9,6 +9,7 @@ uint64_t tsc_khz;
 #define PIT_CH2 0x42
 #define PIT_CMD 0x43
 #define PIT_GATE 0x61
+#define PIT_WINDOW_MAX_TSC 100000000ull
 
 /* One window of PIT channel 2 in mode 0 (counts down, then OUT goes high). */
 static uint64_t pit_window_tsc(uint16_t count)
@@ -19,9 +20,12 @@ static uint64_t pit_window_tsc(uint16_t count)
 	outb(PIT_CH2, count & 0xff);
 	outb(PIT_CH2, count >> 8);
 	uint64_t t0 = rdtsc();
-	uint64_t guard = 0;
+	/* Bounded by the TSC, not by port reads (each of which can take a
+	 * microsecond): a window of 10 ms that has not ended after 10^8 ticks
+	 * (10 ms at 10 GHz, 2 s on a 50 MHz emulated TSC) is a PIT that does
+	 * not count (channel 2 gated off, or no PIT). */
 	while (!(inb(PIT_GATE) & 0x20))
-		if (++guard > 200000000ull)
+		if (rdtsc() - t0 > PIT_WINDOW_MAX_TSC)
 			return 0;
 	return rdtsc() - t0;
 }
@@ -35,7 +39,9 @@ void tsc_calibrate(void)
 
 	for (int i = 0; i < 3; i++) {
 		uint64_t t = pit_window_tsc(count);
-		if (t && t < best)
+		if (!t)
+			break;             /* a PIT that did not count once will not: no more waiting */
+		if (t < best)
 			best = t;
 	}
 	cpuid_count(0, 0, &max, &b, &c, &d);

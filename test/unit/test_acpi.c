@@ -613,3 +613,26 @@ TEST(acpi_null_err_buffer)
 	CHECK_EQ(acpi_parse(pa_of(t.rsdp), &info, small, sizeof small), -1);
 	CHECK_STR(small, "ACPI: MADT ");
 }
+
+/* An XSDT entry pointing outside memory is skipped before anything at it is
+ * read (the host would fault on that address: ASan/SEGV if it were read),
+ * and a MADT pointer outside memory is an error, not a read. */
+TEST(acpi_xsdt_entry_outside_memory_not_read)
+{
+	struct tables t = std_v2();
+	paddr_t lo = acpi_readable_lo, hi = acpi_readable_hi;
+	paddr_t e[] = { 0xdead00000000ull, pa_of(t.madt), pa_of(t.fadt) };
+	t.rsdp = rsdp_v2(pa_of(xsdt_new(e, 3)), 0);
+	acpi_readable_lo = 0;
+	acpi_readable_hi = 0x100000000000ull;               /* below the bogus entry */
+	test_log_clear();
+	CHECK_EQ(parse(t.rsdp), 0);
+	CHECK_EQ(info.ncpus, 2);
+	CHECK_CONTAINS(test_log(), "XSDT entry 0 points at 0xdead00000000, outside memory: skipped");
+	paddr_t m[] = { 0xdead00000000ull };
+	t.rsdp = rsdp_v2(pa_of(xsdt_new(m, 1)), 0);
+	CHECK_EQ(parse(t.rsdp), -1);
+	CHECK_STR(err, "ACPI: no MADT in XSDT");
+	acpi_readable_lo = lo;
+	acpi_readable_hi = hi;
+}
