@@ -274,7 +274,10 @@ __noreturn void hv_main(struct boot_info *bi)
 	claim_or_die(bi, bi->heap_start, bi->heap_end - bi->heap_start, "heap");
 	if (!bi->trampoline)
 		bi->trampoline = find_trampoline_page(&bi->mem);
-	claim_or_die(bi, bi->trampoline, PAGE_SIZE, "AP trampoline");
+	if (bi->trampoline)
+		claim_or_die(bi, bi->trampoline, PAGE_SIZE, "AP trampoline");
+	else
+		pr_err("smp: no free 4 KiB page of usable RAM in 0x8000-0x9efff for the AP trampoline: only the boot CPU will run\n");
 	page_alloc_init(bi->heap_start, bi->heap_end - bi->heap_start);
 	memmap_print(&bi->mem, "after the hypervisor's claims");
 	if (bi->kernel.size)

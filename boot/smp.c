@@ -66,7 +66,7 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 	struct trampoline_params *tp = (void *)(uintptr_t)page;
 	uint32_t self = lapic_id(), online = 1, a, b, c, d;
 
-	if (page >= MIB(1) || page & 0xfff || len > PAGE_SIZE) {
+	if (!page || page >= MIB(1) || page & 0xfff || len > PAGE_SIZE) {
 		pr_err("smp: trampoline page 0x%llx unusable; only the boot CPU runs\n", (unsigned long long)page);
 		return 1;
 	}
@@ -107,6 +107,11 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 			lapic_send(id, APIC_DM_STARTUP | (uint32_t)(page >> 12));
 			wait_state(p, s ? timeout_us : 200);
 		}
+		/* A CPU that did not answer in time is held in wait-for-SIPI by
+		 * another INIT: woken late, it would take the parameters (stack,
+		 * per-CPU area) now meant for the next CPU. */
+		if (p->state != CPU_ONLINE)
+			lapic_send(id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
 		if (p->state != CPU_ONLINE && park) {
 			pr_err("smp: APIC ID %u (not for the guest) did not answer within %llu us\n", id,
 			       (unsigned long long)timeout_us);
