@@ -202,6 +202,8 @@ attack_checks() {
     'hvattack: nmi storm sent=1000 handled=[0-9]+ .*-> delivered' 'hvstat: cpu=0 ipi_dropped=(1[0-9]{3}|[2-9][0-9]{3})' \
     'hvstat: cpu=0 nmi injected=[1-9]'
   expect "$n/sleep" "$log" 'guest: attack: S3 \(mem_sleep deep\) refused' 'hvattack: sleep typ=[0-9] pm1a=0x[0-9a-f]+ -> ignored'
+  expect "$n/string-io" "$log" 'hvattack: string io rep outsw x4 \(sleep\) and rep insw x2 on pm1a=0x[0-9a-f]+ -> survived' \
+    'hvstat: cpu=0 denied .* sleep=1[1-9] '
   expect "$n/report-rate" "$log" 'guest: attack: user-mode report hypercall 20 times: [12] answered'
   expect "$n/counted" "$log" 'hvstat: cpu=0 denied msr=[1-9][0-9]* vmx_insn=[1-9][0-9]* cr4=[1-9][0-9]* apic_base=[1-9][0-9]* xsetbv=[1-9][0-9]* sleep=[1-9][0-9]* ept_hv_pages=[1-9]'
   expect "$n/devmem" "$log" 'guest: devmem page: 0 bytes other than 0xff'

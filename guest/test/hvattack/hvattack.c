@@ -314,6 +314,21 @@ static void attack_sleep(void)
 		snprintf(what, sizeof(what), "sleep typ=%u pm1a=0x%x", typ, port);
 		outcome(what, true, "ignored");   /* still here to say it */
 	}
+	/* The same through string I/O (REP OUTSW, then INSW): the hypervisor
+	 * emulates each element through the same policy. */
+	{
+		u16 words[4], got[2] = { 0xdead, 0xdead }, cur = inw(port);
+		unsigned long cnt = 4, src = (unsigned long)words, dst = (unsigned long)got;
+		for (int i = 0; i < 4; i++)
+			words[i] = (cur & ~(7u << 10)) | ((u16)(i + 1 == s5a ? 6 : i + 1) << 10) | (1u << 13);
+		asm volatile("rep outsw" : "+S"(src), "+c"(cnt) : "d"((u16)port) : "memory");
+		cnt = 2;
+		asm volatile("rep insw" : "+D"(dst), "+c"(cnt) : "d"((u16)port) : "memory");
+		pr_info("hvattack: string io rep outsw x4 (sleep) and rep insw x2 on pm1a=0x%x -> survived (read 0x%x 0x%x, pm1a 0x%x)\n",
+			port, got[0], got[1], inw(port));
+		if (got[0] == 0xdead || got[1] == 0xdead)
+			failures++;
+	}
 }
 
 /* Every page of every e820-reserved range: read all of it; a page of

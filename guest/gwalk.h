@@ -1,0 +1,10 @@
+/* The guest's paging, walked in software (gwalk.c). */
+#ifndef GUEST_GWALK_H
+#define GUEST_GWALK_H
+#include "../lib/types.h"
+
+struct gwalk_regs { uint64_t cr0, cr3, cr4, efer; };
+
+/* 0 and *gpa, or -1 when the address is not mapped (or not writable, for a write). */
+int gwalk(const struct gwalk_regs *r, uint64_t la, bool write, uint64_t *gpa);
+#endif
