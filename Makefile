@@ -43,7 +43,7 @@ HOST_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=address,undefined -fn
 MB2_OBJS := $(patsubst %.c,$(B)/mb2/%.o,$(CORE_SRCS) $(MB2_SRCS)) $(patsubst %.asm,$(B)/mb2/%.o,$(CORE_ASM) $(MB2_ASM))
 EFI_OBJS := $(patsubst %.c,$(B)/efi/%.o,$(CORE_SRCS) $(EFI_SRCS)) $(patsubst %.asm,$(B)/efi/%.o,$(CORE_ASM))
 
-.PHONY: all help run test test-unit test-qemu test-bochs test-linux usb iso qemu deps clean bench
+.PHONY: all help run test test-unit test-qemu test-bochs test-linux usb iso qemu deps clean bench fuzz fuzz-build
 all: $(B)/hv.elf $(B)/hv.efi
 
 help:
@@ -101,6 +101,31 @@ $(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h ti
 	@mkdir -p $(B)
 	@echo "  HOSTCC $@"
 	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
+
+# Fuzzing (libFuzzer, clang with ASan/UBSan): one target per decoder in
+# test/fuzz/, seeds in test/fuzz/corpus/NAME/. `make test` runs each for
+# FUZZ_SECONDS (test/run-tests.sh, level "fuzz"); `make fuzz` runs each for
+# FUZZ_LONG seconds, keeping what it finds in build/fuzz/NAME.corpus.
+FUZZ_CC ?= $(shell command -v clang-14 || command -v clang)
+FUZZ_TARGETS := options mb2 memmap acpi linux guest
+FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c \
+             guest/hypercall.c guest/msr.c guest/io.c guest/cpuid.c vmx/event.c test/fuzz/stubs.c
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+               -fno-omit-frame-pointer -Wall -Werror
+
+$(B)/fuzz/%: test/fuzz/fuzz_%.c $(FUZZ_LIBS) $(wildcard lib/*.h guest/*.h boot/*.h ipi/*.h apic/*.h vmx/*.h)
+	@mkdir -p $(B)/fuzz
+	@test -n "$(FUZZ_CC)" || { echo "fuzz: clang not found (apt-get install clang-14 libclang-rt-14-dev)"; exit 1; }
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIBS)
+
+fuzz-build: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
+
+FUZZ_LONG ?= 600
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do mkdir -p $(B)/fuzz/$$t.corpus; \
+	  echo "== fuzz $$t for $(FUZZ_LONG) s"; \
+	  $(B)/fuzz/$$t -max_total_time=$(FUZZ_LONG) -artifact_prefix=$(B)/fuzz/$$t- $(B)/fuzz/$$t.corpus test/fuzz/corpus/$$t || exit 1; done
 
 test-unit: $(B)/unit
 	HV_FIXTURES=test/fixtures $(B)/unit

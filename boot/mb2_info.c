@@ -103,8 +103,9 @@ int mb2_parse(const uint8_t *info, struct boot_info *bi, uint8_t *rsdp_copy, siz
 				    t->size < sizeof *mm ? 0 : mm->entry_size, (unsigned)sizeof(struct mb2_mmap_entry));
 			uint32_t n = 0;
 			for (uint32_t e = sizeof *mm; e + mm->entry_size <= t->size; e += mm->entry_size, n++) {
-				const struct mb2_mmap_entry *me = (const void *)((const uint8_t *)t + e);
-				if (!memmap_add(&bi->mem, me->base, me->len, mb2_type(me->type)))
+				struct mb2_mmap_entry me;   /* entry_size need not keep entries aligned */
+				memcpy(&me, (const uint8_t *)t + e, sizeof me);
+				if (!memmap_add(&bi->mem, me.base, me.len, mb2_type(me.type)))
 					BAD("multiboot2: memory map entry %u of %u does not fit the hypervisor's table (%u ranges)",
 					    n, (t->size - (uint32_t)sizeof *mm) / mm->entry_size, MEMMAP_MAX);
 			}

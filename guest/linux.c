@@ -179,6 +179,11 @@ int linux_check(const void *image, uint64_t size, struct linux_image *li, char *
 /* [a, a+len) covered without gaps by ranges of 'type' (any type when 0). */
 static bool mem_covered_by(const struct memmap *m, uint64_t a, uint64_t len, uint32_t type)
 {
+	/* A range that wraps past 2^64 is covered by nothing. (Found by
+	 * fuzzing: pref_address 0xffffffffffffffff "fitted", and the kernel
+	 * was copied there.) */
+	if (len && a > UINT64_MAX - len)
+		return false;
 	uint64_t end = end_of(a, len), cur = a;
 	while (cur < end) {
 		bool found = false;

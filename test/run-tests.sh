@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 B=build
 LOGS=$B/test-logs
 mkdir -p "$LOGS"
-levels=${*:-unit tools qemu bochs linux}
+levels=${*:-unit fuzz tools qemu bochs linux}
 pass=0 fail=0
 
 ok()  { pass=$((pass + 1)); echo "PASS $1"; }
@@ -372,6 +372,32 @@ level_bochs() {
   expect bochs/spr-ipiv-refused "$log" 'ipi=ipiv refused' 'hv: result=fail'
 }
 
+# Every decoder's fuzz target (test/fuzz/, libFuzzer with ASan/UBSan) for
+# FUZZ_SECONDS each (default 10), from the seed corpus in the tree (copied:
+# the tree is not written). A crash fails, its input kept in build/test-logs.
+level_fuzz() {
+  echo "== fuzzing (libFuzzer, ASan/UBSan): ${FUZZ_SECONDS:-10} s per target"
+  local t out work rc runs
+  if ! make -s fuzz-build >"$LOGS/fuzz-build.log" 2>&1; then
+    bad fuzz/build "make fuzz-build failed (needs clang-14 and libclang-rt-14-dev; see $LOGS/fuzz-build.log)"
+    tail -n 5 "$LOGS/fuzz-build.log"
+    return
+  fi
+  for t in options mb2 memmap acpi linux guest; do
+    work=$(mktemp -d "${TMPDIR:-/tmp}/hv-fuzz.XXXXXX")
+    cp test/fuzz/corpus/$t/* "$work/" 2>/dev/null
+    out=$($B/fuzz/$t -max_total_time="${FUZZ_SECONDS:-10}" -artifact_prefix="$LOGS/fuzz-$t-" "$work" 2>&1); rc=$?
+    rm -rf "$work"
+    runs=$(sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\1 executions in \2 s/p' <<<"$out")
+    if [ $rc -eq 0 ] && [ -n "$runs" ]; then
+      ok "fuzz/$t"
+      echo "  fuzz/$t: $runs, $(grep -o 'cov: [0-9]*' <<<"$out" | tail -n1)"
+    else
+      bad "fuzz/$t" "exit $rc: $(grep -m1 -E 'SUMMARY|ERROR' <<<"$out"); input kept as $LOGS/fuzz-$t-*"
+    fi
+  done
+}
+
 level_tools() {
   echo "== host tools (tools/hvreport.py on fixture logs)"
   local out=$LOGS/hvreport.md png=$LOGS/hvreport.png
@@ -392,7 +418,8 @@ for l in $levels; do
     bochs) level_bochs ;;
     linux) level_linux ;;
     tools) level_tools ;;
-    *) bad "level/$l" "unknown level (unit, tools, qemu, bochs, linux)" ;;
+    fuzz) level_fuzz ;;
+    *) bad "level/$l" "unknown level (unit, fuzz, tools, qemu, bochs, linux)" ;;
   esac
 done
 echo "$pass passed, $fail failed"

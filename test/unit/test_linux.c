@@ -524,6 +524,25 @@ TEST(linux_load_kernel_above_4g_needs_the_flag)
 	CHECK_EQ(((uint8_t *)P(s.zp))[0], 0xCC);
 }
 
+/* Found by fuzzing (test/fuzz/fuzz_linux.c): a pref_address whose window
+ * wraps past 2^64 counted as free RAM, and the kernel was copied there (a
+ * write anywhere). Now it is refused with the reason, nothing written. */
+TEST(linux_load_pref_address_that_wraps)
+{
+	static struct scene s;
+	for (int reloc = 0; reloc < 2; reloc++) {
+		scene_init(&s);
+		scene_usable_all(&s);
+		/* relocatable: exactly 2^64 - 1 (the window ends where it starts);
+		 * not: page aligned, as that check comes first */
+		hdr_of(s.ksrc)->pref_address = reloc ? ~0ull : ~0xfffull;
+		hdr_of(s.ksrc)->relocatable_kernel = (uint8_t)reloc;
+		CHECK_EQ(scene_load(&s, "", 0), -1);
+		CHECK_CONTAINS(s.err, reloc ? "kernel: no free usable RAM" : "kernel: not relocatable");
+		CHECK_EQ(((uint8_t *)P(s.zp))[0], 0xCC);
+	}
+}
+
 TEST(linux_load_zero_page_in_hv_memory)
 {
 	static struct scene s;
