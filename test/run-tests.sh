@@ -299,13 +299,16 @@ linux_reap() {
     why="the guest died at its first user-space page fault (Bochs 3.0 defect 3)"
   grep -q 'stopped: the console was silent' "$LOGS/$name.run" && why="the guest hung silent (open issue: a lost interrupt)"
   grep -q 'stopped: the guest reported an RCU stall' "$LOGS/$name.run" && why="the guest stalled (RCU stall report; open issue: a lost interrupt)"
-  if [ -z "${lx_retried[$name]:-}" ] && [ -n "$why" ]; then
-    lx_retried[$name]=1
-    cp "$log" "$LOGS/$name.first.ser"
-    echo "  $name: RETRY once: $why; first log kept as $name.first.ser"
+  # At most LINUX_RETRIES (default 2) more boots; every attempt's log is kept.
+  local n=${lx_retried[$name]:-0}
+  if [ -n "$why" ] && [ "$n" -lt "${LINUX_RETRIES:-2}" ]; then
+    lx_retried[$name]=$((n + 1))
+    cp "$log" "$LOGS/$name.try$((n + 1)).ser"
+    echo "  $name: RETRY $((n + 1)) of ${LINUX_RETRIES:-2}: $why; that log kept as $name.try$((n + 1)).ser"
     eval "linux_spawn ${lx_args[$name]}"
     return
   fi
+  [ -n "$why" ] && echo "  $name: $why, on every attempt: the checks below fail"
   grep -q 'hv: result=pass' "$log" 2>/dev/null || show_tail "$log" 15
   eval "${lx_checks[$name]}"
 }
