@@ -33,7 +33,9 @@ static EFI_STATUS read_file(EFI_FILE_HANDLE root, const char *path, paddr_t *add
 	CHAR16 wpath[256];
 	EFI_FILE_HANDLE fh;
 	size_t i;
-	for (i = 0; path[i] && i < 255; i++)
+	/* path is NUL-terminated (a literal, or a copy from hv.cfg); at most 255 characters are taken. */
+	size_t plen = strlen(path) < 255 ? strlen(path) : 255;
+	for (i = 0; i < plen; i++)
 		wpath[i] = path[i] == '/' ? '\\' : path[i];
 	wpath[i] = 0;
 	EFI_STATUS st = uefi_call_wrapper(root->Open, 5, root, &fh, wpath, EFI_FILE_MODE_READ, 0);
@@ -195,7 +197,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		    !bi.boot_error[0])
 			snprintf(bi.boot_error, sizeof bi.boot_error,
 				 "efi: the UEFI memory map has more ranges than the hypervisor's table holds (%u after merging neighbours; descriptor %llu of %llu)",
-				 MEMMAP_MAX, (unsigned long long)(off / desc_size), (unsigned long long)(map_size / desc_size));
+				 (unsigned)MEMMAP_MAX, (unsigned long long)(off / desc_size), (unsigned long long)(map_size / desc_size));
 	}
 	if (bi.kernel.size)
 		memmap_add(&bi.mem, bi.kernel.addr, ALIGN_UP(bi.kernel.size + 1, PAGE_SIZE), MEM_BOOT);

@@ -107,7 +107,7 @@ int mb2_parse(const uint8_t *info, struct boot_info *bi, uint8_t *rsdp_copy, siz
 				memcpy(&me, (const uint8_t *)t + e, sizeof me);
 				if (!memmap_add(&bi->mem, me.base, me.len, mb2_type(me.type)))
 					BAD("multiboot2: memory map entry %u of %u does not fit the hypervisor's table (%u ranges)",
-					    n, (t->size - (uint32_t)sizeof *mm) / mm->entry_size, MEMMAP_MAX);
+					    n, (t->size - (uint32_t)sizeof *mm) / mm->entry_size, (unsigned)MEMMAP_MAX);
 			}
 			break;
 		}

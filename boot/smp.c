@@ -62,7 +62,8 @@ struct percpu *smp_housekeeper;
 uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		       uint32_t max_cpus, uint64_t timeout_us, int64_t housekeeping)
 {
-	size_t len = trampoline_blob_end - trampoline_blob;
+	/* Two linker symbols around one blob: their distance as addresses. */
+	size_t len = (uintptr_t)trampoline_blob_end - (uintptr_t)trampoline_blob;
 	struct trampoline_params *tp = (void *)(uintptr_t)page;
 	uint32_t self = lapic_id(), online = 1, a, b, c, d;
 

@@ -473,7 +473,7 @@ int linux_load(struct linux_image *li, const struct memmap *mem, paddr_t kernel_
 	uint32_t e820_n = build_e820(mem, NULL, 0);
 	if (e820_n > E820_MAX_ENTRIES_ZEROPAGE)
 		ERR("e820: the memory map needs %u entries after merging (the zero page holds %u)",
-		    e820_n, E820_MAX_ENTRIES_ZEROPAGE);
+		    e820_n, (unsigned)E820_MAX_ENTRIES_ZEROPAGE);
 	if (!e820_n)
 		ERR("e820: the memory map is empty");
 

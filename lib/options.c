@@ -82,7 +82,7 @@ int options_parse(const char *cmdline, struct hv_options *o, char *err, size_t e
 {
 	const char *p = cmdline;
 	int rc = 0;
-	char tmp[160];
+	char tmp[160] = "";
 
 	while (p && *p) {
 		while (*p == ' ' || *p == '\t')

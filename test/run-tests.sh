@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 B=build
 LOGS=$B/test-logs
 mkdir -p "$LOGS"
-levels=${*:-unit fuzz tools qemu bochs linux}
+levels=${*:-unit lint fuzz tools qemu bochs linux}
 pass=0 fail=0
 
 ok()  { pass=$((pass + 1)); echo "PASS $1"; }
@@ -375,6 +375,16 @@ level_bochs() {
   expect bochs/spr-ipiv-refused "$log" 'ipi=ipiv refused' 'hv: result=fail'
 }
 
+# Static analysis (make lint: cppcheck), clean.
+level_lint() {
+  echo "== static analysis (cppcheck)"
+  local out
+  if out=$(make -s lint 2>&1); then ok lint/cppcheck; else
+    bad lint/cppcheck "$(grep -c ': \(error\|warning\|portability\)' <<<"$out") findings"
+    grep -E ': (error|warning|portability)' <<<"$out" | head -20 | sed 's/^/  /'
+  fi
+}
+
 # Every decoder's fuzz target (test/fuzz/, libFuzzer with ASan/UBSan) for
 # FUZZ_SECONDS each (default 10), from the seed corpus in the tree (copied:
 # the tree is not written). A crash fails, its input kept in build/test-logs.
@@ -422,7 +432,8 @@ for l in $levels; do
     linux) level_linux ;;
     tools) level_tools ;;
     fuzz) level_fuzz ;;
-    *) bad "level/$l" "unknown level (unit, fuzz, tools, qemu, bochs, linux)" ;;
+    lint) level_lint ;;
+    *) bad "level/$l" "unknown level (unit, lint, fuzz, tools, qemu, bochs, linux)" ;;
   esac
 done
 echo "$pass passed, $fail failed"
