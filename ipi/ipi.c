@@ -25,7 +25,11 @@ bool ipi_post(const struct ipi_domain *d, uint32_t self, uint32_t dest, uint8_t 
 	 * (its own notification waits, interrupts off, until its VM entry,
 	 * where the CPU processes it). Only the CPU ever takes the PIR: a
 	 * notification never finds it empty because software took it first. */
-	(void)self;
+	if (target == self && d->ops.self) {
+		d->ops.self(d->ops.ctx, vector);
+		count_post(d, target, vector, false);
+		return true;
+	}
 	bool notify = pi_post(pid, vector);
 	if (notify)
 		d->ops.notify(d->ops.ctx, pid->ndst, pid->nv);

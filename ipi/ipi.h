@@ -40,6 +40,10 @@ struct ipi_ops {
 	void (*nmi)(void *ctx, uint32_t vcpu);                  /* a virtual NMI for vCPU index */
 	void (*init)(void *ctx, uint32_t vcpu);                 /* INIT to vCPU index */
 	void (*sipi)(void *ctx, uint32_t vcpu, uint8_t vector); /* start-up IPI to vCPU index */
+	/* Optional: a vector for the sender itself, set straight into its
+	 * virtual IRR (the sender is in root mode on its own CPU); NULL: posted
+	 * with a self-notification like any other. */
+	void (*self)(void *ctx, uint8_t vector);
 	void *ctx;
 };
 
