@@ -107,6 +107,11 @@ linux_checks() {
   expect_not "$n/guest-healthy" "$log" 'Kernel panic - not syncing|BUG: soft lockup|rcu: INFO: .* detected stalls'
   expect "$n/cpus-online" "$log" "${sipis[@]}" "guest: cpus=$cpus"
   expect "$n/ipis" "$log" 'guest: ipitest rounds=[0-9]+ ok' 'guest: ipi CAL before=[0-9]+ after=[0-9]+'
+  # ... and the function-call IPIs the guest counted did go up during ipitest.
+  local cal
+  cal=$(tr -d '\r' < "$log" | sed -n 's/^guest: ipi CAL before=\([0-9]*\) after=\([0-9]*\)$/\1 \2/p' | tail -n1)
+  if [ -n "$cal" ] && [ "${cal#* }" -gt "${cal% *}" ]; then ok "$n/ipis-counted"
+  else bad "$n/ipis-counted" "guest CAL interrupts before/after ipitest: '${cal:-none}' (they must go up)"; fi
   # The read of the hypervisor's page fails, or reads the all-ones sink EPT maps there instead.
   expect "$n/devmem-denied" "$log" 'guest: devmem read of 0x[0-9a-f]+ failed|guest: devmem page: 0 bytes other than 0xff' \
     'hv: EPT: guest read of hypervisor memory at GPA 0x[0-9a-f]+ .*denied'
@@ -356,6 +361,14 @@ level_linux() {
   linux_spawn linux-skx-part "corei7_skylake_x" 2 "exit=bochs irq=partition" "$g=${IPIGEN_SMALL:-20000}" "$tmo" \
     "linux_checks linux/skx-part; ipigen_checks linux/skx-part partition"
   while [ ${#lx_pid[@]} -gt 0 ]; do linux_reap; done
+  # tools/hvreport.py on a real serial log of this level, not only on fixtures.
+  local rep=$LOGS/hvreport-linux-skx.md
+  if tools/hvreport.py "$LOGS/linux-skx.ser" > "$rep" 2>&1; then
+    expect linux/hvreport-real-log "$rep" 'report at shutdown, 2 CPUs, [0-9]+ exits' '^\| CPUID \| [1-9][0-9]* \| [1-9][0-9]* \| [1-9][0-9]* \|$' \
+      '^\| EXTERNAL_INTERRUPT \| [0-9]+ \| [0-9]+ \| [1-9][0-9]* \|$'
+  else
+    bad linux/hvreport-real-log "tools/hvreport.py failed on $LOGS/linux-skx.ser: $(tail -n1 "$rep")"
+  fi
   echo "  linux level: $((SECONDS - t0)) s"
 }
 

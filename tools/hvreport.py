@@ -37,9 +37,11 @@ def parse(path):
                 cur = None
             elif "reason" in kv:
                 cur["reasons"][(int(kv["cpu"]), kv["reason"])] = int(kv["count"])
-            elif "msr" in kv:
+            # Other hvstat lines carry keys of these names too ("denied
+            # msr=10 ..."): an access line has its reads and writes.
+            elif "msr" in kv and "reads" in kv and "writes" in kv:
                 cur["msrs"][(int(kv["cpu"]), kv["msr"])] = (int(kv["reads"]), int(kv["writes"]))
-            elif "port" in kv:
+            elif "port" in kv and "reads" in kv and "writes" in kv:
                 cur["ports"][(int(kv["cpu"]), kv["port"])] = (int(kv["reads"]), int(kv["writes"]))
             elif "exits" in kv:
                 cur["exits"][int(kv["cpu"])] = int(kv["exits"])
