@@ -19,21 +19,20 @@ struct mb2_module { uint32_t type, size, start, end; char string[]; };
 struct mb2_mmap { uint32_t type, size, entry_size, entry_version; };
 struct mb2_mmap_entry { uint64_t base, len; uint32_t type, rsvd; };
 
-/* GRUB may or may not put the file name first; drop a leading path. */
-static const char *skip_path(const char *s)
-{
-	if (*s == '/' || *s == '(') {
-		while (*s && *s != ' ')
-			s++;
-		while (*s == ' ')
-			s++;
-	}
-	return s;
-}
-
-/* A string of at most max bytes (it need not be terminated within them). */
+/* The string of at most max bytes at src (it need not be terminated within
+ * them) into dst, without a leading path: GRUB may or may not put the file
+ * name first. Nothing past max is read. */
 static void copy_str(char *dst, const char *src, size_t max)
 {
+	if (max && (*src == '/' || *src == '(')) {
+		size_t k = 0;
+		while (k < max && src[k] && src[k] != ' ')
+			k++;
+		while (k < max && src[k] == ' ')
+			k++;
+		src += k;
+		max -= k;
+	}
 	size_t n = 0;
 	while (n < max && src[n])
 		n++;
@@ -74,7 +73,7 @@ int mb2_parse(const uint8_t *info, struct boot_info *bi, uint8_t *rsdp_copy, siz
 		uint32_t plen = t->size - (uint32_t)sizeof *t;
 		switch (t->type) {
 		case MB2_TAG_CMDLINE:
-			copy_str(bi->cmdline, skip_path(payload), plen - (size_t)(skip_path(payload) - payload));
+			copy_str(bi->cmdline, payload, plen);
 			break;
 		case MB2_TAG_MODULE: {
 			const struct mb2_module *m = (const void *)t;
@@ -87,10 +86,8 @@ int mb2_parse(const uint8_t *info, struct boot_info *bi, uint8_t *rsdp_copy, siz
 				bm->addr = m->start;
 				bm->size = m->end - m->start;
 			}
-			uint32_t slen = t->size - (uint32_t)sizeof *m;
 			if (nmod == 0)
-				copy_str(bi->guest_cmdline, skip_path(m->string),
-					 slen - (size_t)(skip_path(m->string) - m->string));
+				copy_str(bi->guest_cmdline, m->string, t->size - sizeof *m);
 			nmod++;
 			if (m->end > m->start)
 				memmap_add(&bi->mem, m->start, ALIGN_UP((uint64_t)m->end, PAGE_SIZE) - m->start, MEM_BOOT);

@@ -99,9 +99,9 @@ static void events_commit(struct vcpu *v)
 	}
 	if (!(q->now.info & INTR_INFO_VALID))
 		return;
-	bool pe = vmcs_read(VMCS_GUEST_CR0) & X86_CR0_PE;
-	vmcs_write(VMCS_ENTRY_INTR_INFO, event_entry_info(&q->now, pe));
-	if (event_entry_info(&q->now, pe) & INTR_INFO_DELIVER_CODE)
+	uint32_t info = event_entry_info(&q->now, vmcs_read(VMCS_GUEST_CR0) & X86_CR0_PE);
+	vmcs_write(VMCS_ENTRY_INTR_INFO, info);
+	if (info & INTR_INFO_DELIVER_CODE)
 		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR, q->now.error);
 	vmcs_write(VMCS_ENTRY_INSTRUCTION_LEN, q->now.insn_len);
 	q->now.info = 0;
@@ -246,17 +246,6 @@ static void exit_wrmsr(struct vcpu *v)
 	vcpu_skip_insn(v);
 }
 
-static uint64_t *gpr(struct vcpu *v, unsigned n)
-{
-	static uint64_t rsp_slot;
-	uint64_t *map[16] = { &v->regs.rax, &v->regs.rcx, &v->regs.rdx, &v->regs.rbx, &rsp_slot, &v->regs.rbp,
-			      &v->regs.rsi, &v->regs.rdi, &v->regs.r8, &v->regs.r9, &v->regs.r10, &v->regs.r11,
-			      &v->regs.r12, &v->regs.r13, &v->regs.r14, &v->regs.r15 };
-	if (n == 4)
-		rsp_slot = vmcs_read(VMCS_GUEST_RSP);
-	return map[n & 15];
-}
-
 /* INVVPID (SDM Vol. 3C, "INVVPID"): type 0 one address, 1 one VPID. */
 static void invvpid(unsigned type, uint16_t vpid, uint64_t la)
 {
@@ -278,26 +267,27 @@ static void guest_tlb_flush(struct vcpu *v, bool one, uint64_t la)
  * (the adjusted controls ask for none): emulate them. */
 static void cr_forced(struct vcpu *v, unsigned cr, unsigned type)
 {
-	uint64_t *r = gpr(v, (v->qual >> 8) & 15);
-	if (type > 1 || ((v->qual >> 8) & 15) == 4)
+	unsigned reg = (v->qual >> 8) & 15;
+	if (type > 1 || reg == 4)
 		exit_unhandled(v);              /* CLTS/LMSW do not touch CR3/CR8; RSP is never used */
+	uint64_t val = vcpu_reg(v, reg);
 	if (cr == 3 && type == 1) {
-		*r = vmcs_read(VMCS_GUEST_CR3);
+		vcpu_set_reg(v, reg, vmcs_read(VMCS_GUEST_CR3));
 	} else if (cr == 3) {
-		bool keep = (vmcs_read(VMCS_CR4_SHADOW) & X86_CR4_PCIDE) && (*r & BIT(63));
-		vmcs_write(VMCS_GUEST_CR3, *r & ~BIT(63));
+		bool keep = (vmcs_read(VMCS_CR4_SHADOW) & X86_CR4_PCIDE) && (val & BIT(63));
+		vmcs_write(VMCS_GUEST_CR3, val & ~BIT(63));
 		if (!keep)
 			guest_tlb_flush(v, false, 0);
 	} else if (type == 1) {
 		uint64_t tpr;
 		__asm__ volatile("mov %%cr8, %0" : "=r"(tpr));
-		*r = tpr;
+		vcpu_set_reg(v, reg, tpr);
 	} else {
-		if (*r & ~0xfull) {
+		if (val & ~0xfull) {
 			vcpu_inject_gp(v);
 			return;
 		}
-		__asm__ volatile("mov %0, %%cr8" :: "r"(*r));   /* partition model: the guest's APIC */
+		__asm__ volatile("mov %0, %%cr8" :: "r"(val));   /* partition model: the guest's APIC */
 	}
 	vcpu_skip_insn(v);
 }
@@ -330,7 +320,7 @@ static void exit_cr_access(struct vcpu *v)
 	}
 	if (type != 0 || (cr != 0 && cr != 4))
 		exit_unhandled(v);
-	uint64_t val = *gpr(v, (v->qual >> 8) & 15);
+	uint64_t val = vcpu_reg(v, (v->qual >> 8) & 15);
 	if (cr == 0) {
 		uint64_t old = vmcs_read(VMCS_GUEST_CR0);
 		if ((val & X86_CR0_PG) && !(val & X86_CR0_PE)) {

@@ -8,26 +8,6 @@
 #include "vmcs_ops.h"
 #include "../lib/cpu.h"
 
-/* General-purpose register n (0 RAX .. 15 R15; 4 is RSP, in the VMCS). */
-static uint64_t reg_get(struct vcpu *v, unsigned n)
-{
-	const uint64_t *r[16] = { &v->regs.rax, &v->regs.rcx, &v->regs.rdx, &v->regs.rbx, NULL, &v->regs.rbp,
-				  &v->regs.rsi, &v->regs.rdi, &v->regs.r8, &v->regs.r9, &v->regs.r10, &v->regs.r11,
-				  &v->regs.r12, &v->regs.r13, &v->regs.r14, &v->regs.r15 };
-	return (n & 15) == 4 ? vmcs_read(VMCS_GUEST_RSP) : *r[n & 15];
-}
-
-static void reg_set(struct vcpu *v, unsigned n, uint64_t val)
-{
-	uint64_t *r[16] = { &v->regs.rax, &v->regs.rcx, &v->regs.rdx, &v->regs.rbx, NULL, &v->regs.rbp,
-			    &v->regs.rsi, &v->regs.rdi, &v->regs.r8, &v->regs.r9, &v->regs.r10, &v->regs.r11,
-			    &v->regs.r12, &v->regs.r13, &v->regs.r14, &v->regs.r15 };
-	if ((n & 15) == 4)
-		vmcs_write(VMCS_GUEST_RSP, val);
-	else
-		*r[n & 15] = val;
-}
-
 /* MOV to or from DR0-DR7. DR0-3 and DR6 are the CPU's own (VMX switches
  * only DR7, which lives in the VMCS); DR4/DR5 alias DR6/DR7 unless CR4.DE,
  * when they are #UD; a 1 in bits 63:32 of DR6/DR7 is #GP. */
@@ -52,9 +32,9 @@ void exit_dr_access(struct vcpu *v)
 		case 6: __asm__ volatile("mov %%dr6, %0" : "=r"(val)); break;
 		default: val = vmcs_read(VMCS_GUEST_DR7); break;
 		}
-		reg_set(v, reg, val);
+		vcpu_set_reg(v, reg, val);
 	} else {
-		uint64_t val = reg_get(v, reg);
+		uint64_t val = vcpu_reg(v, reg);
 		if (dr >= 6 && (val >> 32)) {
 			vcpu_inject_gp(v);
 			return;
@@ -109,12 +89,12 @@ static void exit_random(struct vcpu *v, bool seed)
 		__asm__ volatile("rdseed %0; setc %1" : "=r"(val), "=qm"(ok) :: "cc");
 	else
 		__asm__ volatile("rdrand %0; setc %1" : "=r"(val), "=qm"(ok) :: "cc");
-	uint64_t old = reg_get(v, reg);
+	uint64_t old = vcpu_reg(v, reg);
 	if (size == 0)
 		val = (old & ~0xffffull) | (val & 0xffff);
 	else if (size == 1)
 		val &= 0xffffffffull;                 /* a 32-bit destination zero-extends */
-	reg_set(v, reg, ok ? val : (size == 0 ? old & ~0xffffull : 0));
+	vcpu_set_reg(v, reg, ok ? val : (size == 0 ? old & ~0xffffull : 0));
 	uint64_t fl = vmcs_read(VMCS_GUEST_RFLAGS) & ~(uint64_t)(BIT(0) | BIT(2) | BIT(4) | BIT(6) | BIT(7) | BIT(11));
 	vmcs_write(VMCS_GUEST_RFLAGS, fl | (ok ? BIT(0) : 0));
 	vcpu_skip_insn(v);

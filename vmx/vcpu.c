@@ -109,3 +109,28 @@ __noreturn void vcpu_launch_this_cpu(void)
 	uint32_t err = (uint32_t)vmcs_read(VMCS_VM_INSTRUCTION_ERROR);
 	panic("cpu%u: VMLAUNCH failed: %s (VM-instruction error %u)\n", p->index, vmx_insn_error_name(err), err);
 }
+
+/* General-purpose register n as instruction encodings number them (0 RAX ..
+ * 15 R15); RSP (4) lives in the VMCS, not in the saved registers. */
+static uint64_t *reg_slot(struct vcpu *v, unsigned n)
+{
+	uint64_t *r[16] = { &v->regs.rax, &v->regs.rcx, &v->regs.rdx, &v->regs.rbx, NULL, &v->regs.rbp,
+			    &v->regs.rsi, &v->regs.rdi, &v->regs.r8, &v->regs.r9, &v->regs.r10, &v->regs.r11,
+			    &v->regs.r12, &v->regs.r13, &v->regs.r14, &v->regs.r15 };
+	return r[n & 15];
+}
+
+uint64_t vcpu_reg(struct vcpu *v, unsigned n)
+{
+	uint64_t *r = reg_slot(v, n);
+	return r ? *r : vmcs_read(VMCS_GUEST_RSP);
+}
+
+void vcpu_set_reg(struct vcpu *v, unsigned n, uint64_t val)
+{
+	uint64_t *r = reg_slot(v, n);
+	if (r)
+		*r = val;
+	else
+		vmcs_write(VMCS_GUEST_RSP, val);
+}

@@ -108,6 +108,9 @@ void vcpu_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint3
 void vcpu_dump(struct vcpu *v);
 void access_count(struct access_stats *s, uint32_t key, bool write);
 const char *exit_reason_name(uint32_t reason);
+/* vmx/vcpu.c: general-purpose register n (0 RAX .. 15 R15, 4 RSP from the VMCS). */
+uint64_t vcpu_reg(struct vcpu *v, unsigned n);
+void vcpu_set_reg(struct vcpu *v, unsigned n, uint64_t val);
 #define vcpu_inject_gp(v) vcpu_inject_exception((v), 13, true, 0)
 #define vcpu_inject_ud(v) vcpu_inject_exception((v), 6, false, 0)
 #endif

@@ -33,13 +33,19 @@ static uint16_t *vcpu_of_apic;
  * device vector (the guest's timer, 0x30) was refused by the local APIC:
  * the boot CPU lost its ticks and hung. The virtual-APIC page belongs to
  * this CPU while it is in root mode, so no notification is needed. */
+/* RVI (the guest interrupt status's low byte) up to vec, if below it. */
+static void rvi_raise(uint8_t vec)
+{
+	uint16_t status = (uint16_t)vmcs_read(VMCS_GUEST_INTR_STATUS);
+	if (vec > (status & 0xff))
+		vmcs_write(VMCS_GUEST_INTR_STATUS, (status & 0xff00) | vec);
+}
+
 static void virr_set(struct vcpu *v, uint8_t vec)
 {
 	uint32_t *irr = (uint32_t *)(v->vapic + APIC_IRR + (vec / 32) * 16);
 	__atomic_fetch_or(irr, BIT(vec % 32), __ATOMIC_SEQ_CST);
-	uint16_t status = (uint16_t)vmcs_read(VMCS_GUEST_INTR_STATUS);
-	if (vec > (status & 0xff))
-		vmcs_write(VMCS_GUEST_INTR_STATUS, (status & 0xff00) | vec);
+	rvi_raise(vec);
 }
 
 static void op_self(void *ctx, uint8_t vec)
@@ -355,9 +361,8 @@ void exit_external_intr(struct vcpu *v)
 			lapic_eoi();
 			v->notify_in_root++;
 			int top = vapic_take_posted(v->vapic, v->pid);
-			uint16_t status = (uint16_t)vmcs_read(VMCS_GUEST_INTR_STATUS);
-			if (top > (status & 0xff))
-				vmcs_write(VMCS_GUEST_INTR_STATUS, (status & 0xff00) | (uint16_t)top);
+			if (top >= 0)
+				rvi_raise((uint8_t)top);
 			return;
 		}
 		break;
