@@ -104,6 +104,13 @@ $(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h ti
 	@echo "  HOSTCC $@"
 	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
 
+# The IPI-virtualization model as a command (the agreement test with the
+# patched Bochs, test/run-tests.sh level bochs-hv).
+$(B)/ipiv-verdict: test/tools/ipiv_verdict.c test/unit/ipiv_model.c test/unit/ipiv_model.h test/unit/sdm_pid.h
+	@mkdir -p $(B)
+	@echo "  HOSTCC $@"
+	$(Q)$(CC) $(HOST_CFLAGS) -o $@ test/tools/ipiv_verdict.c test/unit/ipiv_model.c
+
 # Fuzzing (libFuzzer, clang with ASan/UBSan): one target per decoder in
 # test/fuzz/, seeds in test/fuzz/corpus/NAME/. `make test` runs each for
 # FUZZ_SECONDS (test/run-tests.sh, level "fuzz"); `make fuzz` runs each for
@@ -153,14 +160,14 @@ run: all
 
 test:
 	tools/deps.sh
-	$(MAKE) all $(B)/unit
+	$(MAKE) all $(B)/unit $(B)/ipiv-verdict
 	test/run-tests.sh
 
 test-qemu: $(B)/hv.efi
 	test/run-tests.sh qemu
 test-bochs: $(B)/hv.elf
 	test/run-tests.sh bochs
-test-linux: $(B)/hv.elf
+test-linux: $(B)/hv.elf $(B)/ipiv-verdict
 	test/run-tests.sh linux
 
 bench: $(B)/hv.elf

@@ -43,6 +43,19 @@ struct pi_desc *pid_table_lookup(const uint64_t *table, uint32_t last, uint32_t 
 	return (struct pi_desc *)(uintptr_t)(table[apic_id] & ~0x3full);
 }
 
+struct pi_desc *pid_test_spare;
+
+void pid_table_add_test_entries(uint64_t *table, uint32_t max, struct pi_desc *spare, uint8_t nv)
+{
+	pi_desc_init(spare, nv, 0);
+	spare->control = PI_SN;
+	paddr_t pa = (paddr_t)(uintptr_t)spare;
+	table[max + 1] = 0;
+	table[max + 2] = (pa & ~0x3full) | PID_ENTRY_VALID | BIT(1);
+	table[max + 3] = (pa & ~0x3full) | PID_ENTRY_VALID;
+	pid_test_spare = spare;
+}
+
 uint64_t pid_table_bytes(uint32_t max_apic_id)
 {
 	return ALIGN_UP(((uint64_t)max_apic_id + 1) * 8, PAGE_SIZE);

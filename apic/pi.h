@@ -37,4 +37,13 @@ void pid_table_set(uint64_t *table, uint32_t apic_id, paddr_t desc_pa);
 struct pi_desc *pid_table_lookup(const uint64_t *table, uint32_t last, uint32_t apic_id);
 /* Bytes for a table covering APIC IDs 0..max_apic_id, rounded up to pages. */
 uint64_t pid_table_bytes(uint32_t max_apic_id);
+
+/* ipivtest=1 (a test aid for the IPI-virtualization agreement test): three
+ * entries past the highest APIC ID 'max': max+1 absent (0), max+2 with a
+ * reserved bit (bit 1) set, max+3 valid, naming 'spare', a descriptor with
+ * SN set (so that a virtualized IPI to it sets PIR and no ON). The caller
+ * makes max+3 the last index; the table must cover it. */
+#define PID_TEST_ENTRIES 3
+void pid_table_add_test_entries(uint64_t *table, uint32_t max, struct pi_desc *spare, uint8_t nv);
+extern struct pi_desc *pid_test_spare;   /* NULL unless ipivtest=1 */
 #endif

@@ -178,9 +178,10 @@ static __noreturn void start_guest(struct boot_info *bi)
 	for (uint32_t i = 0; i < ncpus; i++)
 		if (cpus[i]->apic_id > max_id)
 			max_id = cpus[i]->apic_id;
-	uint64_t *pid_table = page_alloc(pid_table_bytes(max_id) / PAGE_SIZE);
+	uint32_t extra = virt && opts.ipiv_test ? PID_TEST_ENTRIES : 0;
+	uint64_t *pid_table = page_alloc(pid_table_bytes(max_id + extra) / PAGE_SIZE);
 	res.pid_table = (paddr_t)(uintptr_t)pid_table;
-	res.max_apic_id = max_id;
+	res.max_apic_id = max_id + extra;   /* LAST_PID_POINTER_INDEX */
 	if (vmcs_config_build(&vmx_env.cfg, &caps, &tiers, model, &res, err, sizeof err))
 		fail(err);
 	/* HLT: the guest's (no exit) is the design. Bochs 3.0 does not wake a
@@ -200,8 +201,13 @@ static __noreturn void start_guest(struct boot_info *bi)
 		struct vcpu *v = vcpu_create(cpus[i], vmx_env.cfg.posted_intr_nv);
 		pid_table_set(pid_table, cpus[i]->apic_id, (paddr_t)(uintptr_t)v->pid);
 	}
+	if (extra) {
+		pid_table_add_test_entries(pid_table, max_id, page_alloc(1), (uint8_t)vmx_env.cfg.posted_intr_nv);
+		pr_info("pi: ipivtest: PID-pointer entries %u absent, %u with a reserved bit, %u a spare descriptor with SN set\n",
+			max_id + 1, max_id + 2, max_id + 3);
+	}
 	pr_info("pi: %u posted-interrupt descriptors, PID-pointer table at 0x%llx with last index %u\n", ncpus,
-		(unsigned long long)res.pid_table, max_id);
+		(unsigned long long)res.pid_table, max_id + extra);
 	virq_init(pid_table, max_id);
 	nmi_root_hook = virq_nmi_in_root;
 	timer_service_setup(virt, &tiers);

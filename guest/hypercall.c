@@ -30,7 +30,7 @@ uint64_t hypercall(const struct hc_ops *ops, void *ctx, uint32_t cpu, const stru
 		return (uint64_t)ops->pv_send_ipi(ctx, c->a0, c->a1, c->a2, c->a3);
 	case HC_HV_IPI_POSTS:
 		if (!ops->vec_posts)
-			return ERR(KVM_ENOSYS);
+			return ERR(ops->posts_by_cpu ? KVM_EOPNOTSUPP : KVM_ENOSYS);
 		if (c->a0 > 0xffffffffull || c->a1 > 255)
 			return ERR(KVM_EINVAL);
 		n = ops->vec_posts((uint32_t)c->a0, (uint32_t)c->a1);
@@ -38,6 +38,12 @@ uint64_t hypercall(const struct hc_ops *ops, void *ctx, uint32_t cpu, const stru
 	case HC_HV_EXITS:
 		if (!ops->exits)
 			return ERR(KVM_ENOSYS);
+		if (c->a1) {
+			if (!ops->exits_of)
+				return ERR(KVM_ENOSYS);
+			n = c->a0 > 0xffffffffull || c->a1 > 0x10000 ? -1 : ops->exits_of((uint32_t)c->a0, (uint32_t)c->a1 - 1);
+			return n < 0 ? ERR(KVM_EINVAL) : (uint64_t)n;
+		}
 		n = c->a0 > 0xffffffffull ? -1 : ops->exits((uint32_t)c->a0);
 		return n < 0 ? ERR(KVM_EINVAL) : (uint64_t)n;
 	default:

@@ -11,11 +11,14 @@
 #define KVM_ENOSYS 1000
 #define KVM_EPERM  1
 #define KVM_EINVAL 22
+#define KVM_EOPNOTSUPP 95
 #define KVM_HC_SEND_IPI_NR 10               /* PV send-IPI, when advertised */
 #define HC_HV_BASE      0x48560000u         /* "HV": this hypervisor's calls */
 #define HC_HV_REPORT    (HC_HV_BASE + 1)    /* print the exit report; from user mode once a second */
-#define HC_HV_IPI_POSTS (HC_HV_BASE + 2)    /* RBX = x2APIC ID, RCX = vector: posts of it into that vCPU */
-#define HC_HV_EXITS     (HC_HV_BASE + 3)    /* RBX = x2APIC ID: VM exits of that vCPU so far */
+#define HC_HV_IPI_POSTS (HC_HV_BASE + 2)    /* RBX = x2APIC ID, RCX = vector: posts of it into that vCPU;
+                                               -KVM_EOPNOTSUPP under IPI virtualization (the CPU posts) */
+#define HC_HV_EXITS     (HC_HV_BASE + 3)    /* RBX = x2APIC ID: VM exits of that vCPU so far;
+                                               RCX = 1 + basic exit reason: only those */
 
 struct hc_call {
 	uint64_t nr, a0, a1, a2, a3;         /* RAX, RBX, RCX, RDX, RSI */
@@ -29,6 +32,8 @@ struct hc_ops {
 	int64_t (*pv_send_ipi)(void *ctx, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr);
 	int64_t (*vec_posts)(uint32_t apic_id, uint32_t vector);   /* < 0: no such vCPU */
 	int64_t (*exits)(uint32_t apic_id);                        /* < 0: no such vCPU */
+	int64_t (*exits_of)(uint32_t apic_id, uint32_t reason);    /* < 0: no such vCPU or reason */
+	bool posts_by_cpu;   /* no vec_posts because the CPU posts (IPIv): -KVM_EOPNOTSUPP */
 };
 
 /* A user-mode report is refused (-KVM_EPERM) until the console has been free

@@ -90,7 +90,7 @@ bochs_run() {
   HV_CMDLINE="$4" GUEST_CMDLINE="console=ttyS0${8:+ $8}" tools/mkiso.sh "$iso" $B/hv.elf ${6:-} ${7:-} || { rc=255; return; }
   local t0=$SECONDS
   tools/run-bochs.sh "$iso" "$log" "$2" "$3" "${5:-180}" $megs; rc=$?
-  echo "  $1: Bochs $2 x$3 exit $rc after $((SECONDS - t0)) s"
+  echo "  $1: Bochs $2 x$3${HV_BOCHS:+ (patched: $HV_BOCHS)} exit $rc after $((SECONDS - t0)) s"
   # (Bochs 3.0 does not replay an ISO exactly, even with "clock: sync=none":
   # measured, two boots of one ISO part in the guest's timestamps within its
   # first second. Nothing is gained by keeping it.)
@@ -131,6 +131,17 @@ ipigen_checks() {
   expect "$n/ipigen-exits-counted" "$log" 'ipigen: unicast sender cpu=0 .*exits_per_ipi=[0-9]+\.[0-9]{2}'
   if [ "$mode" = partition ]; then
     expect "$n/ipigen-not-posted" "$log" 'vmcs: interrupt model partition' 'ipigen: unicast target cpu=1 .*posted=none'
+  elif [ "$mode" = ipiv ]; then
+    # IPI virtualization: the CPU posts the unicast IPIs (nobody counts them:
+    # posted=cpu), and the sender's ICR writes cost no exit at all.
+    expect "$n/ipigen-by-the-cpu" "$log" 'vmcs: interrupt model virtual' 'tier: ipi=ipiv' 'IPI virtualization on: PID-pointer table' \
+      'ipigen: unicast target cpu=1 .*posted=cpu' 'ipigen: unicast sender cpu=0 apic_id=[0-9]+ exits=\+0 exits_per_ipi=0\.00'
+    local uni
+    uni=$(tr -d '\r' < "$log" | sed -n 's/^ipigen: unicast sent=\([0-9]*\) received=\([0-9]*\) .*/\1 \2/p' | tail -n1)
+    if [ -n "$uni" ] && [ "${uni% *}" = "${uni#* }" ] && [ "${uni% *}" -ge "${IPIV_MIN_UNICAST:-100000}" ]; then
+      ok "$n/ipigen-unicast-exact"
+    else bad "$n/ipigen-unicast-exact" "unicast sent/received '${uni:-none}': want equal and >= ${IPIV_MIN_UNICAST:-100000}"; fi
+    expect "$n/ipigen-drop-counted" "$log" 'hvstat: cpu=0 ipi_dropped=[1-9]'
   else
     expect "$n/ipigen-posted" "$log" 'vmcs: interrupt model virtual' \
       'ipigen: unicast target cpu=1 .*posted=\+[1-9]' 'ipigen: raw target cpu=1 .*posted=\+[1-9]'
@@ -182,6 +193,67 @@ timer_checks() {
   esac
   expect "$n/idle-measured" "$log" '^guest: idle seconds=[0-9.]+ apic0=\+[0-9]+ \([0-9.]+/s\)'
   echo "  ${n#linux/}: timer=$tier${hk:+ (housekeeping)}: $total_d deliveries, $total_e timer exits ($(awk -v e=$total_e -v d=$total_d 'BEGIN { printf "%.2f", d ? e / d : 0 }') per timer interrupt), tick rate ${hz:-?} Hz; $(grep -m1 '^guest: idle ' <<<"$text" | sed 's/^guest: //')"
+}
+
+# ipiv_checks NAME: a run on the project's patched Bochs (tools/bochs-patched.sh)
+# with IPI virtualization and APIC-timer virtualization chosen by auto.
+#  - The ICR table (guest/test/ipivtab, hv.ipivtab=1, with the hypervisor's
+#    ipivtest=1 entries): every row's verdict from the emulator (virt, exit
+#    or gp) equals the unit tests' model's (build/ipiv-verdict), and the
+#    spare descriptor with SN set holds the PIR bits the model says, ON clear.
+#  - The emulator's own counts (the patch prints them when Bochs exits):
+#    every vCPU's virtual timer balanced (armed = replaced + fired + pending).
+#  - The guest's timer: TSC-deadline mode, jiffies at HZ, and no exit for it
+#    (no IA32_TSC_DEADLINE write exit), HLT never exits.
+ipiv_checks() {
+  local n=$1 text rows max tst model bad="" k icr v m nrows=0 nvirt=0 nexit=0 ngp=0 out spare_hv spare_m
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  expect "$n/tiers-auto" "$log" 'tier: ipi=ipiv \(tertiary bit 4' 'tier: timer=apicv \(tertiary bit 8' 'idle: hlt=guest'
+  rows=$(sed -n 's/^ipivtab: row=\([0-9]*\) icr=\(0x[0-9a-f]*\) verdict=\([a-z]*\) name=.*/\1 \2 \3/p' <<<"$text")
+  max=$(sed -n 's/^ipivtab: start max_apic_id=\([0-9]*\) .*/\1/p' <<<"$text" | tail -n1)
+  grep -q '^pi: ipivtest:' <<<"$text" && tst=1 || tst=0
+  if [ -z "$rows" ] || [ -z "$max" ] || ! grep -q '^ipivtab: done' <<<"$text"; then
+    bad "$n/icr-table-agrees" "no complete 'ipivtab:' table in $log"
+  elif [ ! -x $B/ipiv-verdict ]; then
+    bad "$n/icr-table-agrees" "build/ipiv-verdict missing (make build/ipiv-verdict)"
+  else
+    model=$(awk '{ print $1, $2 }' <<<"$rows" | $B/ipiv-verdict "$max" "$tst")
+    while read -r k icr v; do
+      m=$(awk -v k="$k" '$1 == k { print $2 }' <<<"$model")
+      nrows=$((nrows + 1))
+      case "$v" in virt) nvirt=$((nvirt + 1)) ;; exit) nexit=$((nexit + 1)) ;; gp) ngp=$((ngp + 1)) ;; esac
+      [ "$m" = "$v" ] || bad+=" row $k icr=$icr: Bochs $v, model ${m:-none} ($(sed -n "s/^ipivtab: row=$k .*name=//p" <<<"$text"));"
+    done <<<"$rows"
+    spare_m=$(sed -n 's/^spare pir=\([0-9a-f]*\) on=\([01]\)$/\1 \2/p' <<<"$model")
+    spare_hv=$(sed -n 's/^hvstat: ipivtest spare pir=\([0-9a-f]*\) on=\([01]\) sn=1$/\1 \2/p' <<<"$text" | tail -n1)
+    [ "$tst" = 1 ] && [ "$spare_m" != "$spare_hv" ] && bad+=" spare descriptor: hypervisor '${spare_hv:-none}', model '$spare_m';"
+    (( nrows >= 30 && nvirt > 0 && nexit > 0 && ngp > 0 )) || bad+=" only $nrows rows ($nvirt virt, $nexit exit, $ngp gp);"
+    if [ -z "$bad" ]; then ok "$n/icr-table-agrees"; else bad "$n/icr-table-agrees" "$bad"; cp "$log" "$LOGS/" 2>/dev/null; fi
+    echo "  ${n#linux/}: ICR table: $nrows rows, $nvirt virtualized, $nexit APIC-write exits, $ngp #GP; model and patched Bochs agree on ${nrows}${bad:+ less the rows above}"
+  fi
+  # The emulator's counts, printed by the patch when Bochs exits.
+  out=$(sed -n 's/^bochs-hv: cpu=\([0-9]*\) ipiv_virtualized=\([0-9]*\) ipiv_apic_write_exits=\([0-9]*\) vtimer_armed=\([0-9]*\) vtimer_replaced=\([0-9]*\) vtimer_fired=\([0-9]*\) vtimer_delivered=\([0-9]*\) vtimer_pending=\([0-9]*\)$/\1 \2 \3 \4 \5 \6 \7 \8/p' "${log%.ser}.stdout" 2>/dev/null)
+  if [ -z "$out" ]; then
+    bad "$n/emulator-counts" "no 'bochs-hv:' lines in ${log%.ser}.stdout (not the patched Bochs?)"
+  else
+    local c vi ve a r f d p tv=0 td=0 tbad=""
+    while read -r c vi ve a r f d p; do
+      (( a == r + f + p )) || tbad+=" cpu$c armed=$a != replaced=$r + fired=$f + pending=$p;"
+      (( d <= f )) || tbad+=" cpu$c delivered=$d > fired=$f;"
+      tv=$((tv + vi)); td=$((td + d))
+    done <<<"$out"
+    (( td > 100 )) || tbad+=" only $td virtual timer interrupts delivered;"
+    if [ -z "$tbad" ]; then ok "$n/apic-timer-virt-balanced"; else bad "$n/apic-timer-virt-balanced" "$tbad"; fi
+    echo "  ${n#linux/}: the emulator virtualized $tv ICR writes and delivered $td timer interrupts through APIC-timer virtualization"
+  fi
+  expect "$n/tsc-deadline" "$log" 'TSC deadline timer available'
+  expect_not "$n/no-deadline-exit" "$log" 'hvstat: cpu=[0-9]+ msr=0x6e0 reads=[0-9]+ writes=[1-9]'
+  expect_not "$n/hlt-never-exits" "$log" 'hvstat: cpu=[0-9]+ reason=HLT '
+  local hz
+  hz=$(sed -n 's/^guest: timercheck .* hz=\([0-9.]*\)$/\1/p' <<<"$text" | tail -n1)
+  if [ -n "$hz" ] && awk -v h="$hz" 'BEGIN { exit !(h >= 247.5 && h <= 252.5) }'; then ok "$n/jiffies-at-hz"
+  else bad "$n/jiffies-at-hz" "tick rate '${hz:-none}' not within 1 % of HZ=250 ($log)"; fi
+  echo "  ${n#linux/}: tick rate ${hz:-?} Hz; $(grep -m1 '^guest: idle ' <<<"$text" | sed 's/^guest: //')"
 }
 
 # attack_checks NAME: the hostile guest (hv.attack=1, guest/test/hvattack) on a
@@ -241,10 +313,15 @@ attack_checks() {
 # linux_spawn NAME MODEL CPUS HV_CMDLINE GUEST_OPTS TIMEOUT CHECKS: starts the run in the
 # background (its summary line in $LOGS/NAME.run); CHECKS is run with $log set once it ended.
 # A run whose guest kernel panicked (or the hypervisor: PANIC) is stopped then, not at its timeout.
-declare -A lx_pid=() lx_checks=() lx_args=() lx_retried=()
+# LX_BOCHS=PATH (set for one linux_spawn call) runs that Bochs binary on the
+# host, the project's patched build (tools/bochs-patched.sh); retries keep it.
+declare -A lx_pid=() lx_checks=() lx_args=() lx_retried=() lx_bochs=()
 linux_spawn() {
   while [ ${#lx_pid[@]} -ge "${LINUX_JOBS:-2}" ]; do linux_reap; done
+  [ -n "${LX_BOCHS:-}" ] && lx_bochs[$1]=$LX_BOCHS
   (
+    export HV_BOCHS=${lx_bochs[$1]:-}
+    [ -n "$HV_BOCHS" ] || unset HV_BOCHS
     bochs_run "$1" "$2" "$3" "$4" "$6" "$kernel" $B/initrd.cpio.gz "$5" &
     local bp=$! p
     local size=0 quiet=0
@@ -360,6 +437,21 @@ level_linux() {
     "hv.attack=1 hv.ipirounds=0 hv.probe=0x200000" "$tmo" "attack_checks linux/skx-attack"
   linux_spawn linux-skx-part "corei7_skylake_x" 2 "exit=bochs irq=partition" "$g=${IPIGEN_SMALL:-20000}" "$tmo" \
     "linux_checks linux/skx-part; ipigen_checks linux/skx-part partition"
+  # The project's patched Bochs (IPI virtualization and APIC-timer
+  # virtualization on sapphire_rapids; tools/bochs-patched.sh): the tiers
+  # chosen by auto, 2 and 4 vCPUs, the ICR table against the model.
+  local hvb
+  if hvb=$(tools/bochs-patched.sh); then
+    LX_BOCHS=$hvb linux_spawn linux-hv-spr "sapphire_rapids" 2 "exit=bochs ipivtest=1 hlt=guest" \
+      "$g=${IPIGEN_ROUNDS:-100000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
+      "linux_checks linux/hv-spr; ipigen_checks linux/hv-spr ipiv; ipiv_checks linux/hv-spr"
+    LX_BOCHS=$hvb linux_spawn linux-hv-spr4 "sapphire_rapids" 4 "exit=bochs ipivtest=1 hlt=guest" \
+      "$g=${IPIGEN_4CPU:-5000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
+      "linux_checks linux/hv-spr4 4; IPIV_MIN_UNICAST=${IPIGEN_4CPU:-5000} ipigen_checks linux/hv-spr4 ipiv; ipiv_checks linux/hv-spr4
+       expect linux/hv-spr4/raw-each-once \"\$log\" 'ipigen: raw sent=3 received=3'"
+  else
+    bad linux/bochs-patched "tools/bochs-patched.sh failed: no patched Bochs, its runs not made"
+  fi
   while [ ${#lx_pid[@]} -gt 0 ]; do linux_reap; done
   # tools/hvreport.py on a real serial log of this level, not only on fixtures.
   local rep=$LOGS/hvreport-linux-skx.md

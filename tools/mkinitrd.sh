@@ -21,6 +21,8 @@
 #                      target_apic=N (hv.attack_apic=N, default 1) with its
 #                      "hvattack: ..." lines, then the report hypercall 20 times
 #                      from user mode ("guest: attack: ... N answered")
+#   hv.ipivtab=1    -> insmod /lib/ipivtab.ko: "ipivtab: row=K icr=... verdict=..." lines
+#                      (before ipigen), for the IPI-virtualization agreement test
 #   hv.timercheck=S -> "guest: timercheck jiffies=+J seconds=T hz=H": jiffies against
 #                      the clock (both from /proc/timer_list) over S seconds of sleep,
 #                      and "guest: idle seconds=T apicN=+E (R/s) ...": each vCPU's VM
@@ -99,11 +101,12 @@ rm -f "$STAGE/cc.log"
 is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
 
 # The test modules: ipigen.ko sends and counts IPIs (hv.ipigen=ROUNDS),
-# hvattack.ko plays the hostile guest (hv.attack=1). HV_IPIGEN / HV_HVATTACK
+# hvattack.ko plays the hostile guest (hv.attack=1), ipivtab.ko writes a
+# table of ICR values (hv.ipivtab=1). HV_IPIGEN / HV_HVATTACK / HV_IPIVTAB
 # name a prebuilt .ko, or "none" to leave it out; by default
 # tools/build-ipigen.sh builds each (or reuses its cached build).
 mod_notes=""
-for mod in ipigen hvattack; do
+for mod in ipigen hvattack ipivtab; do
 	var=HV_$(echo "$mod" | tr a-z A-Z)
 	KO=${!var:-}
 	if [ -z "$KO" ]; then
@@ -237,6 +240,11 @@ if [ "$(opt hv.attack)" = 1 ]; then
 	done
 	echo "guest: attack: user-mode report hypercall 20 times: $n answered"
 	sleep 1   # the next report must be allowed again
+fi
+
+# hv.ipivtab=1: the ICR table for the IPI-virtualization agreement test.
+if [ "$(opt hv.ipivtab)" = 1 ]; then
+	module ipivtab
 fi
 
 IPIGEN=$(opt hv.ipigen)

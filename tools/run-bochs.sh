@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run-bochs.sh ISO SERIAL_LOG [MODEL] [CPUS] [TIMEOUT_S] [MEGS]
 # Boots an ISO under Bochs 3.0 (trixie chroot), headless, serial to a file.
+# HV_BOCHS=PATH runs that Bochs binary on the host instead (the project's
+# patched build, tools/bochs-patched.sh), with the chroot's BIOS images.
 # Exit status: Bochs's (1 after a "Shutdown" or S5), 124 on timeout, 125 when a bind mount fails.
 set -uo pipefail
 iso=$(readlink -f "$1") ser=$(readlink -m "$2") model=${3:-corei7_skylake_x} cpus=${4:-2} tmo=${5:-300} megs=${6:-256}
@@ -9,16 +11,21 @@ root=$("$here/bochs-chroot.sh") || exit 1
 work=$(dirname "$ser")
 mkdir -p "$work"
 rc_file="$work/$(basename "$ser" .ser).bochsrc"
+bios=/usr/share/bochs/BIOS-bochs-latest vga=/usr/share/vgabios/vgabios.bin display='rfb, options="timeout=0"'
+if [ -n "${HV_BOCHS:-}" ]; then
+  [ -x "$HV_BOCHS" ] || { echo "run-bochs: HV_BOCHS=$HV_BOCHS is not an executable" >&2; exit 125; }
+  bios=$root$bios vga=$root$vga display=nogui
+fi
 cat > "$rc_file" <<RC
 megs: $megs
-romimage: file=/usr/share/bochs/BIOS-bochs-latest
-vgaromimage: file=/usr/share/vgabios/vgabios.bin
+romimage: file=$bios
+vgaromimage: file=$vga
 cpu: model=$model, count=$cpus, ips=50000000, reset_on_triple_fault=0
 clock: sync=none, time0=946684800
 ata0-master: type=cdrom, path=$iso, status=inserted
 boot: cdrom
 com1: enabled=1, mode=file, dev=$ser
-display_library: rfb, options="timeout=0"
+display_library: $display
 panic: action=fatal
 error: action=report
 log: $work/$(basename "$ser" .ser).bochslog
@@ -28,6 +35,10 @@ export BOCHSRC="$rc_file" BOCHSCONT="$work/bochs.cont"
 # Bind the work paths at the same place inside the chroot, in a private mount
 # namespace: the mounts vanish with the run, and parallel runs do not meet.
 : > "$ser"
+if [ -n "${HV_BOCHS:-}" ]; then
+  timeout --foreground -k 5 "$tmo" "$HV_BOCHS" -q -f "$rc_file" </dev/null >"$work/$(basename "$ser" .ser).stdout" 2>&1
+  exit $?
+fi
 timeout --foreground -k 5 "$tmo" unshare --mount --propagation private -- sh -c '
   root=$1; shift
   for d in "$@"; do mkdir -p "$root$d" && mount --bind "$d" "$root$d" || exit 125; done

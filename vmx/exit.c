@@ -598,14 +598,28 @@ static int64_t hc_exits(uint32_t apic_id)
 	return -1;
 }
 
+static int64_t hc_exits_of(uint32_t apic_id, uint32_t reason)
+{
+	if (reason >= EXIT_REASON_MAX)
+		return -1;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (vcpus[i] && vcpus[i]->apic_id == apic_id)
+			return (int64_t)__atomic_load_n(&vcpus[i]->exits[reason], __ATOMIC_RELAXED);
+	return -1;
+}
+
 static void exit_vmcall(struct vcpu *v)
 {
 	bool virt = vmx_env.cfg.irq_model == IRQ_VIRTUAL;
 	const struct hc_ops ops = {
 		.report = hc_report,
 		.pv_send_ipi = virt && vmx_env.tiers_ipi == IPI_PV ? hc_pv_send_ipi : NULL,
-		.vec_posts = virt ? virq_vec_posts : NULL,
+		/* Under IPI virtualization the CPU posts the guest's unicast
+		 * IPIs: the hypervisor's count would miss them. */
+		.vec_posts = virt && !vmx_env.cfg.ipiv ? virq_vec_posts : NULL,
+		.posts_by_cpu = virt && vmx_env.cfg.ipiv,
 		.exits = hc_exits,
+		.exits_of = hc_exits_of,
 	};
 	const struct hc_call c = { .nr = v->regs.rax, .a0 = v->regs.rbx, .a1 = v->regs.rcx, .a2 = v->regs.rdx,
 				   .a3 = v->regs.rsi, .user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) != 0,

@@ -2,6 +2,7 @@
 #include "report.h"
 #include "vcpu.h"
 #include "virq.h"
+#include "../apic/pi.h"
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
 #include "../lib/spinlock.h"
@@ -37,6 +38,12 @@ void report_print(const char *why)
 				i, (unsigned long long)d->msr, (unsigned long long)d->vmx_insn, (unsigned long long)d->cr4,
 				(unsigned long long)d->apic_base, (unsigned long long)d->xsetbv,
 				(unsigned long long)d->sleep, (unsigned long long)d->ept_hv_pages);
+	}
+	if (pid_test_spare) {   /* ipivtest=1: what the CPU's virtualized IPIs left in the spare descriptor */
+		const struct pi_desc *s = pid_test_spare;
+		pr_info("hvstat: ipivtest spare pir=%016llx%016llx%016llx%016llx on=%u sn=%u\n",
+			(unsigned long long)s->pir[3], (unsigned long long)s->pir[2], (unsigned long long)s->pir[1],
+			(unsigned long long)s->pir[0], s->control & PI_ON ? 1 : 0, s->control & PI_SN ? 1 : 0);
 	}
 	pr_info("hvstat: end total_exits=%llu\n", (unsigned long long)total);
 	spin_unlock(&report_lock);

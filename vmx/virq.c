@@ -458,9 +458,13 @@ void exit_apic_write(struct vcpu *v)
 		vcpu_dump(v);
 		panic("APIC-write exit at offset 0x%x\n", off);
 	}
-	uint64_t icr = *(volatile uint64_t *)(v->vapic + APIC_ICR);
-	if (ipi_icr_write(&virq_domain, v->index, icr, &v->ipi) == IPI_GP)
-		vcpu_inject_gp(v);
+	/* The exit is trap-like: the WRMSR has completed, so no #GP can be
+	 * injected for it any more. The CPU already faulted on the reserved bits
+	 * (31:20, 17:16, 13); bit 12 (the xAPIC's read-only delivery status)
+	 * only kept the write from being virtualized: ignored, as KVM does. */
+	uint64_t icr = *(volatile uint64_t *)(v->vapic + APIC_ICR) & ~(uint64_t)BIT(12);
+	(void)ipi_icr_write(&virq_domain, v->index, icr, &v->ipi);   /* reserved bits (a CPU that did
+								       not fault): refused and counted */
 }
 
 static int icr_write(struct vcpu *v, uint64_t icr)

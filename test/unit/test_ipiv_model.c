@@ -142,3 +142,34 @@ TEST(vmcs_ipiv_icr_model_matches_pi)
 	pid_set_free(&m);
 	pid_set_free(&p);
 }
+
+/* ipivtest=1's entries (apic/pi.c), read as the SDM lays them out: past the
+ * highest APIC ID, one absent, one with a reserved bit, one valid naming a
+ * descriptor with SN set. The model must exit on the first two, and post
+ * without notification (ON stays clear) on the third. */
+TEST(ipiv_model_ipivtest_entries)
+{
+	enum { MAX = 3 };
+	static uint64_t table[512] __attribute__((aligned(4096)));
+	static struct pi_desc spare __attribute__((aligned(64)));
+	memset(table, 0, sizeof table);
+	for (uint32_t i = 0; i <= MAX + 3; i++)
+		table[i] = 0xdead0000ull;      /* garbage: the function must set all three */
+	pid_table_add_test_entries(table, MAX, &spare, PI_NV);
+	const uint8_t *raw = (const uint8_t *)(const void *)&spare;
+	CHECK_EQ(sdm_pidpt_entry(table, MAX + 1), 0);
+	CHECK_EQ(sdm_pidpt_entry(table, MAX + 2) & SDM_PIDPT_LOW_BITS, 3);
+	CHECK_EQ(sdm_pidpt_entry(table, MAX + 3) & SDM_PIDPT_LOW_BITS, SDM_PIDPT_VALID);
+	CHECK(sdm_pid_sn(raw) && !sdm_pid_on(raw));
+	CHECK_EQ(sdm_pid_nv(raw), PI_NV);
+	struct ipiv_result r = ipiv_model_icr_write(table, MAX + 3, ICR_FIXED_PHYS(MAX + 1, 0x41));
+	CHECK(r.apic_write_exit);
+	r = ipiv_model_icr_write(table, MAX + 3, ICR_FIXED_PHYS(MAX + 2, 0x41));
+	CHECK(r.apic_write_exit);
+	r = ipiv_model_icr_write(table, MAX + 3, ICR_FIXED_PHYS(MAX + 3, 0x41));
+	CHECK(!r.apic_write_exit && !r.gp && !r.notify && r.desc == raw);
+	CHECK(sdm_pid_pir(raw, 0x41) && !sdm_pid_on(raw));
+	r = ipiv_model_icr_write(table, MAX + 3, ICR_FIXED_PHYS(MAX + 4, 0x41));
+	CHECK(r.apic_write_exit);
+	pid_test_spare = NULL;
+}

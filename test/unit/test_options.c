@@ -397,3 +397,19 @@ TEST(options_phantomcpu)
 	CHECK_CONTAINS(err, "phantomcpu=0xffffffff");
 	CHECK_EQ(options_parse("phantomcpu=x", &o, err, sizeof err), -1);
 }
+
+TEST(options_ipivtest)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK(!o.ipiv_test);
+	CHECK_EQ(options_parse("ipivtest=1", &o, err, sizeof err), 0);
+	CHECK(o.ipiv_test);
+	CHECK_EQ(options_parse("ipivtest=0", &o, err, sizeof err), 0);
+	CHECK(!o.ipiv_test);
+	CHECK_EQ(options_parse("ipivtest=2", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "ipivtest=2");
+	CHECK_EQ(options_parse("ipivtest=", &o, err, sizeof err), -1);
+	CHECK_EQ(options_parse("ipivtest=yes", &o, err, sizeof err), -1);
+}

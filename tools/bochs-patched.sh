@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds (once) and caches the project's patched Bochs 3.0: Debian trixie's
+# bochs source package plus tools/bochs-patch/ (IPI virtualization and
+# APIC-timer virtualization on the sapphire_rapids model, 64-byte aligned
+# posted-interrupt descriptors). Prints the path of the binary.
+# The cache key is the hash of the patch and the configure flags:
+# changing any of them builds again. Stock Bochs (tools/bochs-chroot.sh) stays
+# the platform of every other test; tools/run-bochs.sh runs this one when
+# HV_BOCHS names it. Needs root for the default cache in /var/cache.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+CACHE=${HV_BOCHS_PATCHED_CACHE:-/var/cache/hv-bochs-patched}
+MIRROR=${HV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+PATCH_DIR=$here/bochs-patch
+# Debian's CPU-related flags (debian/rules), so that each CPU model is the one
+# the stock package has; no GUI, no debugger, no plugins; no IPS display (its
+# SIGALRM handler logs, and deadlocks on the log lock when the signal lands
+# while the CPU loop is logging: seen once in a few runs with nogui).
+FLAGS="--with-nogui --with-rfb=no --enable-x86-64 --enable-smp --enable-cpu-level=6 --enable-vmx=2
+ --enable-avx --enable-evex --enable-amx --enable-cet --enable-protection-keys --enable-uintr
+ --enable-pci --enable-all-optimizations --enable-fpu --enable-a20-pin --enable-repeat-speedups
+ --enable-memtype --disable-docbook --disable-show-ips"
+ORIG=bochs_3.0+dfsg.orig.tar.xz
+
+key=$( { cat "$PATCH_DIR"/*; echo "$FLAGS"; } | sha256sum | cut -c1-12)
+bin=$CACHE/$key/bochs
+if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
+
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.lock"; flock 9
+if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
+t0=$SECONDS
+echo "bochs-patched: building the patched Bochs 3.0 ($key) in $CACHE (about 2 minutes)" >&2
+for t in g++ make patch xz sha256sum apt-get; do
+  command -v $t >/dev/null || { echo "bochs-patched: $t missing (apt-get install build-essential patch xz-utils lz4)" >&2; exit 1; }
+done
+
+# The source: trixie's tarball through a private apt configuration (the
+# host's apt state untouched), checked against the SHA-256 in trixie's
+# Sources index (the mirror does not serve the .dsc that apt would check).
+src=$CACHE/src
+mkdir -p "$src/lists/partial" "$src/cache/archives/partial"
+echo "deb-src $MIRROR trixie main" > "$src/sources.list"
+apt_opts=(-o Dir::Etc::sourcelist="$src/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$src/lists"
+          -o Dir::Cache="$src/cache" -o APT::Sandbox::User=root)
+sources() {   # the Sources index, however apt stored it
+  local f
+  for f in "$src"/lists/*_source_Sources*; do
+    case "$f" in *.lz4) lz4cat "$f" ;; *.gz) zcat "$f" ;; *.xz) xzcat "$f" ;; *) cat "$f" ;; esac
+  done 2>/dev/null
+}
+want_sum() { sources | awk -v f="$ORIG" '
+  /^Package: /{p = ($2 == "bochs")} p && /^Checksums-Sha256:/{c=1; next} p && c && /^ /{ if ($3 == f) print $1; next } {c=0}' | head -n1; }
+if [ ! -f "$src/$ORIG" ] || [ "$(sha256sum < "$src/$ORIG" | cut -d' ' -f1)" != "$(want_sum)" ]; then
+  apt-get "${apt_opts[@]}" update -q >&2
+  (cd "$src" && apt-get "${apt_opts[@]}" source --download-only bochs >&2) ||
+    echo "bochs-patched: apt-get source reported an error (the .dsc is not served here); checking the tarball" >&2
+fi
+want=$(want_sum)
+[ -n "$want" ] || { echo "bochs-patched: no SHA-256 for $ORIG in trixie's Sources index" >&2; exit 1; }
+[ -f "$src/$ORIG" ] || { echo "bochs-patched: $ORIG was not downloaded" >&2; exit 1; }
+got=$(sha256sum < "$src/$ORIG" | cut -d' ' -f1)
+[ "$got" = "$want" ] || { echo "bochs-patched: $ORIG sha256 $got, trixie's Sources index says $want" >&2; exit 1; }
+
+work=$CACHE/build.$key
+rm -rf "$work"; mkdir -p "$work"
+tar -C "$work" -xf "$src/$ORIG"
+tree=$(echo "$work"/bochs-*)
+cp "$PATCH_DIR/vmx_ipiv_timer.cc" "$tree/cpu/"
+patch -d "$tree" -p1 --no-backup-if-mismatch < "$PATCH_DIR/hooks.patch" >&2
+# shellcheck disable=SC2086
+(cd "$tree" && ./configure $FLAGS > "$work/configure.log" 2>&1) ||
+  { echo "bochs-patched: configure failed, see $work/configure.log" >&2; exit 1; }
+# The version string says what this is.
+sed -i 's/^#define VERSION .*/#define VERSION       "3.0+hv-ipiv-apic-timer"/;
+        s/^#define REL_STRING .*/#define REL_STRING    "Debian 3.0+dfsg source with the hv project patch (tools\/bochs-patch)"/' "$tree/bxversion.h"
+(cd "$tree" && make -j"$(nproc)" > "$work/make.log" 2>&1) ||
+  { echo "bochs-patched: make failed, see $work/make.log" >&2; tail -n 20 "$work/make.log" >&2; exit 1; }
+mkdir -p "$CACHE/$key.tmp"
+cp "$tree/bochs" "$CACHE/$key.tmp/bochs"
+rm -rf "$CACHE/$key"; mv "$CACHE/$key.tmp" "$CACHE/$key"
+rm -rf "$work"
+echo "bochs-patched: built in $((SECONDS - t0)) s: $bin" >&2
+echo "$bin"
