@@ -251,10 +251,56 @@ static __noreturn void start_guest(struct boot_info *bi)
 	vcpu_launch_this_cpu();
 }
 
+/* Loads the GDT and page tables the Linux 64-bit boot protocol asks for
+ * (guest/boot.c built them: __BOOT_CS 0x10, __BOOT_DS 0x18, 0-4 GiB identity
+ * mapped) and enters the kernel with RSI = boot_params, interrupts off. The
+ * caller's stack and code lie below 4 GiB, so they stay mapped meanwhile. */
+static __noreturn void native_jump(uint64_t entry, uint64_t zero_page, uint64_t cr3, uint64_t gdt, uint16_t limit)
+{
+	struct __attribute__((packed)) { uint16_t limit; uint64_t base; } gdtr = { limit, gdt };
+	__asm__ volatile("cli\n\t"
+			 "lgdt %0\n\t"
+			 "mov %1, %%cr3\n\t"
+			 "mov $0x18, %%eax\n\t"
+			 "mov %%eax, %%ds\n\t"
+			 "mov %%eax, %%es\n\t"
+			 "mov %%eax, %%ss\n\t"
+			 "mov %%eax, %%fs\n\t"
+			 "mov %%eax, %%gs\n\t"
+			 "pushq $0x10\n\t"
+			 "pushq %2\n\t"
+			 "mov %3, %%rsi\n\t"
+			 "lretq"
+			 : : "m"(gdtr), "r"(cr3), "r"(entry), "r"(zero_page) : "rax", "memory");
+	__builtin_unreachable();
+}
+
+/* novmx=linux: no VMX here (an emulator without it, an old or locked CPU),
+ * so the machine goes to the Linux guest as it is: the same loader, zero page
+ * and e820 (the hypervisor's memory stays reserved), the firmware's ACPI
+ * tables, every CPU for Linux to start with its own INIT-SIPI (the
+ * hypervisor started none). Nothing of the hypervisor runs afterwards. */
+static __noreturn void native_boot(struct boot_info *bi, const char *why)
+{
+	static struct guest_boot gb;
+	char err[256];
+	paddr_t rsdp = acpi.rsdp ? acpi.rsdp : bi->rsdp;
+	pr_info("vmx: %s: handing the machine to Linux natively (novmx=linux; novmx=stop stops instead)\n", why);
+	if (guest_prepare(bi, rsdp, bi->image_start, &gb, err, sizeof err))
+		fail(err);
+	uintptr_t sp = (uintptr_t)&gb;
+	if ((uintptr_t)native_jump >= GIB(4) || (uintptr_t)__builtin_frame_address(0) >= GIB(4) || sp >= GIB(4))
+		fail("native boot: the hypervisor lies above 4 GiB, outside the boot page tables");
+	pr_info("hv: native boot: entering the kernel at 0x%llx, boot_params at 0x%llx, %s mode APIC; the hypervisor ends here\n",
+		(unsigned long long)gb.entry, (unsigned long long)gb.zero_page, lapic_x2apic ? "x2APIC" : "xAPIC");
+	native_jump(gb.entry, gb.zero_page, gb.cr3, gb.gdt, GUEST_GDT_LIMIT);
+}
+
 __noreturn void hv_main(struct boot_info *bi)
 {
 	char err[256];
 	int bad_opts;
+	uint32_t a, b, c, d;
 
 	serial_init(options_serial_port(bi->cmdline));
 	options_defaults(&opts);
@@ -322,6 +368,12 @@ __noreturn void hv_main(struct boot_info *bi)
 	power_init(opts.exit_mode, &acpi);
 
 	tsc_calibrate();
+
+	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
+	 * is started (Linux starts them itself), or stop (novmx=stop). */
+	cpuid_count(1, 0, &a, &b, &c, &d);
+	if (!(c & BIT(5)) && opts.novmx == NOVMX_LINUX && bi->kernel.addr && !opts.vmx_smoke_only)
+		native_boot(bi, "not supported by this CPU (CPUID.1:ECX.VMX=0)");
 
 	/* The APs. phantomcpu= adds an APIC ID that no CPU answers to, so the
 	 * tests can show that a silent CPU is named and left out. */

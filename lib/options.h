@@ -9,6 +9,7 @@ enum eoi_tier   { EOI_AUTO = 0, EOI_VID, EOI_PV, EOI_TRAP };
 enum timer_tier { TIMER_AUTO = 0, TIMER_APICV, TIMER_POSTED, TIMER_PREEMPT, TIMER_TRAP };
 enum irq_opt    { IRQ_OPT_AUTO = 0, IRQ_OPT_VIRTUAL, IRQ_OPT_PARTITION };
 enum hlt_opt    { HLT_OPT_AUTO = 0, HLT_OPT_GUEST, HLT_OPT_EXIT };
+enum novmx_opt  { NOVMX_LINUX = 0, NOVMX_STOP };
 enum exit_mode  { EXIT_NONE = 0, EXIT_AUTO, EXIT_S5, EXIT_QEMU, EXIT_BOCHS };
 
 extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
@@ -17,6 +18,7 @@ extern const char *const timer_tier_names[];
 extern const char *const exit_mode_names[];
 extern const char *const irq_opt_names[];
 extern const char *const hlt_opt_names[];
+extern const char *const novmx_opt_names[];
 
 struct hv_options {
 	uint16_t serial_port;   /* console=com1|com2|com3|com4|0xNNNN (default com1) */
@@ -26,6 +28,7 @@ struct hv_options {
 	int timer;              /* timer=auto|apicv|posted|preempt|trap */
 	int irq;                /* irq=auto|virtual|partition: who owns the x2APIC */
 	int hlt;                /* hlt=auto|guest|exit: whether the guest's HLT exits (virtual model) */
+	int novmx;              /* novmx=linux|stop: without VMX, boot the kernel natively or stop */
 	int exit_mode;          /* exit=none|auto|s5|qemu|bochs: what to do at the end */
 	uint32_t max_cpus;      /* smp=N: start at most N CPUs (default all) */
 	bool vmx_smoke_only;    /* guest=none: stop after VMXON/VMXOFF (no guest) */

@@ -46,11 +46,11 @@ level_unit() {
   if [ "$rc" != 0 ] && [ "$f" = 0 ]; then bad unit/runner "exited $rc (crash or sanitizer report)"; fi
 }
 
-# qemu_run NAME HV_CMDLINE SMP [KERNEL INITRD]: boot the stick under QEMU+OVMF; sets $log and $rc.
+# qemu_run NAME HV_CMDLINE SMP [KERNEL INITRD [GUEST_CMDLINE]]: boot the stick under QEMU+OVMF; sets $log and $rc.
 qemu_run() {
   local img=$B/$1.img
   log=$LOGS/$1.ser
-  KERNEL="${4:-}" INITRD="${5:-}" GUEST_CMDLINE="console=ttyS0 quiet" HV_CMDLINE="$2" \
+  KERNEL="${4:-}" INITRD="${5:-}" GUEST_CMDLINE="${6:-console=ttyS0 quiet}" HV_CMDLINE="$2" \
     tools/mkusb.sh "$img" $B/hv.efi >/dev/null || { rc=255; return; }
   local t0=$SECONDS
   tools/run-qemu.sh "$img" "$log" "$3" 120; rc=$?
@@ -64,7 +64,7 @@ level_qemu() {
   command -v qemu-system-x86_64 >/dev/null || { bad qemu/tool "qemu-system-x86_64 missing (apt-get install qemu-system-x86 ovmf)"; return; }
   # A stand-in guest kernel and initrd: the UEFI path must find and load them from the stick.
   head -c 300000 /dev/urandom > $B/fake-kernel; head -c 70000 /dev/urandom > $B/fake-initrd
-  qemu_run qemu-smp4 "exit=qemu" 4 $B/fake-kernel $B/fake-initrd
+  qemu_run qemu-smp4 "exit=qemu novmx=stop" 4 $B/fake-kernel $B/fake-initrd
   expect qemu/stick-files "$log" 'boot: guest kernel at 0x[0-9a-f]+ \(300000 bytes\), initrd at 0x[0-9a-f]+ \(70000 bytes\), cmdline "console=ttyS0 quiet"'
   [ "$rc" = 33 ] && ok qemu/boot-pass || { bad qemu/boot-pass "QEMU exit $rc (33 = pass)"; show_tail "$log"; }
   expect qemu/uefi-loader "$log" 'loader=uefi'
@@ -72,7 +72,26 @@ level_qemu() {
   expect qemu/memmap "$log" 'memmap: after the hypervisor.s claims, [0-9]+ ranges, [1-9][0-9]* MiB usable' 'hypervisor owns .* image' 'hypervisor owns .* heap'
   expect qemu/acpi "$log" 'acpi: RSDP at 0x[0-9a-f]+' 'ACPI: MADT 0x' 'ACPI: PM1a_CNT'
   expect qemu/tsc "$log" 'tsc: [1-9][0-9]* kHz'
-  expect qemu/no-vmx "$log" 'vmx: not supported by this CPU'
+  expect qemu/no-vmx "$log" 'vmx: not supported by this CPU \(CPUID.1:ECX.VMX=0\): nothing to virtualize, stopping'
+  # No VMX (QEMU's TCG): by default (novmx=linux) the hypervisor hands the
+  # machine to Debian's kernel from the stick: the UEFI path's Linux loader
+  # (files from the FAT stick, zero page, e820 from the UEFI map, RSDP,
+  # initrd) with a real kernel, which starts all 4 CPUs itself and powers off.
+  local kernel
+  if ! kernel=$(tools/guest-kernel.sh 2>/dev/null); then
+    bad qemu/native-linux "tools/guest-kernel.sh failed: no kernel for the native boot"
+  elif ! tools/mkinitrd.sh $B/initrd.cpio.gz >/dev/null 2>&1; then
+    bad qemu/native-linux "tools/mkinitrd.sh failed"
+  else
+    qemu_run qemu-native "exit=qemu" 4 "$kernel" $B/initrd.cpio.gz "console=ttyS0 hv.ipirounds=0"
+    [ "$rc" = 0 ] && ok qemu/native-linux-powers-off || { bad qemu/native-linux-powers-off "QEMU exit $rc (0: the guest's ACPI power-off)"; show_tail "$log"; }
+    expect qemu/native-linux "$log" 'handing the machine to Linux natively \(novmx=linux' 'hv: native boot: entering the kernel at 0x' \
+      'Linux version 6\.' 'BIOS-e820: .* reserved' 'guest: init started' 'guest: cpus=4$' 'guest: done'
+    expect_not qemu/native-no-ap-started "$log" 'smp: cpu[0-9]+ apic_id=[0-9]+ online'
+    # Nothing hides the hypervisor's image any more: the probe reads its PE header.
+    expect qemu/native-hv-gone "$log" 'guest: devmem read of 0x[0-9a-f]+ SUCCEEDED' 'guest: devmem bytes: 4d 5a' \
+      'guest: hvcall report: no hypervisor'
+  fi
   qemu_run qemu-silent-cpu "exit=qemu phantomcpu=9 aptimeout=20000" 2
   [ "$rc" = 33 ] && ok qemu/silent-cpu-boot-goes-on || bad qemu/silent-cpu-boot-goes-on "QEMU exit $rc (33 = pass)"
   expect qemu/silent-cpu-named "$log" 'smp: cpu2 \(APIC ID 9\) did not answer within 20000 us; left out' 'smp: 2 of 3 CPUs online'

@@ -413,3 +413,18 @@ TEST(options_ipivtest)
 	CHECK_EQ(options_parse("ipivtest=", &o, err, sizeof err), -1);
 	CHECK_EQ(options_parse("ipivtest=yes", &o, err, sizeof err), -1);
 }
+
+TEST(options_novmx)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.novmx, NOVMX_LINUX);                 /* the default: boot Linux natively */
+	CHECK_EQ(options_parse("novmx=stop", &o, err, sizeof err), 0);
+	CHECK_EQ(o.novmx, NOVMX_STOP);
+	CHECK_EQ(options_parse("novmx=linux", &o, err, sizeof err), 0);
+	CHECK_EQ(o.novmx, NOVMX_LINUX);
+	CHECK_EQ(options_parse("novmx=windows", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "novmx=windows");
+	CHECK_CONTAINS(err, "linux, stop");
+}
