@@ -66,6 +66,7 @@ static void load_config(EFI_FILE_HANDLE root)
 	paddr_t cfg = 0;
 	uint64_t cfg_size = 0;
 	char kernel[128] = "", initrd[128] = "";
+	unsigned lineno = 0;
 
 	if (EFI_ERROR(read_file(root, "\\hv\\hv.cfg", &cfg, &cfg_size, true))) {
 		pr_info("efi: no \\hv\\hv.cfg on the boot device; defaults, no guest\n");
@@ -79,6 +80,7 @@ static void load_config(EFI_FILE_HANDLE root)
 		while (e > line && (e[-1] == '\r' || e[-1] == ' '))
 			e--;
 		size_t n = e - line;
+		lineno++;
 		if (n > 8 && !strncmp(line, "options=", 8))
 			ascii_append(bi.cmdline, sizeof bi.cmdline, line + 8, n - 8);
 		else if (n > 8 && !strncmp(line, "cmdline=", 8))
@@ -87,12 +89,16 @@ static void load_config(EFI_FILE_HANDLE root)
 			memcpy(kernel, line + 7, n - 7), kernel[n - 7] = 0;
 		else if (n > 7 && !strncmp(line, "initrd=", 7) && n - 7 < sizeof initrd)
 			memcpy(initrd, line + 7, n - 7), initrd[n - 7] = 0;
-		else if (n && line[0] != '#')
-			pr_warn("efi: hv.cfg: ignoring line '%.*s'\n", (int)n, line);
+		else if (n && line[0] != '#' && !bi.boot_error[0])   /* the first one is the run's end */
+			snprintf(bi.boot_error, sizeof bi.boot_error,
+				 "efi: hv.cfg line %u '%.*s': not options=, cmdline=, kernel= or initrd= (a path under 128 characters)",
+				 lineno, (int)(n > 60 ? 60 : n), line);
 		line = *end ? end + 1 : end;
 	}
 	/* A file hv.cfg names and the stick does not give is the run's end,
 	 * with a failing verdict (hv_main), never a guest-less "pass". */
+	if (bi.boot_error[0])
+		return;
 	if (kernel[0] && EFI_ERROR(read_file(root, kernel, &bi.kernel.addr, &bi.kernel.size, false)))
 		snprintf(bi.boot_error, sizeof bi.boot_error, "efi: kernel '%s' named in hv.cfg could not be read", kernel);
 	else if (initrd[0] && EFI_ERROR(read_file(root, initrd, &bi.initrd.addr, &bi.initrd.size, true)))

@@ -95,6 +95,17 @@ level_qemu() {
   qemu_run qemu-silent-cpu "exit=qemu phantomcpu=9 aptimeout=20000" 2
   [ "$rc" = 33 ] && ok qemu/silent-cpu-boot-goes-on || bad qemu/silent-cpu-boot-goes-on "QEMU exit $rc (33 = pass)"
   expect qemu/silent-cpu-named "$log" 'smp: cpu2 \(APIC ID 9\) did not answer within 20000 us; left out' 'smp: 2 of 3 CPUs online'
+  # Bad inputs that only a boot shows (the rest of the catalog is in the unit
+  # tests): files hv.cfg names that the stick lacks, a malformed hv.cfg line.
+  HV_CFG_EXTRA='kernel=\hv\nothere' qemu_run qemu-cfg-no-kernel "exit=qemu" 1
+  [ "$rc" = 35 ] && ok qemu/catalog-missing-kernel-fails || bad qemu/catalog-missing-kernel-fails "QEMU exit $rc (35 = fail)"
+  expect qemu/catalog-missing-kernel-named "$log" "efi: kernel '.hv.nothere' named in hv.cfg could not be read" 'hv: result=fail'
+  HV_CFG_EXTRA='initrd=\hv\gone' qemu_run qemu-cfg-no-initrd "exit=qemu" 1 $B/fake-kernel
+  [ "$rc" = 35 ] && ok qemu/catalog-missing-initrd-fails || bad qemu/catalog-missing-initrd-fails "QEMU exit $rc (35 = fail)"
+  expect qemu/catalog-missing-initrd-named "$log" "efi: initrd '.hv.gone' named in hv.cfg could not be read" 'hv: result=fail'
+  HV_CFG_EXTRA='kernal=\hv\vmlinuz' qemu_run qemu-cfg-malformed "exit=qemu" 1
+  [ "$rc" = 35 ] && ok qemu/catalog-malformed-cfg-fails || bad qemu/catalog-malformed-cfg-fails "QEMU exit $rc (35 = fail)"
+  expect qemu/catalog-malformed-cfg-named "$log" "efi: hv.cfg line [0-9]+ 'kernal=.hv.vmlinuz': not options=" 'hv: result=fail'
   qemu_run qemu-badopt "exit=qemu ipi=bogus" 1
   [ "$rc" = 35 ] && ok qemu/bad-option-fails || bad qemu/bad-option-fails "QEMU exit $rc (35 = fail)"
   expect qemu/bad-option-message "$log" "hv: option 'ipi=bogus': bad value, expected one of auto, ipiv, fast, pv, trap" 'hv: result=fail'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mkusb.sh OUT.img HV.EFI: a FAT "USB stick" image with \EFI\BOOT\BOOTX64.EFI and \hv\hv.cfg.
 # KERNEL, INITRD: guest files to add (\hv\vmlinuz, \hv\initrd); HV_CMDLINE: the
-# hypervisor's options; GUEST_CMDLINE: the kernel's command line.
+# hypervisor's options; GUEST_CMDLINE: the kernel's command line; HV_CFG_EXTRA:
+# more lines for hv.cfg, as they are (the tests' bad inputs).
 # Write it to a stick with: dd if=OUT.img of=/dev/sdX bs=4M conv=fsync
 set -euo pipefail
 out=$1 efi=$2
@@ -23,6 +24,7 @@ trap 'rm -f "$cfg"' EXIT
   if [ -n "${KERNEL:-}" ]; then mcopy -i "$out" "$KERNEL" ::/hv/vmlinuz; echo 'kernel=\hv\vmlinuz'; fi
   if [ -n "${INITRD:-}" ]; then mcopy -i "$out" "$INITRD" ::/hv/initrd; echo 'initrd=\hv\initrd'; fi
   echo "cmdline=${GUEST_CMDLINE:-console=ttyS0}"
+  [ -z "${HV_CFG_EXTRA:-}" ] || printf '%s\n' "$HV_CFG_EXTRA"
 } > "$cfg"
 mcopy -i "$out" "$cfg" ::/hv/hv.cfg
 echo "mkusb: $out (${size_mb} MiB FAT32)"

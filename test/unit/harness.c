@@ -100,10 +100,31 @@ char *test_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+static int catalog_n;
+static FILE *catalog_out;
+
+void catalog_entry(const char *file, int line, const char *input, int rc, const char *err, const char *must)
+{
+	char m[700];
+	if (!rc) {
+		snprintf(m, sizeof m, "bad input '%s' was accepted", input);
+		test_fail(file, line, m);
+	} else if (!err || !strstr(err, must)) {
+		snprintf(m, sizeof m, "bad input '%s': message \"%.400s\" lacks \"%s\"", input, err ? err : "(none)", must);
+		test_fail(file, line, m);
+	}
+	catalog_n++;
+	if (catalog_out)
+		fprintf(catalog_out, "%-48s -> %s\n", input, err ? err : "(none)");
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
 	const char *only = argc > 1 ? argv[1] : NULL;
+	const char *cat = getenv("HV_CATALOG");
+	if (cat && !(catalog_out = fopen(cat, "w")))
+		fprintf(stderr, "unit: cannot write the catalog to %s\n", cat);
 	for (int i = 0; i < ntests; i++) {
 		if (only && !strstr(tests[i].name, only))
 			continue;
@@ -118,6 +139,17 @@ int main(int argc, char **argv)
 			printf("PASS unit/%s\n", tests[i].name);
 		}
 	}
+	if (!only) {   /* the catalog is whole only when every test ran */
+		if (catalog_n >= CATALOG_MIN) {
+			passed++;
+			printf("PASS unit/catalog-of-bad-inputs (%d inputs, each refused with a message naming it)\n", catalog_n);
+		} else {
+			failed++;
+			printf("FAIL unit/catalog-of-bad-inputs: %d entries, want at least %d\n", catalog_n, CATALOG_MIN);
+		}
+	}
+	if (catalog_out)
+		fclose(catalog_out);
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -28,6 +28,15 @@ void test_fail(const char *file, int line, const char *msg);
 	if (!_h || !strstr(_h, _n)) { char _m[512]; snprintf(_m, sizeof _m, "\"%.300s\" contains \"%s\"", _h ? _h : "(null)", _n); \
 	test_fail(__FILE__, __LINE__, _m); } } while (0)
 
+/* The catalog of bad inputs (issue: every bad input a clear error): each
+ * entry is one bad input given to a decoder, which must fail (rc != 0) with
+ * a message containing 'must' (the input and the fault named). The runner
+ * lists every entry (HV_CATALOG=FILE writes them there) and fails unless
+ * the catalog holds at least CATALOG_MIN entries. */
+#define CATALOG_MIN 50
+void catalog_entry(const char *file, int line, const char *input, int rc, const char *err, const char *must);
+#define CATALOG(input, rc, err, must) catalog_entry(__FILE__, __LINE__, (input), (rc), (err), (must))
+
 /* Everything printk printed since the last test_log_clear(). */
 const char *test_log(void);
 void test_log_clear(void);
