@@ -134,8 +134,14 @@ fuzz-build: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
 # portability included); `make test` runs it (level "lint").
 lint:
 	@command -v cppcheck >/dev/null || { echo "lint: cppcheck not found (apt-get install cppcheck)"; exit 1; }
+	@command -v clang-tidy-14 >/dev/null || { echo "lint: clang-tidy-14 not found (apt-get install clang-tidy-14)"; exit 1; }
 	cppcheck --quiet --enable=warning,portability --inline-suppr --error-exitcode=1 -D__x86_64__ --std=c11 \
 	  --template='{file}:{line}: {severity}: {message} [{id}]' boot vmx guest apic ipi timer lib
+	@echo "  clang-tidy (.clang-tidy) over $(words $(CORE_SRCS) $(MB2_SRCS) $(EFI_SRCS)) files"
+	$(Q)printf '%s\n' $(CORE_SRCS) $(MB2_SRCS) | xargs -P$$(nproc) -n4 sh -c \
+	  'clang-tidy-14 --quiet "$$@" -- -ffreestanding -fno-builtin -I. -D__x86_64__ -std=gnu11' sh
+	$(Q)clang-tidy-14 --quiet $(EFI_SRCS) -- -ffreestanding -fno-builtin -I. -D__x86_64__ -std=gnu11 \
+	  -fshort-wchar -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64
 
 FUZZ_LONG ?= 600
 fuzz: fuzz-build

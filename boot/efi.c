@@ -182,6 +182,10 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 				FreePool(map);
 			map_size += 8 * sizeof(EFI_MEMORY_DESCRIPTOR) + 4096;
 			map = AllocatePool(map_size);
+			if (!map) {
+				Print(L"hv: no pool memory for the UEFI memory map (%lu bytes)\n", (unsigned long)map_size);
+				return EFI_OUT_OF_RESOURCES;
+			}
 			continue;
 		}
 		if (EFI_ERROR(s))
@@ -190,9 +194,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		if (!EFI_ERROR(s))
 			break;
 	}
-	if (EFI_ERROR(s)) {
+	if (EFI_ERROR(s) || !map) {
 		Print(L"hv: ExitBootServices failed: %r\n", s);
-		return s;
+		return EFI_ERROR(s) ? s : EFI_LOAD_ERROR;
 	}
 	__asm__ volatile("cli");
 

@@ -81,13 +81,16 @@ int mb2_parse(const uint8_t *info, struct boot_info *bi, uint8_t *rsdp_copy, siz
 				BAD("multiboot2: module tag at offset %u has size %u (at least %u)", off, t->size, (unsigned)sizeof *m);
 			if (m->end < m->start)
 				BAD("multiboot2: module %u ends at 0x%x before it starts at 0x%x", nmod, m->end, m->start);
-			struct boot_module *bm = nmod == 0 ? &bi->kernel : nmod == 1 ? &bi->initrd : NULL;
-			if (bm) {
-				bm->addr = m->start;
-				bm->size = m->end - m->start;
-			}
-			if (nmod == 0)
+			/* The first module is the kernel (its string the guest's command
+			 * line), the second the initrd; more are boot data only. */
+			if (nmod == 0) {
+				bi->kernel.addr = m->start;
+				bi->kernel.size = m->end - m->start;
 				copy_str(bi->guest_cmdline, m->string, t->size - sizeof *m);
+			} else if (nmod == 1) {
+				bi->initrd.addr = m->start;
+				bi->initrd.size = m->end - m->start;
+			}
 			nmod++;
 			if (m->end > m->start)
 				memmap_add(&bi->mem, m->start, ALIGN_UP((uint64_t)m->end, PAGE_SIZE) - m->start, MEM_BOOT);

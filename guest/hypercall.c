@@ -35,6 +35,13 @@ uint64_t hypercall(const struct hc_ops *ops, void *ctx, uint32_t cpu, const stru
 			return ERR(KVM_EINVAL);
 		n = ops->vec_posts((uint32_t)c->a0, (uint32_t)c->a1);
 		return n < 0 ? ERR(KVM_EINVAL) : (uint64_t)n;
+	case HC_HV_VERDICT:
+		if (!ops->verdict)
+			return ERR(KVM_ENOSYS);
+		if (c->a0 > 1)
+			return ERR(KVM_EINVAL);
+		ops->verdict(cpu, c->a0 == 1);
+		return 0;
 	case HC_HV_EXITS:
 		if (!ops->exits)
 			return ERR(KVM_ENOSYS);

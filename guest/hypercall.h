@@ -17,6 +17,8 @@
 #define HC_HV_REPORT    (HC_HV_BASE + 1)    /* print the exit report; from user mode once a second */
 #define HC_HV_IPI_POSTS (HC_HV_BASE + 2)    /* RBX = x2APIC ID, RCX = vector: posts of it into that vCPU;
                                                -KVM_EOPNOTSUPP under IPI virtualization (the CPU posts) */
+#define HC_HV_VERDICT   (HC_HV_BASE + 4)    /* RBX = 1 the guest's checks passed, 0 they failed
+                                               (the test initramfs, before its power-off) */
 #define HC_HV_EXITS     (HC_HV_BASE + 3)    /* RBX = x2APIC ID: VM exits of that vCPU so far;
                                                RCX = 1 + basic exit reason: only those */
 
@@ -34,6 +36,7 @@ struct hc_ops {
 	int64_t (*exits)(uint32_t apic_id);                        /* < 0: no such vCPU */
 	int64_t (*exits_of)(uint32_t apic_id, uint32_t reason);    /* < 0: no such vCPU or reason */
 	bool posts_by_cpu;   /* no vec_posts because the CPU posts (IPIv): -KVM_EOPNOTSUPP */
+	void (*verdict)(uint32_t cpu, bool pass);                  /* the guest's own checks */
 };
 
 /* A user-mode report is refused (-KVM_EPERM) until the console has been free

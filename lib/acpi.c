@@ -82,7 +82,7 @@ static uint8_t sum8(const uint8_t *p, size_t n)
 	return s;
 }
 
-static __printf(3, 4) int fail(char *err, size_t errlen, const char *fmt, ...)
+static __printf(3, 4) void say(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	if (err && errlen) {
@@ -90,8 +90,10 @@ static __printf(3, 4) int fail(char *err, size_t errlen, const char *fmt, ...)
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 	}
-	return -1;
 }
+/* The message, and -1: visibly -1 at every call (an analyzer does not
+ * follow a variadic function's return value). */
+#define fail(err, errlen, ...) (say((err), (errlen), __VA_ARGS__), -1)
 
 /* The 4-character signature at p with anything unprintable shown as '?'. */
 static void sig_str(char out[5], const uint8_t *p)
@@ -113,7 +115,7 @@ static int load_sdt(paddr_t pa, const char *sig, const char *name, uint32_t minl
 	if (!readable(pa, SDT_HDR_LEN))
 		return fail(err, errlen, "ACPI: %s at 0x%llx lies outside memory", name, (unsigned long long)pa);
 	const uint8_t *p = phys(pa);
-	if (memcmp(p, sig, 4)) {
+	if (memcmp(p, sig, 4) != 0) {
 		sig_str(found, p);
 		return fail(err, errlen, "ACPI: %s signature bad (found \"%s\")", name, found);
 	}
@@ -336,7 +338,7 @@ static void parse_dsdt(paddr_t pa, struct acpi_info *out)
 		return;
 	}
 	for (uint32_t i = SDT_HDR_LEN; i + 4 <= t.len; i++) {
-		if (memcmp(t.p + i, "_S5_", 4))
+		if (memcmp(t.p + i, "_S5_", 4) != 0)
 			continue;
 		seen = true;
 		if (s5_at(t.p, t.len, i, &out->slp_typa, &out->slp_typb)) {
@@ -410,7 +412,7 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 	if (!readable(rsdp, RSDP_V2_LEN))
 		return fail(err, errlen, "ACPI: RSDP at 0x%llx lies outside memory", (unsigned long long)rsdp);
 	const uint8_t *r = phys(rsdp);
-	if (memcmp(r, "RSD PTR ", 8))
+	if (memcmp(r, "RSD PTR ", 8) != 0)
 		return fail(err, errlen, "ACPI: RSDP signature bad");
 	uint8_t s = sum8(r, RSDP_V1_LEN);
 	if (s)
@@ -455,9 +457,9 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 			continue;
 		}
 		const uint8_t *sig = phys(pa);
-		if (!out->madt && !memcmp(sig, "APIC", 4))
+		if (!out->madt && memcmp(sig, "APIC", 4) == 0)
 			out->madt = pa;
-		else if (!out->fadt && !memcmp(sig, "FACP", 4))
+		else if (!out->fadt && memcmp(sig, "FACP", 4) == 0)
 			out->fadt = pa;
 	}
 
@@ -498,7 +500,7 @@ static paddr_t scan_rsdp(paddr_t start, paddr_t end)
 {
 	for (paddr_t pa = start; pa + RSDP_V1_LEN <= end; pa += 16) {
 		const uint8_t *p = lowmem(pa);
-		if (memcmp(p, "RSD PTR ", 8) || sum8(p, RSDP_V1_LEN))
+		if (memcmp(p, "RSD PTR ", 8) != 0 || sum8(p, RSDP_V1_LEN) != 0)
 			continue;
 		if (p[15] >= 2) {
 			uint32_t len = rd32(p + 20);

@@ -485,6 +485,12 @@ level_linux() {
       "$g=${IPIGEN_4CPU:-5000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
       "linux_checks linux/hv-spr4 4; IPIV_MIN_UNICAST=${IPIGEN_4CPU:-5000} ipigen_checks linux/hv-spr4 ipiv; ipiv_checks linux/hv-spr4
        expect linux/hv-spr4/raw-each-once \"\$log\" 'ipigen: raw sent=3 received=3'"
+    # result=pass is a verdict: a guest whose check fails ends in result=fail.
+    LX_BOCHS=$hvb linux_spawn linux-hv-failcheck "sapphire_rapids" 1 "exit=bochs hlt=guest" \
+      "hv.failcheck=1 hv.ipirounds=0" "$tmo" \
+      "expect linux/result-follows-the-guest \"\$log\" 'guest: check failed: failcheck' 'guest: verdict fail: failcheck' \
+         'hv: the guest reports its checks FAILED' 'hv: result=fail \\(the guest.s checks failed\\)'
+       expect_not linux/result-not-pass-on-failure \"\$log\" 'hv: result=pass'"
   else
     bad linux/bochs-patched "tools/bochs-patched.sh failed: no patched Bochs, its runs not made"
   fi

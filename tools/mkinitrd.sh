@@ -21,6 +21,8 @@
 #                      target_apic=N (hv.attack_apic=N, default 1) with its
 #                      "hvattack: ..." lines, then the report hypercall 20 times
 #                      from user mode ("guest: attack: ... N answered")
+#   hv.failcheck=1  -> one check fails on purpose ("guest: check failed: failcheck"):
+#                      the guest's verdict (hvcall verdict, at the end) is fail
 #   hv.ipivtab=1    -> insmod /lib/ipivtab.ko: "ipivtab: row=K icr=... verdict=..." lines
 #                      (before ipigen), for the IPI-virtualization agreement test
 #   hv.timercheck=S -> "guest: timercheck jiffies=+J seconds=T hz=H": jiffies against
@@ -155,6 +157,15 @@ opt() {
 	return $found
 }
 
+# The run's checks: each failure is said and collected; the verdict goes to
+# the hypervisor at the end (hvcall verdict), which prints result=pass only
+# when it and its own checks passed.
+FAILED=""
+check_failed() {
+	FAILED="$FAILED $1"
+	echo "guest: check failed: $1"
+}
+
 off() {
 	sync
 	sleep 3      # let the console drain: the UART is slow in emulated time
@@ -168,6 +179,7 @@ if [ "$(opt hv.bench)" = 1 ]; then
 	/bin/hvcall tsc
 	echo "guest: uptime=$(cat /proc/uptime)"
 	/bin/hvcall report >/dev/null 2>&1
+	/bin/hvcall verdict pass >/dev/null 2>&1   # the benchmark checks nothing in the guest
 	off
 fi
 
@@ -190,6 +202,9 @@ count_cpus() {
 	echo "$n"
 }
 echo "guest: cpus=$(count_cpus)"
+
+# hv.failcheck=1: a check that always fails, to show result=fail follows.
+[ "$(opt hv.failcheck)" = 1 ] && check_failed failcheck
 
 if [ "$(opt hv.init)" = shell ]; then
 	echo "guest: hv.init=shell: starting a shell (exit to power off)"
@@ -214,6 +229,7 @@ module() {
 	echo Y >/sys/module/printk/parameters/time 2>/dev/null
 	if [ $rc -ne 0 ]; then
 		echo "guest: $name: insmod failed (rc=$rc)"
+		check_failed "$name-insmod"
 		dmesg | tail -n 5 | sed 's/^/guest: dmesg: /'
 	else
 		rmmod "$name" || echo "guest: $name: rmmod failed"
@@ -231,6 +247,7 @@ if [ "$(opt hv.attack)" = 1 ]; then
 	sleep 1   # the console drains first: the module prints straight to it
 	TARGET=$(opt hv.attack_apic)
 	module hvattack target_apic="${TARGET:-1}"
+	dmesg | grep -q 'hvattack: done failures=0' || check_failed hvattack
 	# The report hypercall from user mode, 20 times at once: rate-limited.
 	n=0
 	i=0
@@ -245,6 +262,7 @@ fi
 # hv.ipivtab=1: the ICR table for the IPI-virtualization agreement test.
 if [ "$(opt hv.ipivtab)" = 1 ]; then
 	module ipivtab
+	dmesg | grep -q 'ipivtab: done rows=' || check_failed ipivtab
 fi
 
 IPIGEN=$(opt hv.ipigen)
@@ -253,6 +271,8 @@ if [ -n "$IPIGEN" ]; then
 	[ "$(opt hv.bare)" = 1 ] && HVARG=0
 	echo "guest: ipigen rounds=$IPIGEN hv=$HVARG"
 	module ipigen rounds="$IPIGEN" hv=$HVARG
+	dmesg | grep -q 'ipigen: done' || check_failed ipigen-ran
+	dmesg | grep -q 'verdict=MISMATCH' && check_failed ipigen-verdicts
 fi
 
 # hv.timercheck=S: jiffies against the clock over S seconds of sleep, from
@@ -268,8 +288,11 @@ if [ -n "$TCHECK" ]; then
 	sleep "$TCHECK"
 	set -- $(tl)
 	e1=$(/bin/hvcall exits $ids 2>/dev/null)
-	echo "$j0 $n0 $1 $2" | awk '{ dj = $3 - $1; dn = ($4 - $2) / 1e9;
-		printf "guest: timercheck jiffies=+%d seconds=%.3f hz=%.1f\n", dj, dn, (dn > 0 ? dj / dn : 0) }'
+	tc=$(echo "$j0 $n0 $1 $2" | awk '{ dj = $3 - $1; dn = ($4 - $2) / 1e9;
+		printf "guest: timercheck jiffies=+%d seconds=%.3f hz=%.1f\n", dj, dn, (dn > 0 ? dj / dn : 0) }')
+	echo "$tc"
+	# HZ is 250 in Debian's kernel: the tick must be within 1 %.
+	echo "$tc" | awk '{ split($NF, h, "="); exit !(h[2] >= 247.5 && h[2] <= 252.5) }' || check_failed timercheck-hz
 	echo "$e0|$e1|$(echo "$n0 $2" | awk '{ print ($2 - $1) / 1e9 }')" | awk -F'|' '{
 		n = split($1, a, " "); split($2, b, " "); s = $3; line = "guest: idle seconds=" s;
 		for (i = 1; i <= n; i++) { split(a[i], x, ":"); split(b[i], y, ":");
@@ -285,7 +308,7 @@ else
 	echo "guest: running ipitest $ROUNDS"
 	/bin/ipitest "$ROUNDS"
 	rc=$?
-	[ $rc -eq 0 ] || echo "guest: ipitest exited with rc=$rc"
+	[ $rc -eq 0 ] || { echo "guest: ipitest exited with rc=$rc"; check_failed ipitest; }
 fi
 
 PROBE=$(opt hv.probe)
@@ -309,13 +332,22 @@ else
 	else
 		echo "guest: devmem read of $HEX SUCCEEDED"
 		echo "guest: devmem bytes: $(hexdump -n 16 -e '16/1 "%02x " ""' /tmp/probe.bin)"
-		echo "guest: devmem page: $(hexdump -v -e '/1 "%02x\n"' /tmp/probe.bin | grep -vc '^ff$') bytes other than 0xff"
+		other=$(hexdump -v -e '/1 "%02x\n"' /tmp/probe.bin | grep -vc '^ff$')
+		echo "guest: devmem page: $other bytes other than 0xff"
+		[ "$other" = 0 ] || check_failed devmem-hypervisor-page-readable
 	fi
 fi
 
 sleep 1
 /bin/hvcall report
 sleep 1
+if [ -z "$FAILED" ]; then
+	echo "guest: verdict pass"
+	/bin/hvcall verdict pass
+else
+	echo "guest: verdict fail:$FAILED"
+	/bin/hvcall verdict fail
+fi
 echo "guest: done"
 off
 EOF

@@ -465,6 +465,43 @@ static void exit_io(struct vcpu *v)
 	vcpu_skip_insn(v);
 }
 
+/* The run's verdict (result=pass only when every check it was asked for
+ * passed): the guest's own, reported by hypercall, and the hypervisor's. */
+static int guest_verdict = -1;          /* -1: none reported */
+
+static void hc_verdict(uint32_t cpu, bool pass)
+{
+	__atomic_store_n(&guest_verdict, pass ? 1 : 0, __ATOMIC_SEQ_CST);
+	pr_info("hv: the guest reports its checks %s (cpu%u)\n", pass ? "passed" : "FAILED", cpu);
+}
+
+/* Returns true when the run passed; 'why' names the first failed check. */
+static bool run_verdict(char *why, size_t n)
+{
+	int g = __atomic_load_n(&guest_verdict, __ATOMIC_SEQ_CST);
+	if (g < 0) {
+		snprintf(why, n, "the guest reported no verdict (its checks did not run to the end)");
+		return false;
+	}
+	if (!g) {
+		snprintf(why, n, "the guest's checks failed");
+		return false;
+	}
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct vcpu *v = vcpus[i];
+		if (!v || !v->exits_total) {
+			snprintf(why, n, "vCPU %u never ran the guest", i);
+			return false;
+		}
+		if (!virq_timer_balanced(v)) {
+			snprintf(why, n, "vCPU %u: its timer accounting does not balance (armed != replaced + fired + pending)", i);
+			return false;
+		}
+	}
+	snprintf(why, n, "the guest's checks passed, %u of %u vCPUs ran, every timer balanced", ncpus, ncpus);
+	return true;
+}
+
 /* A write to an intercepted port: an ACPI sleep state other than S5 is
  * dropped; one that ends the machine prints the report first. */
 static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned size)
@@ -480,7 +517,9 @@ static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned 
 	    !__atomic_exchange_n(&machine_ending, true, __ATOMIC_SEQ_CST)) {
 		pr_info("hv: guest ends the machine on cpu%u: %s (port 0x%x value 0x%x)\n", v->index, why, port, val);
 		report_print("shutdown");
-		pr_info("hv: result=pass\n");
+		char why[160];
+		bool pass = run_verdict(why, sizeof why);
+		pr_info("hv: result=%s (%s)\n", pass ? "pass" : "fail", why);
 		serial_flush();
 	}
 	if (size == 1)
@@ -620,6 +659,7 @@ static void exit_vmcall(struct vcpu *v)
 		.posts_by_cpu = virt && vmx_env.cfg.ipiv,
 		.exits = hc_exits,
 		.exits_of = hc_exits_of,
+		.verdict = hc_verdict,
 	};
 	const struct hc_call c = { .nr = v->regs.rax, .a0 = v->regs.rbx, .a1 = v->regs.rcx, .a2 = v->regs.rdx,
 				   .a3 = v->regs.rsi, .user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) != 0,

@@ -573,6 +573,17 @@ int64_t virq_vec_posts(uint32_t apic_id, uint32_t vector)
 	return (int64_t)__atomic_load_n(&tstats[vcpu_of_apic[apic_id]].vec_posts[vector], __ATOMIC_RELAXED);
 }
 
+bool virq_timer_balanced(struct vcpu *v)
+{
+	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL)
+		return true;   /* the guest owns its timer */
+	spin_lock(&v->timer_lock);
+	struct vtimer t = v->timer;
+	spin_unlock(&v->timer_lock);
+	uint64_t posts = __atomic_load_n(&v->timer_posts, __ATOMIC_RELAXED);
+	return t.armed == t.replaced + t.fired + (t.deadline ? 1 : 0) && t.fired - t.masked == posts;
+}
+
 /* The timer's accounting: armed = replaced + fired + pending, and each
  * unmasked expiry delivered; the exits it cost; lateness as log2 buckets. */
 static void timer_report(struct vcpu *v)

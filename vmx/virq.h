@@ -50,4 +50,7 @@ int64_t virq_vec_posts(uint32_t apic_id, uint32_t vector);
 bool virq_nmi_in_root(void);
 /* Report lines of one vCPU. */
 void virq_report(struct vcpu *v);
+/* The timer accounting holds: armed = replaced + fired + pending, every
+ * unmasked expiry delivered (true in the partition model). */
+bool virq_timer_balanced(struct vcpu *v);
 #endif

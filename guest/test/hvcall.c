@@ -3,7 +3,9 @@
  * raises #UD, which this program reports instead of crashing.
  * hvcall tsc: prints the TSC (the boot benchmark's "ticks to init").
  * hvcall exits ID...: prints "ID:N" per x2APIC ID, N the VM exits of that
- * vCPU so far (RAX = 0x48560003, RBX = ID; -22 for an ID that is no vCPU). */
+ * vCPU so far (RAX = 0x48560003, RBX = ID; -22 for an ID that is no vCPU).
+ * hvcall verdict pass|fail: tells the hypervisor how the guest's checks
+ * went (RAX = 0x48560004, RBX = 1 or 0), before the power-off. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 #define HC_HV_REPORT 0x48560001ul
 #define HC_HV_EXITS  0x48560003ul
+#define HC_HV_VERDICT 0x48560004ul
 
 static sigjmp_buf jb;
 
@@ -30,9 +33,20 @@ int main(int argc, char **argv)
 		printf("guest: tsc=%llu\n", ((unsigned long long)hi << 32) | lo);
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "verdict") && (!strcmp(argv[2], "pass") || !strcmp(argv[2], "fail"))) {
+		signal(SIGILL, on_sigill);
+		if (sigsetjmp(jb, 1)) {
+			printf("guest: hvcall verdict: no hypervisor (VMCALL raised #UD)\n");
+			return 1;
+		}
+		uint64_t rax = HC_HV_VERDICT, rbx = !strcmp(argv[2], "pass");
+		__asm__ volatile("vmcall" : "+a"(rax), "+b"(rbx) :: "memory");
+		printf("guest: hvcall verdict %s rc=%ld\n", argv[2], (long)rax);
+		return rax == 0 ? 0 : 1;
+	}
 	if (argc < 2 || (strcmp(argv[1], "report") && strcmp(argv[1], "exits")) ||
 	    (!strcmp(argv[1], "report") && argc != 2)) {
-		fprintf(stderr, "usage: hvcall report|tsc|exits APICID...\n");
+		fprintf(stderr, "usage: hvcall report|tsc|exits APICID...|verdict pass|fail\n");
 		return 2;
 	}
 	signal(SIGILL, on_sigill);

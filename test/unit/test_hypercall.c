@@ -21,6 +21,8 @@ static int64_t send(void *ctx, uint64_t lo, uint64_t hi, uint64_t min, uint64_t 
 }
 static int64_t posts(uint32_t id, uint32_t vec) { return id == 1 ? 1000 + (int64_t)vec : -1; }
 static int64_t exits(uint32_t id) { return id == 0 ? 77 : -1; }
+static int verdicts = -1;
+static void verdict(uint32_t cpu, bool pass) { (void)cpu; verdicts = pass; }
 static int64_t exits_of(uint32_t id, uint32_t reason) { return id == 0 && reason < 70 ? 100 + (int64_t)reason : -1; }
 
 static uint64_t call(const struct hc_ops *o, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, bool user)
@@ -32,7 +34,7 @@ static uint64_t call(const struct hc_ops *o, uint64_t nr, uint64_t a0, uint64_t 
 /* User-mode reports: one a second, the rest -KVM_EPERM (-1); the kernel's always. */
 TEST(hypercall_user_report_rate_limited)
 {
-	const struct hc_ops all = { rep, send, posts, exits, exits_of, false };
+	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict };
 	int before = reports;
 	now_us = 100000000;
 	CHECK_EQ(call(&all, 0x48560001, 0, 0, 0, 0, true), 0);
@@ -50,7 +52,7 @@ TEST(hypercall_user_report_rate_limited)
  * prints for 2 s and a loop calling again at once get one report in 3 s. */
 TEST(hypercall_user_report_interval_from_its_end)
 {
-	const struct hc_ops all = { rep, send, posts, exits, exits_of, false };
+	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict };
 	int before = reports;
 	now_us += 50000000;
 	report_us = 2000000;
@@ -68,7 +70,7 @@ TEST(hypercall_user_report_interval_from_its_end)
 
 TEST(hypercall_policy)
 {
-	const struct hc_ops all = { rep, send, posts, exits, exits_of, false }, none = { 0 };
+	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict }, none = { 0 };
 	int ctx;
 	(void)ctx;
 	now_us += 50000000;
@@ -92,10 +94,18 @@ TEST(hypercall_policy)
 	CHECK_EQ(call(&all, 0x48560003, 0, 1 + 80, 0, 0, false), (uint64_t)-22); /* no such reason */
 	CHECK_EQ(call(&all, 0x48560003, 9, 1 + 56, 0, 0, false), (uint64_t)-22);
 	CHECK_EQ(call(&none, 0x48560003, 0, 1 + 56, 0, 0, false), (uint64_t)-1000);
+	/* The guest's verdict: 1 pass, 0 fail, anything else -KVM_EINVAL; also from user mode. */
+	CHECK_EQ(call(&all, 0x48560004, 1, 0, 0, 0, true), 0);
+	CHECK_EQ(verdicts, 1);
+	CHECK_EQ(call(&all, 0x48560004, 0, 0, 0, 0, false), 0);
+	CHECK_EQ(verdicts, 0);
+	CHECK_EQ(call(&all, 0x48560004, 2, 0, 0, 0, false), (uint64_t)-22);
+	CHECK_EQ(verdicts, 0);
+	CHECK_EQ(call(&none, 0x48560004, 1, 0, 0, 0, false), (uint64_t)-1000);
 	/* Under IPI virtualization the CPU posts: -KVM_EOPNOTSUPP (-95), not -KVM_ENOSYS. */
-	const struct hc_ops ipiv = { rep, send, NULL, exits, exits_of, true };
+	const struct hc_ops ipiv = { rep, send, NULL, exits, exits_of, true, verdict };
 	CHECK_EQ(call(&ipiv, 0x48560002, 1, 0xfb, 0, 0, false), (uint64_t)-95);
-	static const uint64_t unknown[] = { 0, 1, 5, 9, 11, 12, 0x48560000, 0x48560004, ~0ull };
+	static const uint64_t unknown[] = { 0, 1, 5, 9, 11, 12, 0x48560000, 0x48560005, ~0ull };
 	for (unsigned i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
 		CHECK_EQ(call(&all, unknown[i], 0, 0, 0, 0, false), (uint64_t)-1000);
 }
