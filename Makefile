@@ -23,11 +23,11 @@ CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(V
 CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm vmx/entry.asm
 MB2_SRCS  := boot/multiboot2.c boot/mb2_info.c
 MB2_ASM   := boot/mb2_entry.asm
-EFI_SRCS  := boot/efi.c
+EFI_SRCS  := boot/efi.c boot/cfg.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
 UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
-             vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c boot/mb2_info.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c \
+             vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c boot/mb2_info.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c boot/cfg.c \
              $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror
@@ -116,9 +116,9 @@ $(B)/ipiv-verdict: test/tools/ipiv_verdict.c test/unit/ipiv_model.c test/unit/ip
 # FUZZ_SECONDS (test/run-tests.sh, level "fuzz"); `make fuzz` runs each for
 # FUZZ_LONG seconds, keeping what it finds in build/fuzz/NAME.corpus.
 FUZZ_CC ?= $(shell command -v clang-14 || command -v clang)
-FUZZ_TARGETS := options mb2 memmap acpi linux guest
+FUZZ_TARGETS := options cfg mb2 memmap acpi linux guest
 FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c \
-             guest/hypercall.c guest/msr.c guest/io.c guest/cpuid.c vmx/event.c test/fuzz/stubs.c
+             guest/hypercall.c guest/msr.c guest/io.c guest/cpuid.c vmx/event.c boot/cfg.c test/fuzz/stubs.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer -Wall -Werror
 

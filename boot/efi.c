@@ -8,6 +8,7 @@
 #include <efi.h>
 #include <efilib.h>
 #include "boot_info.h"
+#include "cfg.h"
 #include "../lib/string.h"
 #include "../lib/printk.h"
 #include "../lib/serial.h"
@@ -63,42 +64,23 @@ static EFI_STATUS read_file(EFI_FILE_HANDLE root, const char *path, paddr_t *add
 
 static void load_config(EFI_FILE_HANDLE root)
 {
-	paddr_t cfg = 0;
+	paddr_t cfg_text = 0;
 	uint64_t cfg_size = 0;
-	char kernel[128] = "", initrd[128] = "";
-	unsigned lineno = 0;
+	static struct hv_cfg cfg;
 
-	if (EFI_ERROR(read_file(root, "\\hv\\hv.cfg", &cfg, &cfg_size, true))) {
+	if (EFI_ERROR(read_file(root, "\\hv\\hv.cfg", &cfg_text, &cfg_size, true))) {
 		pr_info("efi: no \\hv\\hv.cfg on the boot device; defaults, no guest\n");
 		return;
 	}
-	for (char *line = (char *)(uintptr_t)cfg; *line;) {
-		char *end = line;
-		while (*end && *end != '\n')
-			end++;
-		char *e = end;
-		while (e > line && (e[-1] == '\r' || e[-1] == ' '))
-			e--;
-		size_t n = e - line;
-		lineno++;
-		if (n > 8 && !strncmp(line, "options=", 8))
-			ascii_append(bi.cmdline, sizeof bi.cmdline, line + 8, n - 8);
-		else if (n > 8 && !strncmp(line, "cmdline=", 8))
-			ascii_append(bi.guest_cmdline, sizeof bi.guest_cmdline, line + 8, n - 8);
-		else if (n > 7 && !strncmp(line, "kernel=", 7) && n - 7 < sizeof kernel)
-			memcpy(kernel, line + 7, n - 7), kernel[n - 7] = 0;
-		else if (n > 7 && !strncmp(line, "initrd=", 7) && n - 7 < sizeof initrd)
-			memcpy(initrd, line + 7, n - 7), initrd[n - 7] = 0;
-		else if (n && line[0] != '#' && !bi.boot_error[0])   /* the first one is the run's end */
-			snprintf(bi.boot_error, sizeof bi.boot_error,
-				 "efi: hv.cfg line %u '%.*s': not options=, cmdline=, kernel= or initrd= (a path under 128 characters)",
-				 lineno, (int)(n > 60 ? 60 : n), line);
-		line = *end ? end + 1 : end;
-	}
+	int bad = cfg_parse((const char *)(uintptr_t)cfg_text, cfg_size, &cfg, bi.boot_error, sizeof bi.boot_error);
+	/* The options before a bad line still count (exit= ends a test run). */
+	memcpy(bi.cmdline, cfg.options, sizeof bi.cmdline);
+	memcpy(bi.guest_cmdline, cfg.cmdline, sizeof bi.guest_cmdline);
+	if (bad)
+		return;   /* the run's end, with the message (hv_main) */
+	const char *kernel = cfg.kernel, *initrd = cfg.initrd;
 	/* A file hv.cfg names and the stick does not give is the run's end,
 	 * with a failing verdict (hv_main), never a guest-less "pass". */
-	if (bi.boot_error[0])
-		return;
 	if (kernel[0] && EFI_ERROR(read_file(root, kernel, &bi.kernel.addr, &bi.kernel.size, false)))
 		snprintf(bi.boot_error, sizeof bi.boot_error, "efi: kernel '%s' named in hv.cfg could not be read", kernel);
 	else if (initrd[0] && EFI_ERROR(read_file(root, initrd, &bi.initrd.addr, &bi.initrd.size, true)))

@@ -11,6 +11,7 @@
 #include "../../lib/acpi.h"
 #include "../../guest/linux.h"
 #include "../../boot/mb2_info.h"
+#include "../../boot/cfg.h"
 
 TEST(catalog_options)
 {
@@ -189,4 +190,29 @@ TEST(catalog_acpi_roots)
 	CATALOG("ACPI: RSDP signature bad", acpi_parse(rp, &ai, err, sizeof err), err, "RSDP signature bad");
 	acpi_readable_lo = lo;
 	acpi_readable_hi = hi;
+}
+
+/* \hv\hv.cfg (boot/cfg.c): good lines kept, the first bad line named. */
+TEST(catalog_hv_cfg)
+{
+	static struct hv_cfg c;
+	char err[256];
+	const char *good = "# comment\r\noptions=exit=qemu \r\noptions=smp=2\n\nkernel=\\hv\\vmlinuz\ninitrd=\\hv\\initrd\ncmdline=console=ttyS0";
+	CHECK_EQ(cfg_parse(good, strlen(good), &c, err, sizeof err), 0);
+	CHECK_STR(c.options, "exit=qemu smp=2");
+	CHECK_STR(c.kernel, "\\hv\\vmlinuz");
+	CHECK_STR(c.initrd, "\\hv\\initrd");
+	CHECK_STR(c.cmdline, "console=ttyS0");
+	const char *typo = "options=exit=qemu\nkernal=\\hv\\vmlinuz\n";
+	CATALOG("hv.cfg: a misspelt key", cfg_parse(typo, strlen(typo), &c, err, sizeof err), err,
+		"line 2 'kernal=\\hv\\vmlinuz'");
+	CHECK_STR(c.options, "exit=qemu");                 /* what came before it is kept */
+	char longpath[300];
+	memset(longpath, 'a', sizeof longpath);
+	memcpy(longpath, "kernel=", 7);
+	CATALOG("hv.cfg: a kernel path of 293 characters", cfg_parse(longpath, sizeof longpath, &c, err, sizeof err), err,
+		"a path under 128 characters");
+	CATALOG("hv.cfg: a line without '='", cfg_parse("options=x\nvmlinuz\n", 18, &c, err, sizeof err), err,
+		"line 2 'vmlinuz'");
+	CATALOG("hv.cfg: an empty key", cfg_parse("=x", 2, &c, err, sizeof err), err, "line 1 '=x'");
 }
