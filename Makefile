@@ -11,9 +11,9 @@ Q       := $(if $(V),,@)
 
 # Sources, per folder (shared by both images).
 BOOT_SRCS := boot/main.c boot/smp.c
-LIB_SRCS  := lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
+LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
              lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c lib/mtrr.c
-APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/ioapic.c
+APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c
 IPI_SRCS  := ipi/ipi.c
 TIMER_SRCS := timer/vtimer.c timer/service.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c \
@@ -26,8 +26,8 @@ MB2_ASM   := boot/mb2_entry.asm
 EFI_SRCS  := boot/efi.c boot/cfg.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
-UNIT_SRCS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
-             vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c boot/mb2_info.c apic/pi.c apic/vapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c boot/cfg.c \
+UNIT_SRCS := lib/hist.c lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
+             vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c boot/mb2_info.c apic/pi.c apic/vapic.c apic/swapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c boot/cfg.c \
              $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror
@@ -179,6 +179,7 @@ test-linux: $(B)/hv.elf $(B)/ipiv-verdict
 bench: $(B)/hv.elf
 	tools/deps.sh
 	tools/bench-boot.sh
+	tools/bench-seeds.sh
 
 clean:
 	rm -rf $(B)

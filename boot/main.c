@@ -184,6 +184,8 @@ static __noreturn void start_guest(struct boot_info *bi)
 	res.max_apic_id = max_id + extra;   /* LAST_PID_POINTER_INDEX */
 	if (vmcs_config_build(&vmx_env.cfg, &caps, &tiers, model, &res, err, sizeof err))
 		fail(err);
+	if (vmx_env.cfg.sw_apic)
+		msr_bitmap_all_apic(msr_bitmap);
 	/* HLT: the guest's (no exit) is the design. Bochs 3.0 does not wake a
 	 * halted CPU for a virtual interrupt that became pending while the
 	 * guest had interrupts off (before its STI; HLT): there the HLT exits
@@ -219,8 +221,11 @@ static __noreturn void start_guest(struct boot_info *bi)
 	cpuid_policy.rdtscp = vmx_env.cfg.proc2 & VMX_PROC2_RDTSCP;
 	cpuid_policy.waitpkg = false;
 	cpuid_policy.hide_mwait = vmx_env.cfg.proc & VMX_PROC_HLT_EXITING;
-	/* PV send-IPI only where its tier runs; PV EOI needs the software x2APIC (not built). */
+	/* PV send-IPI only where its tier runs. */
 	cpuid_policy.kvm_features = virt && tiers.ipi == IPI_PV ? BIT(KVM_FEATURE_PV_SEND_IPI) : 0;
+	/* PV EOI only on the software x2APIC (as KVM never arms it with APICv). */
+	if (vmx_env.cfg.sw_apic)
+		cpuid_policy.kvm_features |= BIT(KVM_FEATURE_PV_EOI);
 	vmx_env.tiers_ipi = tiers.ipi;
 	vmx_env.mtrr = &mtrr;
 	vmx_env.ept_end = ALIGN_UP(end, GIB(1));

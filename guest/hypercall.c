@@ -42,15 +42,14 @@ uint64_t hypercall(const struct hc_ops *ops, void *ctx, uint32_t cpu, const stru
 			return ERR(KVM_EINVAL);
 		ops->verdict(cpu, c->a0 == 1);
 		return 0;
+	case HC_HV_EXITS_OF:
+		if (!ops->exits_of)
+			return ERR(KVM_ENOSYS);
+		n = c->a0 > 0xffffffffull || c->a1 > 0xffff ? -1 : ops->exits_of((uint32_t)c->a0, (uint32_t)c->a1);
+		return n < 0 ? ERR(KVM_EINVAL) : (uint64_t)n;
 	case HC_HV_EXITS:
 		if (!ops->exits)
 			return ERR(KVM_ENOSYS);
-		if (c->a1) {
-			if (!ops->exits_of)
-				return ERR(KVM_ENOSYS);
-			n = c->a0 > 0xffffffffull || c->a1 > 0x10000 ? -1 : ops->exits_of((uint32_t)c->a0, (uint32_t)c->a1 - 1);
-			return n < 0 ? ERR(KVM_EINVAL) : (uint64_t)n;
-		}
 		n = c->a0 > 0xffffffffull ? -1 : ops->exits((uint32_t)c->a0);
 		return n < 0 ? ERR(KVM_EINVAL) : (uint64_t)n;
 	default:

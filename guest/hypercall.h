@@ -19,8 +19,8 @@
                                                -KVM_EOPNOTSUPP under IPI virtualization (the CPU posts) */
 #define HC_HV_VERDICT   (HC_HV_BASE + 4)    /* RBX = 1 the guest's checks passed, 0 they failed
                                                (the test initramfs, before its power-off) */
-#define HC_HV_EXITS     (HC_HV_BASE + 3)    /* RBX = x2APIC ID: VM exits of that vCPU so far;
-                                               RCX = 1 + basic exit reason: only those */
+#define HC_HV_EXITS     (HC_HV_BASE + 3)    /* RBX = x2APIC ID: VM exits of that vCPU so far */
+#define HC_HV_EXITS_OF  (HC_HV_BASE + 5)    /* RBX = x2APIC ID, RCX = basic exit reason: those exits */
 
 struct hc_call {
 	uint64_t nr, a0, a1, a2, a3;         /* RAX, RBX, RCX, RDX, RSI */

@@ -45,6 +45,12 @@ static void set_bit(uint8_t *bitmap, uint32_t m, bool read, bool write)
 		bitmap[2048 + base + bit / 8] |= 1 << (bit % 8);
 }
 
+void msr_bitmap_all_apic(uint8_t *bitmap)
+{
+	for (uint32_t m = MSR_X2APIC_BASE; m <= MSR_X2APIC_LAST; m++)
+		set_bit(bitmap, m, true, true);
+}
+
 void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized, bool deadline_virtualized)
 {
 	memset(bitmap, 0, PAGE_SIZE);

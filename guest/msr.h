@@ -10,6 +10,8 @@
 /* icr_virtualized: IPIv takes the ICR; deadline_virtualized: APIC-timer
  * virtualization takes IA32_TSC_DEADLINE (neither then exits). */
 void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized, bool deadline_virtualized);
+/* The software x2APIC: every x2APIC register read and write exits. */
+void msr_bitmap_all_apic(uint8_t *bitmap);
 /* Whether the bitmap makes (msr, write) exit; MSRs outside the two bitmap
  * ranges always exit. */
 bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write);

@@ -80,5 +80,10 @@ mkdir -p "$CACHE/$key.tmp"
 cp "$tree/bochs" "$CACHE/$key.tmp/bochs"
 rm -rf "$CACHE/$key"; mv "$CACHE/$key.tmp" "$CACHE/$key"
 rm -rf "$work"
+# Builds of older patches go (a 20 MB binary each).
+for old in "$CACHE"/*/; do
+  old=${old%/}
+  case "$(basename "$old")" in src|"$key") ;; *) [ -x "$old/bochs" ] && rm -rf "$old" ;; esac
+done
 echo "bochs-patched: built in $((SECONDS - t0)) s: $bin" >&2
 echo "$bin"

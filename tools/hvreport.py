@@ -28,13 +28,21 @@ def parse(path):
             kv = dict(KV.findall(m.group(1)))
             if m.group(1).startswith("begin"):
                 cur = {"why": kv.get("why", "?"), "cpus": int(kv.get("cpus", 0)), "reasons": {},
-                       "msrs": {}, "ports": {}, "exits": {}, "total": None}
+                       "msrs": {}, "ports": {}, "exits": {}, "total": None, "times": {}, "time": {},
+                       "projection": {}}
             elif cur is None:
                 continue
             elif m.group(1).startswith("end"):
                 cur["total"] = int(kv.get("total_exits", 0))
                 reports.append(cur)
                 cur = None
+            elif " exit_time " in f" {m.group(1)} ":
+                cur["times"][(int(kv["cpu"]), kv["reason"])] = {k: int(kv[k]) for k in
+                                                                ("count", "min", "median", "p99", "max", "avg")}
+            elif " time " in f" {m.group(1)} " and "guest_tsc" in kv:
+                cur["time"][int(kv["cpu"])] = {k: int(kv[k]) for k in ("guest_tsc", "in_hv_tsc", "guest_ms")}
+            elif " projection " in f" {m.group(1)} ":
+                cur["projection"][int(kv["cpu"])] = (int(kv["ns_per_exit"]), int(kv["projected_us_per_guest_s"]))
             elif "reason" in kv:
                 cur["reasons"][(int(kv["cpu"]), kv["reason"])] = int(kv["count"])
             # Other hvstat lines carry keys of these names too ("denied
@@ -66,6 +74,33 @@ def table(rep, title):
     for name in sorted(rows, key=lambda r: -sum(rows[r].values())):
         vals = [rows[name].get(c, 0) for c in cpus]
         lines.append(f"| {name} | " + " | ".join(map(str, vals)) + f" | {sum(vals)} |")
+    if rep["times"]:
+        # perf-kvm-stat's layout: samples, share of samples, share of time,
+        # min, max, average (TSC cycles in the hypervisor per exit).
+        agg = {}
+        for (cpu, name), t in rep["times"].items():
+            a = agg.setdefault(name, {"n": 0, "sum": 0, "min": None, "max": 0})
+            a["n"] += t["count"]
+            a["sum"] += t["avg"] * t["count"]
+            a["min"] = t["min"] if a["min"] is None else min(a["min"], t["min"])
+            a["max"] = max(a["max"], t["max"])
+        n_all = sum(a["n"] for a in agg.values()) or 1
+        t_all = sum(a["sum"] for a in agg.values()) or 1
+        lines += ["", "| exit reason | samples | samples % | time % | min | max | avg (TSC cycles in the hypervisor) |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for name in sorted(agg, key=lambda r: -agg[r]["sum"]):
+            a = agg[name]
+            lines.append(f"| {name} | {a['n']} | {100 * a['n'] / n_all:.2f} | {100 * a['sum'] / t_all:.2f} | "
+                         f"{a['min']} | {a['max']} | {a['sum'] // max(a['n'], 1)} |")
+    if rep["projection"]:
+        lines += ["", "| cpu | guest time (ms) | share of it in the hypervisor | projected hardware cost of its exits |",
+                  "|---:|---:|---:|---|"]
+        for cpu in sorted(rep["projection"]):
+            ns, us = rep["projection"][cpu]
+            t = rep["time"].get(cpu, {})
+            share = 100 * t["in_hv_tsc"] / t["guest_tsc"] if t.get("guest_tsc") else 0
+            lines.append(f"| {cpu} | {t.get('guest_ms', '?')} | {share:.2f} % (emulated) | "
+                         f"{us} us per guest second at {ns} ns an exit (published figure; a projection) |")
     for kind in ("msrs", "ports"):
         if rep[kind]:
             lines += ["", f"| {kind[:-1]} | cpu | reads | writes |", "|---|---:|---:|---:|"]

@@ -721,6 +721,7 @@ static void (*const exit_handlers[EXIT_REASON_MAX])(struct vcpu *) = {
 void vmx_exit_handler(struct guest_regs *r)
 {
 	struct vcpu *v = (struct vcpu *)r;
+	uint64_t t0 = rdtsc();
 	v->reason = (uint32_t)vmcs_read(VMCS_EXIT_REASON);
 	v->qual = vmcs_read(VMCS_EXIT_QUALIFICATION);
 	uint32_t basic = v->reason & 0xffff;
@@ -746,6 +747,8 @@ void vmx_exit_handler(struct guest_regs *r)
 	h(v);
 	events_commit(v);
 	virq_before_entry(v);
+	if (basic < EXIT_REASON_MAX)
+		hist_add(&v->exit_time[basic], rdtsc() - t0);
 }
 
 __noreturn void vmx_resume_failed(struct guest_regs *r)

@@ -102,6 +102,7 @@ __noreturn void vcpu_launch_this_cpu(void)
 	pr_info("vmx: cpu%u VMLAUNCH: %s\n", p->index,
 		p->index ? "vCPU waits for SIPI" : "vCPU enters the Linux kernel");
 	__atomic_store_n(&p->launched, 1, __ATOMIC_RELEASE);
+	v->launch_tsc = rdtsc();
 	rc = vmx_launch(&v->regs);
 	/* Only a VMfail returns here; a failed entry comes back as an exit. */
 	if (rc == 1)

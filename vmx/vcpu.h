@@ -1,6 +1,7 @@
 /* One vCPU per physical CPU, forever. */
 #ifndef VMX_VCPU_H
 #define VMX_VCPU_H
+#include "../lib/hist.h"
 #include "../lib/types.h"
 #include "../apic/pi.h"
 #include "../ipi/ipi.h"
@@ -49,6 +50,10 @@ struct vcpu {
 	/* counters */
 	uint64_t exits_total;
 	uint64_t exits[EXIT_REASON_MAX];
+	/* Time in the hypervisor per exit reason, from the handler's first
+	 * instruction to its last before VM entry (TSC cycles). */
+	struct log2_hist exit_time[EXIT_REASON_MAX];
+	uint64_t launch_tsc;             /* first VM entry: guest time starts */
 	struct access_stats msr_stats, io_stats;
 	struct vcpu_denied denied;
 	uint64_t ept_late_gibs;          /* GiBs beyond the identity map mapped on demand */       /* the guest's attempts the hypervisor refused */
@@ -69,6 +74,11 @@ struct vcpu {
 	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
 	uint8_t pic_pending;             /* an 8259 (ExtINT) vector to inject */
 	uint64_t pic_injected;
+	/* The software x2APIC (eoi=pv): KVM's PV EOI word (guest-physical, 0
+	 * when off) and the MSR's value; whether its flag is armed now; counts. */
+	uint64_t pv_eoi_gpa, pv_eoi_msr;
+	bool pv_eoi_armed;
+	uint64_t sw_injected, sw_eoi_exits, sw_pv_eois, sw_pv_armed;
 };
 
 _Static_assert(offsetof(struct vcpu, regs) == 0, "entry.asm: regs first");

@@ -5,6 +5,7 @@
 #include "vmx_defs.h"
 #include "../apic/lapic.h"
 #include "../apic/vapic.h"
+#include "../apic/swapic.h"
 #include "../ipi/ipi.h"
 #include "../timer/vtimer.h"
 #include "../timer/service.h"
@@ -43,9 +44,9 @@ static void rvi_raise(uint8_t vec)
 
 static void virr_set(struct vcpu *v, uint8_t vec)
 {
-	uint32_t *irr = (uint32_t *)(v->vapic + APIC_IRR + (vec / 32) * 16);
-	__atomic_fetch_or(irr, BIT(vec % 32), __ATOMIC_SEQ_CST);
-	rvi_raise(vec);
+	swapic_request(v->vapic, vec);
+	if (!vmx_env.cfg.sw_apic)   /* the software x2APIC injects it before the entry */
+		rvi_raise(vec);
 }
 
 static void op_self(void *ctx, uint8_t vec)
@@ -114,11 +115,19 @@ void virq_vcpu_init(struct vcpu *v)
 	spin_lock(&v->timer_lock);
 	vtimer_reset(&v->timer);
 	spin_unlock(&v->timer_lock);
-	vmcs_write(VMCS_GUEST_INTR_STATUS, 0);
+	if (vmx_env.cfg.sw_apic) {
+		swapic_update_ppr(v->vapic);
+		v->pv_eoi_gpa = v->pv_eoi_msr = 0;
+		v->pv_eoi_armed = false;
+	} else {
+		vmcs_write(VMCS_GUEST_INTR_STATUS, 0);
+	}
 }
 
 static void write_eoi_exit(struct vcpu *v)
 {
+	if (vmx_env.cfg.sw_apic)
+		return;   /* no VID: every EOI reaches the hypervisor anyway */
 	vmcs_write(VMCS_EOI_EXIT_BITMAP0, v->eoi_exit[0]);
 	vmcs_write(VMCS_EOI_EXIT_BITMAP1, v->eoi_exit[1]);
 	vmcs_write(VMCS_EOI_EXIT_BITMAP2, v->eoi_exit[2]);
@@ -307,6 +316,66 @@ void exit_intr_window(struct vcpu *v)
 	(void)v;   /* virq_before_entry injects the 8259 vector */
 }
 
+/* The guest's PV EOI word, if it lies in guest RAM (checked at the MSR
+ * write; identity EPT: the host reaches it at the same address). */
+static volatile uint32_t *pv_eoi_word(struct vcpu *v)
+{
+	return v->pv_eoi_gpa ? (volatile uint32_t *)(uintptr_t)v->pv_eoi_gpa : NULL;
+}
+
+/* An EOI on the software x2APIC (the guest's EOI write, or its PV EOI):
+ * a level-triggered vector also ends at the physical APIC. */
+static void sw_eoi_done(struct vcpu *v, int vec)
+{
+	if (vec >= 0 && (v->level_inflight[vec / 64] & BIT(vec % 64))) {
+		v->level_inflight[vec / 64] &= ~BIT(vec % 64);
+		lapic_eoi();
+	}
+}
+
+/* The software x2APIC before each entry: the guest's PV EOI (if it took
+ * the flag), the descriptor's PIR into the IRR (posted-interrupt processing
+ * is off), then the highest deliverable vector injected as an external
+ * interrupt when the guest can take one, else interrupt-window exiting.
+ * After an injection with nothing else requested, the PV EOI flag is armed
+ * (KVM's rule). */
+static void sw_before_entry(struct vcpu *v)
+{
+	volatile uint32_t *word = pv_eoi_word(v);
+	if (word && v->pv_eoi_armed) {
+		int vec = swapic_pv_eoi_sync(v->vapic, word, &v->pv_eoi_armed);
+		if (vec >= 0) {
+			v->sw_pv_eois++;
+			sw_eoi_done(v, vec);
+		}
+	}
+	vapic_take_posted(v->vapic, v->pid);
+	swapic_update_ppr(v->vapic);
+	int vec = swapic_deliverable(v->vapic);
+	uint32_t proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
+	bool busy = vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
+	if (vec < 0) {
+		if (!v->pic_pending)
+			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
+	} else if (!busy && (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) &&
+		   !((uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCK_STI_MOVSS)) {
+		swapic_accept(v->vapic, (uint8_t)vec);
+		vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_EXT_INTR | (uint32_t)vec);
+		if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
+			vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
+		v->sw_injected++;
+		if (!v->pic_pending)
+			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
+		if (word && swapic_pv_eoi_arm(v->vapic, word, (v->level_inflight[vec / 64] & BIT(vec % 64)) != 0)) {
+			v->pv_eoi_armed = true;
+			v->sw_pv_armed++;
+		}
+	} else {
+		proc |= VMX_PROC_INT_WINDOW_EXITING;   /* exits as soon as the guest can take it */
+	}
+	vmcs_write(VMCS_PROC_CONTROLS, proc);
+}
+
 void virq_before_entry(struct vcpu *v)
 {
 	if (__atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST))
@@ -332,7 +401,10 @@ void virq_before_entry(struct vcpu *v)
 	 * Processing"). Taking the PIR in software instead races with a
 	 * notification in flight, which then finds it empty: Bochs 3.0 turns
 	 * that into RVI = 0xff, delivers vector 0xff, and the guest, which
-	 * never EOIs its spurious vector, blocks every interrupt after it. */
+	 * never EOIs its spurious vector, blocks every interrupt after it.
+	 * The software x2APIC has no such processing: it takes them here. */
+	if (vmx_env.cfg.sw_apic)
+		sw_before_entry(v);
 }
 
 /* With acknowledge-interrupt-on-exit the vector is in the exit information
@@ -361,7 +433,7 @@ void exit_external_intr(struct vcpu *v)
 			lapic_eoi();
 			v->notify_in_root++;
 			int top = vapic_take_posted(v->vapic, v->pid);
-			if (top >= 0)
+			if (top >= 0 && !vmx_env.cfg.sw_apic)
 				rvi_raise((uint8_t)top);
 			return;
 		}
@@ -418,9 +490,17 @@ void exit_virtualized_eoi(struct vcpu *v)
 void exit_hlt(struct vcpu *v)
 {
 	vcpu_skip_insn(v);
-	uint32_t rvi = (uint32_t)vmcs_read(VMCS_GUEST_INTR_STATUS) & 0xff;
-	uint32_t ppr = vapic_get(v->vapic, APIC_PPR) & 0xff;
-	if ((rvi >> 4) > (ppr >> 4) || __atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST) || v->pic_pending ||
+	bool deliverable;
+	if (vmx_env.cfg.sw_apic) {
+		vapic_take_posted(v->vapic, v->pid);
+		swapic_update_ppr(v->vapic);
+		deliverable = swapic_deliverable(v->vapic) >= 0;
+	} else {
+		uint32_t rvi = (uint32_t)vmcs_read(VMCS_GUEST_INTR_STATUS) & 0xff;
+		uint32_t ppr = vapic_get(v->vapic, APIC_PPR) & 0xff;
+		deliverable = (rvi >> 4) > (ppr >> 4);
+	}
+	if (deliverable || __atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST) || v->pic_pending ||
 	    (__atomic_load_n(&v->pid->control, __ATOMIC_SEQ_CST) & PI_ON)) {
 		v->hlt_skipped++;
 		return;
@@ -480,9 +560,30 @@ static int icr_write(struct vcpu *v, uint64_t icr)
 	return 0;
 }
 
+/* KVM's MSR_KVM_PV_EOI_EN (Documentation/virt/kvm/x86/msr.rst): bit 0
+ * enables, bit 1 is reserved, bits 63:2 the 4-byte aligned guest-physical
+ * address of the word; it must be guest RAM. Only on the software x2APIC,
+ * where CPUID advertises it. */
+#define MSR_KVM_PV_EOI_EN 0x4b564d04u
+
+static int pv_eoi_msr_write(struct vcpu *v, uint64_t val)
+{
+	if (val & BIT(1))
+		return -1;
+	uint64_t gpa = val & ~3ull;
+	if ((val & 1) && memmap_type_at(vmx_env.mem, gpa) != MEM_USABLE)
+		return -1;
+	v->pv_eoi_msr = val;
+	v->pv_eoi_gpa = val & 1 ? gpa : 0;
+	v->pv_eoi_armed = false;
+	return 0;
+}
+
 int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 {
 	uint64_t now = rdtsc();
+	if (msr == MSR_KVM_PV_EOI_EN)
+		return vmx_env.cfg.sw_apic ? pv_eoi_msr_write(v, val) : -1;
 	if (msr == MSR_IA32_TSC_DEADLINE) {
 		spin_lock(&v->timer_lock);
 		vtimer_write_tsc_deadline(&v->timer, val);
@@ -524,8 +625,20 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 		vapic_set(v->vapic, APIC_TDCR, v->timer.tdcr);
 		return 0;
 	case APIC_EOI:
-		/* Only with the EOI write intercepted (not today): a plain EOI. */
-		return val ? -1 : 0;
+		/* The software x2APIC's EOI (with VID the write never exits). */
+		if (val)
+			return -1;
+		if (vmx_env.cfg.sw_apic) {
+			v->sw_eoi_exits++;
+			sw_eoi_done(v, swapic_eoi(v->vapic));
+		}
+		return 0;
+	case APIC_SELF_IPI:
+		if (val >> 8)
+			return -1;
+		if ((uint8_t)val >= 16)   /* an illegal vector is dropped */
+			virr_set(v, (uint8_t)val);
+		return 0;
 	default:
 		if (vapic_write(v->vapic, msr, val))
 			return -1;
@@ -534,12 +647,20 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 			v->timer.lvt = vapic_get(v->vapic, APIC_LVT_TIMER);
 			spin_unlock(&v->timer_lock);
 		}
+		if (off == APIC_TPR && vmx_env.cfg.sw_apic)
+			swapic_update_ppr(v->vapic);
 		return 0;
 	}
 }
 
 int virq_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
+	if (msr == MSR_KVM_PV_EOI_EN) {
+		if (!vmx_env.cfg.sw_apic)
+			return -1;
+		*val = v->pv_eoi_msr;
+		return 0;
+	}
 	if (msr == MSR_IA32_TSC_DEADLINE) {
 		*val = __atomic_load_n(&v->timer.tsc_deadline, __ATOMIC_SEQ_CST);
 		return 0;
@@ -632,6 +753,10 @@ void virq_report(struct vcpu *v)
 		(unsigned long long)s->slow_shorthand[ICR_SH_OTHERS], (unsigned long long)s->slow_logical,
 		(unsigned long long)s->refused, (unsigned long long)s->init_deassert);
 	pr_info("hvstat: cpu=%u ipi_dropped=%llu\n", i, (unsigned long long)s->dropped);
+	if (vmx_env.cfg.sw_apic)
+		pr_info("hvstat: cpu=%u swapic injected=%llu eoi_exits=%llu pv_eois=%llu pv_armed=%llu pv_eoi=%s\n", i,
+			(unsigned long long)v->sw_injected, (unsigned long long)v->sw_eoi_exits,
+			(unsigned long long)v->sw_pv_eois, (unsigned long long)v->sw_pv_armed, v->pv_eoi_gpa ? "on" : "off");
 	if (s->pv_calls)
 		pr_info("hvstat: cpu=%u pv_ipi calls=%llu targets=%llu errors=%llu\n", i, (unsigned long long)s->pv_calls,
 			(unsigned long long)s->pv_targets, (unsigned long long)s->pv_errors);

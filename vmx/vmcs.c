@@ -21,9 +21,15 @@ static int need(bool ok, const char *what, char *err, size_t errlen)
 int vmcs_irq_model_choose(const struct vmx_caps *c, const struct hv_tiers *t, int opt, bool x2apic,
 			  bool tsc_deadline, char *why, size_t n)
 {
-	const char *missing = !tiers_vid_on(c, t) ? (t->eoi == EOI_PV ? "eoi=pv turns virtual-interrupt delivery off"
-					     : "no virtual-interrupt delivery")
-			    : !c->posted_intr ? "no posted interrupts"
+	/* eoi=pv: the software x2APIC (apic/swapic.c), which injects events
+	 * itself: it needs external-interrupt exiting and acknowledge-on-exit,
+	 * not VID or posted-interrupt processing. */
+	bool sw = t->eoi == EOI_PV;
+	const char *missing = sw ? (!c->ext_int_exiting || !c->ack_intr_on_exit ?
+				    "no external-interrupt exiting with acknowledge-on-exit (software x2APIC)" : NULL)
+			    : !tiers_vid_on(c, t) ? "no virtual-interrupt delivery"
+			    : !c->posted_intr ? "no posted interrupts" : NULL;
+	missing = missing ? missing
 			    : !x2apic ? "no x2APIC"
 			    : !tsc_deadline ? "no TSC-deadline timer on the host" : NULL;
 	if (opt == IRQ_OPT_PARTITION) {
@@ -31,7 +37,8 @@ int vmcs_irq_model_choose(const struct vmx_caps *c, const struct hv_tiers *t, in
 		return IRQ_PARTITION;
 	}
 	if (!missing) {
-		snprintf(why, n, "irq=%s: virtual (VID, posted interrupts, x2APIC and TSC deadline available)",
+		snprintf(why, n, sw ? "irq=%s: virtual with the software x2APIC (eoi=pv: event injection, no VID)"
+				 : "irq=%s: virtual (VID, posted interrupts, x2APIC and TSC deadline available)",
 			 opt == IRQ_OPT_VIRTUAL ? "virtual" : "auto");
 		return IRQ_VIRTUAL;
 	}
@@ -61,8 +68,11 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 
 	bool virt = irq_model == IRQ_VIRTUAL;
 	bool vid = virt && tiers_vid_on(c, t);
-	/* Every tier of the virtual model delivers through the descriptors. */
+	/* Every tier of the virtual model delivers through the descriptors:
+	 * the CPU processes them with VID; the software x2APIC (eoi=pv) takes
+	 * them itself on the notification's exit and injects events. */
 	bool posted = vid && c->posted_intr;
+	cfg->sw_apic = virt && !vid;
 
 	/* NMIs exit and reach the guest as virtual NMIs (vmx/virq.c), so that
 	 * panic's stop NMI never lands in the guest's IDT. */

@@ -20,6 +20,7 @@ struct vmcs_config {
 	uint64_t proc3;
 	bool proc3_active;                        /* "activate tertiary controls" set */
 	bool ipiv;                                /* tertiary bit 4 on */
+	bool sw_apic;                             /* virtual model without VID: the software x2APIC (eoi=pv) */
 	bool apic_timer_virt;                     /* tertiary bit 8 on (timer=apicv) */
 	bool eoi_trap;                            /* all-ones EOI-exit bitmap (eoi=trap with VID) */
 	int timer;                                /* the timer tier (enum timer_tier) in the virtual model */

@@ -58,6 +58,10 @@ int main(int argc, char **argv)
 		for (int i = 2; i < argc; i++) {
 			uint64_t rax = HC_HV_EXITS, rbx = strtoull(argv[i], NULL, 0);
 			__asm__ volatile("vmcall" : "+a"(rax), "+b"(rbx) :: "memory");
+			if ((int64_t)rax < 0) {
+				fprintf(stderr, "hvcall exits %s: error %lld\n", argv[i], (long long)rax);
+				return 1;
+			}
 			printf("%s%s:%lld", i > 2 ? " " : "", argv[i], (long long)rax);
 		}
 		printf("\n");

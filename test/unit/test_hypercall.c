@@ -90,10 +90,11 @@ TEST(hypercall_policy)
 	CHECK_EQ(call(&none, 0x48560002, 1, 0xfb, 0, 0, false), (uint64_t)-1000);/* partition model */
 	CHECK_EQ(call(&all, 0x48560003, 0, 0, 0, 0, false), 77);
 	CHECK_EQ(call(&all, 0x48560003, 9, 0, 0, 0, false), (uint64_t)-22);
-	CHECK_EQ(call(&all, 0x48560003, 0, 1 + 56, 0, 0, false), 156);           /* one reason: RCX = 1 + reason */
-	CHECK_EQ(call(&all, 0x48560003, 0, 1 + 80, 0, 0, false), (uint64_t)-22); /* no such reason */
-	CHECK_EQ(call(&all, 0x48560003, 9, 1 + 56, 0, 0, false), (uint64_t)-22);
-	CHECK_EQ(call(&none, 0x48560003, 0, 1 + 56, 0, 0, false), (uint64_t)-1000);
+	CHECK_EQ(call(&all, 0x48560003, 0, 0x1234, 0, 0, false), 77);            /* RCX does not matter */
+	CHECK_EQ(call(&all, 0x48560005, 0, 56, 0, 0, false), 156);               /* one reason */
+	CHECK_EQ(call(&all, 0x48560005, 0, 80, 0, 0, false), (uint64_t)-22);     /* no such reason */
+	CHECK_EQ(call(&all, 0x48560005, 9, 56, 0, 0, false), (uint64_t)-22);
+	CHECK_EQ(call(&none, 0x48560005, 0, 56, 0, 0, false), (uint64_t)-1000);
 	/* The guest's verdict: 1 pass, 0 fail, anything else -KVM_EINVAL; also from user mode. */
 	CHECK_EQ(call(&all, 0x48560004, 1, 0, 0, 0, true), 0);
 	CHECK_EQ(verdicts, 1);
@@ -105,7 +106,7 @@ TEST(hypercall_policy)
 	/* Under IPI virtualization the CPU posts: -KVM_EOPNOTSUPP (-95), not -KVM_ENOSYS. */
 	const struct hc_ops ipiv = { rep, send, NULL, exits, exits_of, true, verdict };
 	CHECK_EQ(call(&ipiv, 0x48560002, 1, 0xfb, 0, 0, false), (uint64_t)-95);
-	static const uint64_t unknown[] = { 0, 1, 5, 9, 11, 12, 0x48560000, 0x48560005, ~0ull };
+	static const uint64_t unknown[] = { 0, 1, 5, 9, 11, 12, 0x48560000, 0x48560006, ~0ull };
 	for (unsigned i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
 		CHECK_EQ(call(&all, unknown[i], 0, 0, 0, 0, false), (uint64_t)-1000);
 }

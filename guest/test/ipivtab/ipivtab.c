@@ -31,7 +31,7 @@
 #include <asm/smp.h>
 #include <asm/irq_vectors.h>
 
-#define HC_HV_EXITS   0x48560003ul
+#define HC_HV_EXITS_OF 0x48560005ul
 #define EXIT_APIC_WRITE 56
 #define MSR_ICR 0x830u
 
@@ -152,9 +152,9 @@ static int __init ipivtab_init(void)
 		int fault;
 
 		local_irq_save(flags);
-		before = hv_call(HC_HV_EXITS, self, 1 + EXIT_APIC_WRITE);
+		before = hv_call(HC_HV_EXITS_OF, self, EXIT_APIC_WRITE);
 		fault = wrmsr_safe(MSR_ICR, (u32)icr, (u32)(icr >> 32));
-		after = hv_call(HC_HV_EXITS, self, 1 + EXIT_APIC_WRITE);
+		after = hv_call(HC_HV_EXITS_OF, self, EXIT_APIC_WRITE);
 		local_irq_restore(flags);
 		if (before < 0 || after < 0) {
 			pr_info("ipivtab: row=%d exit count hypercall failed (%ld, %ld)\n", k, before, after);

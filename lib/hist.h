@@ -1,0 +1,20 @@
+/* A log2 histogram of TSC intervals, for the report's exit times: bucket b
+ * counts values in [2^b, 2^(b+1)) (bucket 0 also holds 0), with count, sum,
+ * min and max kept exactly. Percentiles are bucket upper bounds: an
+ * over-estimate by at most 2x, said as such in the report. */
+#ifndef LIB_HIST_H
+#define LIB_HIST_H
+#include "types.h"
+
+#define HIST_BUCKETS 40
+
+struct log2_hist {
+	uint64_t n, sum, min, max;
+	uint32_t b[HIST_BUCKETS];
+};
+
+void hist_add(struct log2_hist *h, uint64_t v);
+/* The upper bound (2^(b+1) - 1, at most max) of the bucket that holds the
+ * sample of rank ceil(pct/100 * n); 0 for an empty histogram. */
+uint64_t hist_percentile(const struct log2_hist *h, unsigned pct);
+#endif
