@@ -3,7 +3,7 @@
 #include "../lib/string.h"
 #include "../lib/printk.h"
 
-static void append(char *dst, size_t size, const char *src, size_t n)
+void cfg_append(char *dst, size_t size, const char *src, size_t n)
 {
 	size_t len = strlen(dst);
 	if (len && len + 1 < size && n)
@@ -38,9 +38,9 @@ int cfg_parse(const char *text, size_t len, struct hv_cfg *cfg, char *err, size_
 		if (!n || line[0] == '#')
 			continue;
 		if (key(line, n, "options="))
-			append(cfg->options, sizeof cfg->options, line + 8, n - 8);
+			cfg_append(cfg->options, sizeof cfg->options, line + 8, n - 8);
 		else if (key(line, n, "cmdline="))
-			append(cfg->cmdline, sizeof cfg->cmdline, line + 8, n - 8);
+			cfg_append(cfg->cmdline, sizeof cfg->cmdline, line + 8, n - 8);
 		else if (key(line, n, "kernel=") && n - 7 < sizeof cfg->kernel)
 			memcpy(cfg->kernel, line + 7, n - 7), cfg->kernel[n - 7] = 0;
 		else if (key(line, n, "initrd=") && n - 7 < sizeof cfg->initrd)

@@ -17,6 +17,9 @@ struct hv_cfg {
 	char initrd[HV_CFG_PATH_MAX];
 };
 
+/* Appends up to n bytes of src (to a NUL) to the string dst of size bytes,
+ * a space between when dst is not empty; truncates at the size. */
+void cfg_append(char *dst, size_t size, const char *src, size_t n);
 /* Parses len bytes of text (a NUL ends it early). Returns 0, or -1 with a
  * message naming the first bad line in err (what came before it is kept). */
 int cfg_parse(const char *text, size_t len, struct hv_cfg *cfg, char *err, size_t errlen);

@@ -19,16 +19,6 @@
 
 static struct boot_info bi;
 
-static void ascii_append(char *dst, size_t size, const char *src, size_t n)
-{
-	size_t len = strlen(dst);
-	if (len && len + 1 < size && n)
-		dst[len++] = ' ';
-	while (n-- && *src && len + 1 < size)
-		dst[len++] = *src++;
-	dst[len] = 0;
-}
-
 static EFI_STATUS read_file(EFI_FILE_HANDLE root, const char *path, paddr_t *addr, uint64_t *size, bool below4g)
 {
 	CHAR16 wpath[256];
@@ -128,7 +118,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		for (char *c = w; c < e; c++)
 			kv |= *c == '=';
 		if (kv)
-			ascii_append(bi.cmdline, sizeof bi.cmdline, w, e - w);
+			cfg_append(bi.cmdline, sizeof bi.cmdline, w, e - w);
 		w = *e ? e + 1 : e;
 	}
 
