@@ -48,7 +48,7 @@ int cfg_parse(const char *text, size_t len, struct hv_cfg *cfg, char *err, size_
 		else {
 			snprintf(err, errlen,
 				 "efi: hv.cfg line %u '%.*s': not options=, cmdline=, kernel= or initrd= (a path under %u characters)",
-				 lineno, (int)(n > 60 ? 60 : n), line, HV_CFG_PATH_MAX);
+				 lineno, (int)(n > 60 ? 60 : n), line, (unsigned)HV_CFG_PATH_MAX);
 			return -1;
 		}
 	}
