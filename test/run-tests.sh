@@ -94,7 +94,7 @@ level_qemu() {
     expect_not qemu/native-no-ap-started "$log" 'smp: cpu[0-9]+ apic_id=[0-9]+ online'
     # Nothing hides the hypervisor's image any more: the probe reads its PE header.
     expect qemu/native-hv-gone "$log" 'guest: devmem read of 0x[0-9a-f]+ SUCCEEDED' 'guest: devmem bytes: 4d 5a' \
-      'guest: hvcall report: no hypervisor'
+      'guest: hvcall verdict: no hypervisor'
   fi
   qemu_run qemu-silent-cpu "exit=qemu phantomcpu=9 aptimeout=20000" 2
   [ "$rc" = 33 ] && ok qemu/silent-cpu-boot-goes-on || bad qemu/silent-cpu-boot-goes-on "QEMU exit $rc (33 = pass)"
@@ -149,7 +149,7 @@ linux_checks() {
   # The read of the hypervisor's page fails, or reads the all-ones sink EPT maps there instead.
   expect "$n/devmem-denied" "$log" 'guest: devmem read of 0x[0-9a-f]+ failed|guest: devmem page: 0 bytes other than 0xff' \
     'hv: EPT: guest read of hypervisor memory at GPA 0x[0-9a-f]+ .*denied'
-  expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'guest: hvcall report rc=0'
+  expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'ipigen: report hypercall rc=0'
   expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 reason=SIPI code=4 count=[1-9]' 'hvstat: end total_exits=[0-9]+'
 }
 
