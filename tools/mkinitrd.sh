@@ -338,7 +338,9 @@ else
 fi
 
 # (The exit report on the guest's request is made by ipigen.ko, from the
-# kernel; the one at power-off comes by itself.)
+# kernel; the one at power-off comes by itself.) The console drains first:
+# the hypervisor's line about the verdict shares the UART.
+sleep 1
 if [ -z "$FAILED" ]; then
 	echo "guest: verdict pass"
 	/bin/hvcall verdict pass
