@@ -343,9 +343,11 @@ fi
 sleep 1
 if [ -z "$FAILED" ]; then
 	echo "guest: verdict pass"
+	sleep 1
 	/bin/hvcall verdict pass
 else
 	echo "guest: verdict fail:$FAILED"
+	sleep 1
 	/bin/hvcall verdict fail
 fi
 echo "guest: done"
