@@ -74,9 +74,9 @@ struct vcpu {
 	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
 	uint8_t pic_pending;             /* an 8259 (ExtINT) vector to inject */
 	uint64_t pic_injected;
-	/* The software x2APIC (eoi=pv): KVM's PV EOI word (guest-physical, 0
-	 * when off) and the MSR's value; whether its flag is armed now; counts. */
-	uint64_t pv_eoi_gpa, pv_eoi_msr;
+	/* The software x2APIC (eoi=pv): KVM's PV EOI MSR (bit 0 on, bits 63:2
+	 * the word's guest-physical address); whether its flag is armed; counts. */
+	uint64_t pv_eoi_msr;
 	bool pv_eoi_armed;
 	uint64_t sw_injected, sw_eoi_exits, sw_pv_eois, sw_pv_armed;
 };

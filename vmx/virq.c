@@ -117,7 +117,7 @@ void virq_vcpu_init(struct vcpu *v)
 	spin_unlock(&v->timer_lock);
 	if (vmx_env.cfg.sw_apic) {
 		swapic_update_ppr(v->vapic);
-		v->pv_eoi_gpa = v->pv_eoi_msr = 0;
+		v->pv_eoi_msr = 0;
 		v->pv_eoi_armed = false;
 	} else {
 		vmcs_write(VMCS_GUEST_INTR_STATUS, 0);
@@ -320,12 +320,22 @@ void exit_intr_window(struct vcpu *v)
  * write; identity EPT: the host reaches it at the same address). */
 static volatile uint32_t *pv_eoi_word(struct vcpu *v)
 {
-	return v->pv_eoi_gpa ? (volatile uint32_t *)(uintptr_t)v->pv_eoi_gpa : NULL;
+	return v->pv_eoi_msr & 1 ? (volatile uint32_t *)(uintptr_t)(v->pv_eoi_msr & ~3ull) : NULL;
 }
 
-/* An EOI on the software x2APIC (the guest's EOI write, or its PV EOI):
- * a level-triggered vector also ends at the physical APIC. */
-static void sw_eoi_done(struct vcpu *v, int vec)
+/* The software x2APIC's pending work: the descriptor's PIR into the IRR
+ * (posted-interrupt processing is off), PPR recomputed; returns the vector
+ * to deliver, or -1. */
+static int sw_pending(struct vcpu *v)
+{
+	vapic_take_posted(v->vapic, v->pid);
+	swapic_update_ppr(v->vapic);
+	return swapic_deliverable(v->vapic);
+}
+
+/* The guest's EOI of vec (an EOI-exit, an EOI write or its PV EOI on the
+ * software x2APIC): a level-triggered vector also ends at the physical APIC. */
+static void level_eoi_done(struct vcpu *v, int vec)
 {
 	if (vec >= 0 && (v->level_inflight[vec / 64] & BIT(vec % 64))) {
 		v->level_inflight[vec / 64] &= ~BIT(vec % 64);
@@ -346,12 +356,10 @@ static void sw_before_entry(struct vcpu *v)
 		int vec = swapic_pv_eoi_sync(v->vapic, word, &v->pv_eoi_armed);
 		if (vec >= 0) {
 			v->sw_pv_eois++;
-			sw_eoi_done(v, vec);
+			level_eoi_done(v, vec);
 		}
 	}
-	vapic_take_posted(v->vapic, v->pid);
-	swapic_update_ppr(v->vapic);
-	int vec = swapic_deliverable(v->vapic);
+	int vec = sw_pending(v);
 	uint32_t proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
 	bool busy = vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
 	if (vec < 0) {
@@ -476,11 +484,7 @@ void exit_external_intr(struct vcpu *v)
  * Virtualization": the exit is trap-like, the virtual EOI is done). */
 void exit_virtualized_eoi(struct vcpu *v)
 {
-	uint8_t vec = (uint8_t)v->qual;
-	if (v->level_inflight[vec / 64] & BIT(vec % 64)) {
-		v->level_inflight[vec / 64] &= ~BIT(vec % 64);
-		lapic_eoi();
-	}
+	level_eoi_done(v, (uint8_t)v->qual);
 }
 
 /* HLT, where it exits (hlt=exit): completed here. With a virtual interrupt
@@ -492,9 +496,7 @@ void exit_hlt(struct vcpu *v)
 	vcpu_skip_insn(v);
 	bool deliverable;
 	if (vmx_env.cfg.sw_apic) {
-		vapic_take_posted(v->vapic, v->pid);
-		swapic_update_ppr(v->vapic);
-		deliverable = swapic_deliverable(v->vapic) >= 0;
+		deliverable = sw_pending(v) >= 0;
 	} else {
 		uint32_t rvi = (uint32_t)vmcs_read(VMCS_GUEST_INTR_STATUS) & 0xff;
 		uint32_t ppr = vapic_get(v->vapic, APIC_PPR) & 0xff;
@@ -574,7 +576,6 @@ static int pv_eoi_msr_write(struct vcpu *v, uint64_t val)
 	if ((val & 1) && memmap_type_at(vmx_env.mem, gpa) != MEM_USABLE)
 		return -1;
 	v->pv_eoi_msr = val;
-	v->pv_eoi_gpa = val & 1 ? gpa : 0;
 	v->pv_eoi_armed = false;
 	return 0;
 }
@@ -630,7 +631,7 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 			return -1;
 		if (vmx_env.cfg.sw_apic) {
 			v->sw_eoi_exits++;
-			sw_eoi_done(v, swapic_eoi(v->vapic));
+			level_eoi_done(v, swapic_eoi(v->vapic));
 		}
 		return 0;
 	case APIC_SELF_IPI:
@@ -756,7 +757,7 @@ void virq_report(struct vcpu *v)
 	if (vmx_env.cfg.sw_apic)
 		pr_info("hvstat: cpu=%u swapic injected=%llu eoi_exits=%llu pv_eois=%llu pv_armed=%llu pv_eoi=%s\n", i,
 			(unsigned long long)v->sw_injected, (unsigned long long)v->sw_eoi_exits,
-			(unsigned long long)v->sw_pv_eois, (unsigned long long)v->sw_pv_armed, v->pv_eoi_gpa ? "on" : "off");
+			(unsigned long long)v->sw_pv_eois, (unsigned long long)v->sw_pv_armed, v->pv_eoi_msr & 1 ? "on" : "off");
 	if (s->pv_calls)
 		pr_info("hvstat: cpu=%u pv_ipi calls=%llu targets=%llu errors=%llu\n", i, (unsigned long long)s->pv_calls,
 			(unsigned long long)s->pv_targets, (unsigned long long)s->pv_errors);
