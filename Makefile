@@ -43,7 +43,7 @@ HOST_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=address,undefined -fn
 MB2_OBJS := $(patsubst %.c,$(B)/mb2/%.o,$(CORE_SRCS) $(MB2_SRCS)) $(patsubst %.asm,$(B)/mb2/%.o,$(CORE_ASM) $(MB2_ASM))
 EFI_OBJS := $(patsubst %.c,$(B)/efi/%.o,$(CORE_SRCS) $(EFI_SRCS)) $(patsubst %.asm,$(B)/efi/%.o,$(CORE_ASM))
 
-.PHONY: all help run test test-unit test-qemu test-bochs test-linux usb iso qemu deps clean bench fuzz fuzz-build lint
+.PHONY: all help run test test-unit test-qemu test-bochs test-linux usb iso qemu qemu-kvm deps clean bench bench-seeds bench-boot fuzz fuzz-build lint
 all: $(B)/hv.elf $(B)/hv.efi
 
 help:
@@ -61,7 +61,10 @@ help:
 	@echo "make iso        build/hv.iso: GRUB (Multiboot2) image for Bochs or a CD"
 	@echo "make qemu       boot the UEFI path under QEMU+OVMF with 4 CPUs"
 	@echo "make deps       install the Debian packages the build and tests need"
-	@echo "make bench      boot benchmark: the same kernel bare and under hv in Bochs (BENCH_RUNS=N)"
+	@echo "make qemu-kvm   boot build/usb.img under QEMU with KVM and nested VMX (an Intel host with VT-x only; says so elsewhere)"
+	@echo "make bench      the tiers against bare metal in Bochs: IPI round trip, send-IPI bench, cyclictest, hackbench,"
+	@echo "                exits per operation; writes docs/results.md (BENCH_RUNS=N, BENCH_ONLY=REGEX; about 20 min a run)"
+	@echo "make bench-seeds the EOI and timer seed experiments; make bench-boot: boot time bare and under hv"
 	@echo "make clean      remove build/"
 
 deps:
@@ -161,6 +164,13 @@ usb: $(B)/hv.efi
 qemu: $(B)/hv.efi
 	tools/run-qemu.sh
 
+# The stick image under QEMU with KVM and nested VMX (an Intel host with
+# kvm_intel nested=1): the host is checked first, before anything is built.
+qemu-kvm:
+	@tools/run-qemu-kvm.sh --check
+	@$(MAKE) --no-print-directory $(B)/hv.efi
+	tools/run-qemu-kvm.sh
+
 run: all
 	tools/run.sh
 
@@ -178,8 +188,15 @@ test-linux: $(B)/hv.elf $(B)/ipiv-verdict
 
 bench: $(B)/hv.elf
 	tools/deps.sh
-	tools/bench-boot.sh
+	tools/bench-tiers.sh
+
+bench-seeds: $(B)/hv.elf
+	tools/deps.sh
 	tools/bench-seeds.sh
+
+bench-boot: $(B)/hv.elf
+	tools/deps.sh
+	tools/bench-boot.sh
 
 clean:
 	rm -rf $(B)

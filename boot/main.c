@@ -23,6 +23,7 @@
 #include "../vmx/vmx_defs.h"
 #include "../vmx/ept.h"
 #include "../vmx/vcpu_launch.h"
+#include "../vmx/report.h"
 #include "../apic/pi.h"
 #include "../apic/ioapic.h"
 #include "../guest/boot.h"
@@ -425,6 +426,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		fail("VMXON failed on some CPU");
 	smp_park(&caps);
 
+	report_periodic_init(opts.report_s);
 	tiers_summary(&tiers, err, sizeof err);
 	pr_info("hv: platform report: loader=%s cpus=%u vmx=yes %s heap_used=%llu KiB\n", bi->loader, ncpus, err,
 		(unsigned long long)(page_alloc_used() >> 10));

@@ -175,6 +175,13 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			}
 			o->phantom_cpu = (int64_t)num;
 			return 0;
+		} else if (word_eq(w, kl, "report")) {
+			if (!str_to_u64(v, vl, &num) || num > 86400) {
+				snprintf(err, errlen, "option '%.*s': expected seconds 0..86400 (0: no periodic report)", (int)wl, w);
+				return -1;
+			}
+			o->report_s = (uint32_t)num;
+			return 0;
 		} else if (word_eq(w, kl, "ipivtest")) {
 			if (vl != 1 || (v[0] != '0' && v[0] != '1')) {
 				snprintf(err, errlen, "option '%.*s': expected 0 or 1", (int)wl, w);
@@ -183,7 +190,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->ipiv_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

@@ -35,6 +35,7 @@ struct hv_options {
 	uint64_t ap_timeout_us; /* aptimeout=N microseconds per AP (default 200000) */
 	int64_t housekeeping;   /* housekeeping=APICID: the CPU kept from the guest to serve its timers (-1: none) */
 	int64_t phantom_cpu;    /* phantomcpu=ID: test aid, also start a CPU that does not exist (-1: none) */
+	uint32_t report_s;      /* report=SECONDS: an interval report every SECONDS (0, the default: none) */
 	bool ipiv_test;         /* ipivtest=1: test aid, three PID-pointer entries past the last vCPU
 	                           (absent, reserved bits set, a spare descriptor with SN=1) */
 };

@@ -249,6 +249,51 @@ pveoi_checks() {
   echo "  ${n#linux/}: software x2APIC: $tot_inj interrupts injected, $tot_pv EOIs through PV EOI, $tot_ex EOI exits ($(awk -v e=$tot_ex -v i=$tot_inj 'BEGIN { printf "%.3f", i ? e / i : 0 }') exits per EOI)"
 }
 
+# interval_checks NAME CPUS: the interval report (report=SECONDS) came, at
+# least twice, a line per vCPU each time, and its exits add up to no more
+# than the shutdown report's; tools/hvreport.py renders it.
+interval_checks() {
+  local n=$1 cpus=$2 text k sum total
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  k=$(grep -Ec '^hvstat: interval seq=[0-9]+ seconds=[0-9]+\.[0-9]{3} cpus='"$cpus"'$' <<<"$text")
+  if (( k < 2 )); then bad "$n/interval-report" "$k interval reports in $log (2 or more expected)"; return; fi
+  sum=$(sed -n 's/^hvstat: cpu=[0-9]* interval exits=+\([0-9]*\) exits_per_s=[0-9]* in_hv_permille=[0-9]* posted=+[0-9]* notified=+[0-9]* timer_posts=+[0-9]* pv_eois=+[0-9]* top=[A-Z_:+0-9,]*$/\1/p' <<<"$text" |
+        awk '{ s += $1; n++ } END { print n " " s }')
+  total=$(sed -n 's/^hvstat: end total_exits=\([0-9]*\)$/\1/p' <<<"$text" | tail -n1)
+  set -- $sum
+  if [ "$1" != $((k * cpus)) ]; then bad "$n/interval-report" "$1 well-formed vCPU lines for $k reports of $cpus vCPUs"
+  elif [ -z "$total" ] || (( $2 > total || $2 == 0 )); then bad "$n/interval-report" "interval exits $2 against $total in the shutdown report"
+  else ok "$n/interval-report"; fi
+  tools/hvreport.py "$log" > "$LOGS/hvreport-${n#linux/}.md" 2>&1
+  expect "$n/interval-rendered" "$LOGS/hvreport-${n#linux/}.md" '^### interval reports$'
+  echo "  ${n#linux/}: $k interval reports, $2 exits in them of $total"
+}
+
+# ipibench_checks NAME COUNT [MAX_RTT_EXITS]: the guest's IPI benchmarks
+# (guest/test/ipibench, hv.ipibench=COUNT) ran and printed sane figures: a
+# round trip with every call answered, its percentiles in order, the exits
+# counted; the five microbenchmarks, each call answered, times above zero.
+# MAX_RTT_EXITS: the round trip's exits per operation must not exceed it.
+ipibench_checks() {
+  local n=$1 cnt=$2 max=${3:-} text line bad=""
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  line=$(grep -m1 '^ipibench: roundtrip ' <<<"$text")
+  if [ -z "$line" ]; then bad "$n/ipibench" "no 'ipibench: roundtrip' line in $log"; return; fi
+  read -r mn md p90 p99 mx calls ex < <(sed -n 's/.* tsc min=\([0-9]*\) median=\([0-9]*\) p90=\([0-9]*\) p99=\([0-9]*\) max=\([0-9]*\) calls=\([0-9]*\) exits=+[0-9]* exits_per_op=\([0-9.]*\)$/\1 \2 \3 \4 \5 \6 \7/p' <<<"$line")
+  if [ -z "${ex:-}" ]; then bad+=" roundtrip line malformed: $line;"
+  else
+    (( mn > 0 && mn <= md && md <= p90 && p90 <= p99 && p99 <= mx )) || bad+=" roundtrip percentiles out of order: $line;"
+    [ "$calls" = "$cnt" ] || bad+=" roundtrip: $calls of $cnt calls answered;"
+    [ -z "$max" ] || awk -v e="$ex" -v m="$max" 'BEGIN { exit !(e <= m) }' || bad+=" roundtrip: $ex exits per round trip, more than $max;"
+  fi
+  for t in dry self normal broadcast bcastlock; do
+    grep -Eq "^ipibench: micro test=$t count=$cnt total_ns=[1-9][0-9]* ns_per_op=[0-9]+ calls=$cnt exits=\+[0-9]+ exits_per_op=[0-9.]+$" <<<"$text" ||
+      bad+=" micro test=$t missing or wrong;"
+  done
+  if [ -z "$bad" ]; then ok "$n/ipibench"; else bad "$n/ipibench" "$bad"; cp "$log" "$LOGS/" 2>/dev/null; fi
+  echo "  ${n#linux/}: ipibench: round trip median ${md:-?} TSC, ${ex:-?} exits/op; $(grep '^ipibench: micro test=normal' <<<"$text" | sed 's/.*ns_per_op=\([0-9]*\).*exits_per_op=\([0-9.]*\).*/normal IPI \1 ns, \2 exits\/op/')"
+}
+
 # ipiv_checks NAME: a run on the project's patched Bochs (tools/bochs-patched.sh)
 # with IPI virtualization and APIC-timer virtualization chosen by auto.
 #  - The ICR table (guest/test/ipivtab, hv.ipivtab=1, with the hypervisor's
@@ -374,6 +419,9 @@ attack_checks() {
 # LX_BOCHS=PATH (set for one linux_spawn call) runs that Bochs binary on the
 # host, the project's patched build (tools/bochs-patched.sh); retries keep it.
 declare -A lx_pid=() lx_checks=() lx_args=() lx_retried=() lx_bochs=()
+# What Linux prints when it notices that it hangs (an RCU stall, a task
+# blocked for 120 s, a soft or hard lockup): the run is stopped and retried.
+lx_hang_re='rcu: INFO: rcu_(preempt|sched) (self-)?detected stall|INFO: task .* blocked for more than [0-9]+ seconds|watchdog: BUG: soft lockup|Watchdog detected hard LOCKUP'
 # LINUX_ONLY=REGEX (a developer's aid) makes only the runs whose name matches.
 linux_spawn() {
   [ -n "${LINUX_ONLY:-}" ] && [ -z "${lx_retried[$1]:-}" ] && ! [[ $1 =~ $LINUX_ONLY ]] && return
@@ -395,11 +443,12 @@ linux_spawn() {
         for p in $(pgrep -P $bp); do pkill -TERM -P "$p"; done   # run-bochs.sh's timeout, which ends Bochs
         break
       fi
-      # An RCU stall report is the open lost-interrupt hang (docs/interrupts.md)
-      # with a console that still talks: stop it now too.
-      if tr -d '\r' < "$LOGS/$1.ser" 2>/dev/null | grep -Eq 'rcu: INFO: rcu_(preempt|sched) detected stalls'; then
-        sleep 20   # the stall report itself
-        echo "  $1: stopped: the guest reported an RCU stall (hung)"
+      # An RCU stall, a hung task or a soft lockup report is the open
+      # lost-interrupt hang (docs/interrupts.md) with a console that still
+      # talks: stop it now too.
+      if tr -d '\r' < "$LOGS/$1.ser" 2>/dev/null | grep -Eq "$lx_hang_re"; then
+        sleep 20   # the report itself
+        echo "  $1: stopped: the guest reported an RCU stall or a hung task (hung)"
         for p in $(pgrep -P $bp); do pkill -TERM -P "$p"; done
         break
       fi
@@ -442,7 +491,11 @@ linux_reap() {
   tr -d '\r' < "$log" | grep -Eq 'BUG: ENTRY_TRAMPOLINE stack guard page was hit|^\[ *[0-9.]+\] stack guard page: 0000 \[#1\]' &&
     why="the guest died at its first user-space page fault (Bochs 3.0 defect 3)"
   grep -q 'stopped: the console was silent' "$LOGS/$name.run" && why="the guest hung silent (open issue: a lost interrupt)"
-  grep -q 'stopped: the guest reported an RCU stall' "$LOGS/$name.run" && why="the guest stalled (RCU stall report; open issue: a lost interrupt)"
+  grep -q 'stopped: the guest reported an RCU stall' "$LOGS/$name.run" && why="the guest stalled (RCU stall or hung-task report; open issue: a lost interrupt)"
+  # A run that reached its timeout without a result line hung too (in a way
+  # the signs above missed, e.g. a console that kept printing).
+  [ -z "$why" ] && grep -Eq 'exit 124 after' "$LOGS/$name.run" && ! grep -q 'hv: result=' "$log" 2>/dev/null &&
+    why="the guest reached the run's timeout without a result (hung; open issue: a lost interrupt)"
   # At most LINUX_RETRIES (default 2) more boots; every attempt's log is kept.
   local n=${lx_retried[$name]:-0}
   if [ -n "$why" ] && [ "$n" -lt "${LINUX_RETRIES:-2}" ]; then
@@ -475,8 +528,8 @@ level_linux() {
        'ipigen: raw target cpu=1 .*calls=\+1 posted=\+1\$' 'ipigen: raw target cpu=2 .*calls=\+1 posted=\+1\$' \
        'ipigen: raw target cpu=3 .*calls=\+1 posted=\+1\$'
      expect linux/skx4/dropped-counted \"\$log\" 'ipigen: rawdrop verdict=ok' 'hvstat: cpu=[0-9]+ ipi_dropped=[1-9]'"
-  linux_spawn linux-skx "corei7_skylake_x" 2 "exit=bochs" "$g=${IPIGEN_ROUNDS:-100000} hv.timercheck=5" "$tmo" \
-    "linux_checks linux/skx; ipigen_checks linux/skx virtual; timer_checks linux/skx posted
+  linux_spawn linux-skx "corei7_skylake_x" 2 "exit=bochs" "$g=${IPIGEN_ROUNDS:-100000} hv.timercheck=5 hv.ipibench=500" "$tmo" \
+    "linux_checks linux/skx; ipigen_checks linux/skx virtual; timer_checks linux/skx posted; ipibench_checks linux/skx 500
      expect linux/skx/vid-on \"\$log\" 'tier: eoi=vid' 'vmcs: pin=.* proc2=0x[0-9a-f]*[2367abef][0-9a-f]{2} '
      expect_not linux/skx/eoi-never-exits \"\$log\" 'hvstat: cpu=[0-9]+ (reason=VIRTUALIZED_EOI|msr=0x80b )'"
   linux_spawn linux-spr "sapphire_rapids" 2 "exit=bochs" "$g=${IPIGEN_ROUNDS:-100000}" "$tmo" \
@@ -490,8 +543,10 @@ level_linux() {
   linux_spawn linux-skx-hk "corei7_skylake_x" 3 "exit=bochs housekeeping=2" "$g=${IPIGEN_SMALL:-20000} hv.timercheck=5" "$tmo" \
     "linux_checks linux/skx-hk; ipigen_checks linux/skx-hk virtual; timer_checks linux/skx-hk posted hk
      expect linux/skx-hk/cpu-kept \"\$log\" 'smp: APIC ID 2 kept from the guest for the timer service' 'guest: cpus=2\$'"
-  linux_spawn linux-skx-preempt "corei7_skylake_x" 2 "exit=bochs timer=preempt" "$g=${IPIGEN_SMALL:-20000} hv.timercheck=5" "$tmo" \
-    "linux_checks linux/skx-preempt; ipigen_checks linux/skx-preempt virtual; timer_checks linux/skx-preempt preempt"
+  # (And the interval report, report=20: vCPU 0 prints one every 20 s.)
+  linux_spawn linux-skx-preempt "corei7_skylake_x" 2 "exit=bochs timer=preempt report=20" "$g=${IPIGEN_SMALL:-20000} hv.timercheck=5" "$tmo" \
+    "linux_checks linux/skx-preempt; ipigen_checks linux/skx-preempt virtual; timer_checks linux/skx-preempt preempt
+     interval_checks linux/skx-preempt 2"
   # eoi=pv: the software x2APIC (event injection, no VID) with KVM's PV EOI,
   # which the stock kernel turns on by itself: most EOIs never exit.
   linux_spawn linux-skx-pveoi "corei7_skylake_x" 2 "exit=bochs eoi=pv" "$g=${IPIGEN_SMALL:-20000} hv.timercheck=5" "$tmo" \
@@ -512,8 +567,8 @@ level_linux() {
   local hvb
   if hvb=$(tools/bochs-patched.sh); then
     LX_BOCHS=$hvb linux_spawn linux-hv-spr "sapphire_rapids" 2 "exit=bochs ipivtest=1 hlt=guest" \
-      "$g=${IPIGEN_ROUNDS:-100000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
-      "linux_checks linux/hv-spr; ipigen_checks linux/hv-spr ipiv; ipiv_checks linux/hv-spr"
+      "$g=${IPIGEN_ROUNDS:-100000} hv.ipivtab=1 hv.timercheck=5 hv.ipibench=500" "$tmo" \
+      "linux_checks linux/hv-spr; ipigen_checks linux/hv-spr ipiv; ipiv_checks linux/hv-spr; ipibench_checks linux/hv-spr 500 0.05"
     LX_BOCHS=$hvb linux_spawn linux-hv-spr4 "sapphire_rapids" 4 "exit=bochs ipivtest=1 hlt=guest" \
       "$g=${IPIGEN_4CPU:-5000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
       "linux_checks linux/hv-spr4 4; IPIV_MIN_UNICAST=${IPIGEN_4CPU:-5000} ipigen_checks linux/hv-spr4 ipiv; ipiv_checks linux/hv-spr4
@@ -608,6 +663,9 @@ level_tools() {
   else bad tools/hvreport-png "no PNG written (python3-matplotlib installed?)"; fi
   tools/hvreport.py test/fixtures/vmx-caps-bochs.txt > $LOGS/hvreport-bad.txt 2>&1
   [ $? != 0 ] && grep -q 'no complete hvstat report' $LOGS/hvreport-bad.txt && ok tools/hvreport-no-report || bad tools/hvreport-no-report "a log without hvstat lines must fail clearly"
+  # The newer sections (served without an exit, timer lateness, interval
+  # reports, published figures, many logs, --figures) on their own fixture.
+  . test/tools/hvreport_checks.sh && hvreport_checks
 }
 
 for l in $levels; do

@@ -54,7 +54,7 @@ DEBVER=$(sed -n 's/.* Debian \([0-9][^ ]*\) .*/\1/p' <<<"$VSTR")
 say "guest kernel $KREL${DEBVER:+ (Debian $DEBVER)}"
 
 # ---- the cached module ----
-HASH=$(cd "$SRCDIR" && cat "$MOD.c" Kbuild Makefile | sha256sum | cut -c1-12)
+HASH=$(cd "$SRCDIR" && cat "$MOD.c" Kbuild Makefile ../hvguest.h | sha256sum | cut -c1-12)
 KO=$CACHE/$MOD-$KREL-$HASH.ko
 vermagic() { objcopy -O binary --only-section=.modinfo "$1" /dev/stdout 2>/dev/null | tr '\0' '\n' | sed -n 's/^vermagic=//p'; }
 if [ -s "$KO" ] && [ "$(vermagic "$KO" | cut -d' ' -f1)" = "$KREL" ]; then
@@ -104,7 +104,7 @@ fi
 # ---- build ----
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/hv-$MOD.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-cp "$SRCDIR/$MOD.c" "$SRCDIR/Kbuild" "$SRCDIR/Makefile" "$WORK/"
+cp "$SRCDIR/$MOD.c" "$SRCDIR/Kbuild" "$SRCDIR/Makefile" "$SRCDIR/../hvguest.h" "$WORK/"
 say "building $MOD.ko against $KDIR"
 if ! make -C "$KDIR" M="$WORK" modules >"$WORK/build.log" 2>&1; then
 	cat "$WORK/build.log" >&2

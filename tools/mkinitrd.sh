@@ -8,7 +8,7 @@
 # cached guest kernel). Format: newc cpio, gzip.
 #
 # What /init does (one "guest: ..." line per step, on the console):
-#   mounts /proc, /sys, /dev (devtmpfs)
+#   mounts /proc, /sys, /dev (devtmpfs), /dev/shm (tmpfs: cyclictest wants it)
 #   hv.bench=1      -> "guest: uptime=<contents of /proc/uptime>", power off
 #   "guest: cpus=N" (CPUs online)
 #   hv.init=shell   -> a shell on the console (power off when it exits)
@@ -29,6 +29,11 @@
 #                      the clock (both from /proc/timer_list) over S seconds of sleep,
 #                      and "guest: idle seconds=T apicN=+E (R/s) ...": each vCPU's VM
 #                      exits meanwhile (hvcall exits), the idle figure
+#   hv.ipibench=N   -> insmod /lib/ipibench.ko count=N: the seeds' IPI benchmarks
+#                      ("ipibench: roundtrip ..." and "ipibench: micro test=..." lines)
+#   hv.cyclictest=L -> "guest: cyclictest loops=L": cyclictest -q -m -S -p 80 -i 1000 -l L
+#                      (one thread per CPU), its "T: ..." lines, "guest: cyclictest done rc=N"
+#   hv.hackbench=L  -> hackbench -g 2 -f 10 -l L: "guest: hackbench time=S rc=N"
 #   runs "ipitest ROUNDS" (ROUNDS from hv.ipirounds=, default 2000; 0 skips it)
 #   hv.probe=0xADDR -> reads that page of /dev/mem with dd and prints
 #                      "guest: devmem read of 0xADDR failed (rc=N): <error>" or
@@ -104,11 +109,12 @@ is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
 
 # The test modules: ipigen.ko sends and counts IPIs (hv.ipigen=ROUNDS),
 # hvattack.ko plays the hostile guest (hv.attack=1), ipivtab.ko writes a
-# table of ICR values (hv.ipivtab=1). HV_IPIGEN / HV_HVATTACK / HV_IPIVTAB
+# table of ICR values (hv.ipivtab=1), ipibench.ko runs the IPI benchmarks
+# (hv.ipibench=N). HV_IPIGEN / HV_HVATTACK / HV_IPIVTAB / HV_IPIBENCH
 # name a prebuilt .ko, or "none" to leave it out; by default
 # tools/build-ipigen.sh builds each (or reuses its cached build).
 mod_notes=""
-for mod in ipigen hvattack ipivtab; do
+for mod in ipigen hvattack ipivtab ipibench; do
 	var=HV_$(echo "$mod" | tr a-z A-Z)
 	KO=${!var:-}
 	if [ -z "$KO" ]; then
@@ -122,6 +128,22 @@ for mod in ipigen hvattack ipivtab; do
 		mod_notes+=", $mod.ko from $KO"
 	fi
 done
+
+# cyclictest and hackbench from Debian's rt-tests (the host's package: the
+# guest is the same Debian release), with the shared libraries they need
+# (ldd's list) and the dynamic loader. HV_RTTESTS=none leaves them out.
+if [ "${HV_RTTESTS:-}" != none ]; then
+	for t in cyclictest hackbench; do
+		[ -x "/usr/bin/$t" ] || die "/usr/bin/$t not found (apt-get install rt-tests; HV_RTTESTS=none builds without it)"
+		cp "/usr/bin/$t" "$STAGE/usr/bin/$t"
+		for lib in $(ldd "/usr/bin/$t" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }'); do
+			mkdir -p "$STAGE$(dirname "$lib")"
+			cp -L "$lib" "$STAGE$lib"
+		done
+	done
+	[ -e "$STAGE/lib64/ld-linux-x86-64.so.2" ] || die "the dynamic loader for rt-tests was not found by ldd"
+	mod_notes+=", cyclictest and hackbench (rt-tests)"
+fi
 
 # A console node, for kernels without a built-in initramfs providing one
 # (needs root; /init also re-opens the console after mounting devtmpfs).
@@ -139,6 +161,7 @@ mkdir -p /proc /sys /dev /tmp
 mount -t proc proc /proc || echo "guest: mount /proc failed"
 mount -t sysfs sysfs /sys || echo "guest: mount /sys failed"
 mount -t devtmpfs devtmpfs /dev || echo "guest: mount /dev (devtmpfs) failed"
+mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm || echo "guest: mount /dev/shm failed"
 [ -c /dev/console ] && exec </dev/console >/dev/console 2>&1
 echo    # start on a fresh line, whatever the firmware or kernel printed last
 echo "guest: init started, mounted /proc /sys /dev"
@@ -262,6 +285,34 @@ fi
 if [ "$(opt hv.ipivtab)" = 1 ]; then
 	module ipivtab
 	dmesg | grep -q 'ipivtab: done rows=' || check_failed ipivtab
+fi
+
+# hv.ipibench=N: the seeds' IPI benchmarks (round trip, send-IPI microbenchmark).
+IPIBENCH=$(opt hv.ipibench)
+if [ -n "$IPIBENCH" ]; then
+	HVARG=1
+	[ "$(opt hv.bare)" = 1 ] && HVARG=0
+	module ipibench count="$IPIBENCH" hv=$HVARG
+	dmesg | grep -q 'ipibench: done' || check_failed ipibench-ran
+	[ "$(dmesg | grep -c 'ipibench: micro test=')" = 5 ] || check_failed ipibench-micro
+fi
+# hv.cyclictest=LOOPS: timer latency, one SCHED_FIFO thread per CPU, 1 ms period.
+CYC=$(opt hv.cyclictest)
+if [ -n "$CYC" ]; then
+	echo "guest: cyclictest loops=$CYC"
+	cyclictest -q -m -S -p 80 -i 1000 -l "$CYC" >/tmp/cyc 2>&1
+	rc=$?
+	sed 's/^/guest: cyclictest /' /tmp/cyc
+	echo "guest: cyclictest done rc=$rc"
+	[ $rc = 0 ] || check_failed cyclictest
+fi
+# hv.hackbench=LOOPS: scheduler and IPI load, 2 groups of 10 senders and 10 receivers.
+HB=$(opt hv.hackbench)
+if [ -n "$HB" ]; then
+	out=$(hackbench -g 2 -f 10 -l "$HB" 2>&1)
+	rc=$?
+	echo "guest: hackbench time=$(echo "$out" | sed -n 's/^Time: *//p') rc=$rc"
+	[ $rc = 0 ] || { echo "$out" | tail -n 3; check_failed hackbench; }
 fi
 
 IPIGEN=$(opt hv.ipigen)

@@ -749,6 +749,7 @@ void vmx_exit_handler(struct guest_regs *r)
 	virq_before_entry(v);
 	if (basic < EXIT_REASON_MAX)
 		hist_add(&v->exit_time[basic], rdtsc() - t0);
+	report_tick(v);
 }
 
 __noreturn void vmx_resume_failed(struct guest_regs *r)

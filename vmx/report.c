@@ -86,3 +86,104 @@ void report_print(const char *why)
 	pr_info("hvstat: end total_exits=%llu\n", (unsigned long long)total);
 	spin_unlock(&report_lock);
 }
+
+/* ---- the interval report (report=SECONDS) ---- */
+
+static uint64_t period_tsc, next_tsc, last_tsc;
+static uint32_t interval_seq;
+
+void report_periodic_init(uint32_t seconds)
+{
+	period_tsc = (uint64_t)seconds * tsc_khz * 1000;
+	if (!period_tsc)
+		return;
+	last_tsc = rdtsc();
+	next_tsc = last_tsc + period_tsc;
+	pr_info("report: an interval report every %u s (vCPU 0 prints it at its first exit after each period)\n", seconds);
+}
+
+static uint64_t time_in_hv(const struct vcpu *v)
+{
+	uint64_t t = 0;
+	for (uint32_t r = 0; r < EXIT_REASON_MAX; r++)
+		t += v->exit_time[r].sum;
+	return t;
+}
+
+/* The three reasons with the most exits since the last interval. */
+static void top_reasons(const struct vcpu *v, const uint64_t *now_by, char *buf, size_t len)
+{
+	uint32_t best[3] = { EXIT_REASON_MAX, EXIT_REASON_MAX, EXIT_REASON_MAX };
+	uint64_t delta[3] = { 0, 0, 0 };
+	for (uint32_t r = 0; r < EXIT_REASON_MAX; r++) {
+		uint64_t d = now_by[r] - v->snap.exits_by[r];
+		for (int k = 0; k < 3; k++) {
+			if (d > delta[k]) {
+				for (int j = 2; j > k; j--) {
+					best[j] = best[j - 1];
+					delta[j] = delta[j - 1];
+				}
+				best[k] = r;
+				delta[k] = d;
+				break;
+			}
+		}
+	}
+	size_t n = 0;
+	buf[0] = 0;
+	for (int k = 0; k < 3 && best[k] < EXIT_REASON_MAX && n < len; k++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s:+%llu", k ? "," : "", exit_reason_name(best[k]),
+				      (unsigned long long)delta[k]);
+	if (!n)
+		snprintf(buf, len, "none");
+}
+
+static void report_interval(uint64_t now)
+{
+	uint64_t span = now - last_tsc;
+	uint64_t us = tsc_to_us(span);
+	spin_lock(&report_lock);
+	pr_info("hvstat: interval seq=%u seconds=%llu.%03llu cpus=%u\n", ++interval_seq,
+		(unsigned long long)(us / 1000000), (unsigned long long)(us / 1000 % 1000), ncpus);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct vcpu *v = vcpus[i];
+		if (!v)
+			continue;
+		uint64_t by[EXIT_REASON_MAX];
+		for (uint32_t r = 0; r < EXIT_REASON_MAX; r++)
+			by[r] = __atomic_load_n(&v->exits[r], __ATOMIC_RELAXED);
+		uint64_t exits = __atomic_load_n(&v->exits_total, __ATOMIC_RELAXED);
+		uint64_t in_hv = time_in_hv(v);
+		struct virq_served s;
+		virq_served(v, &s);
+		char top[160];
+		top_reasons(v, by, top, sizeof top);
+		uint64_t de = exits - v->snap.exits;
+		pr_info("hvstat: cpu=%u interval exits=+%llu exits_per_s=%llu in_hv_permille=%llu posted=+%llu notified=+%llu timer_posts=+%llu pv_eois=+%llu top=%s\n",
+			i, (unsigned long long)de, (unsigned long long)(us ? de * 1000000 / us : 0),
+			(unsigned long long)(span ? (in_hv - v->snap.in_hv) * 1000 / span : 0),
+			(unsigned long long)(s.posts - v->snap.posts), (unsigned long long)(s.notifies - v->snap.notifies),
+			(unsigned long long)(s.timer_posts - v->snap.timer_posts),
+			(unsigned long long)(s.pv_eois - v->snap.pv_eois), top);
+		v->snap.exits = exits;
+		v->snap.in_hv = in_hv;
+		v->snap.posts = s.posts;
+		v->snap.notifies = s.notifies;
+		v->snap.timer_posts = s.timer_posts;
+		v->snap.pv_eois = s.pv_eois;
+		memcpy(v->snap.exits_by, by, sizeof by);
+	}
+	spin_unlock(&report_lock);
+}
+
+void report_tick(struct vcpu *v)
+{
+	if (!period_tsc || v->index != 0)
+		return;
+	uint64_t now = rdtsc();
+	if (now < next_tsc)
+		return;
+	report_interval(now);
+	last_tsc = now;
+	next_tsc = now + period_tsc;
+}

@@ -54,6 +54,11 @@ struct vcpu {
 	 * instruction to its last before VM entry (TSC cycles). */
 	struct log2_hist exit_time[EXIT_REASON_MAX];
 	uint64_t launch_tsc;             /* first VM entry: guest time starts */
+	/* The counters at the last interval report (report=SECONDS). */
+	struct {
+		uint64_t exits, in_hv, posts, notifies, timer_posts, pv_eois;
+		uint64_t exits_by[EXIT_REASON_MAX];
+	} snap;
 	struct access_stats msr_stats, io_stats;
 	struct vcpu_denied denied;
 	uint64_t ept_late_gibs;          /* GiBs beyond the identity map mapped on demand */       /* the guest's attempts the hypervisor refused */

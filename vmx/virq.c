@@ -735,6 +735,15 @@ static void timer_report(struct vcpu *v)
 			(unsigned long long)virq_timer_service->kicks);
 }
 
+void virq_served(struct vcpu *v, struct virq_served *out)
+{
+	const struct ipi_target_stats *t = tstats ? &tstats[v->index] : NULL;
+	out->posts = t ? __atomic_load_n(&t->posts, __ATOMIC_RELAXED) : 0;
+	out->notifies = t ? __atomic_load_n(&t->notifies, __ATOMIC_RELAXED) : 0;
+	out->timer_posts = __atomic_load_n(&v->timer_posts, __ATOMIC_RELAXED);
+	out->pv_eois = __atomic_load_n(&v->sw_pv_eois, __ATOMIC_RELAXED);
+}
+
 void virq_report(struct vcpu *v)
 {
 	struct ipi_src_stats *s = &v->ipi;

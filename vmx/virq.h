@@ -50,6 +50,11 @@ int64_t virq_vec_posts(uint32_t apic_id, uint32_t vector);
 bool virq_nmi_in_root(void);
 /* Report lines of one vCPU. */
 void virq_report(struct vcpu *v);
+/* What vCPU v was served without an exit of its own, so far: vectors
+ * posted into its descriptor, notifications sent to it, timer expiries
+ * posted, EOIs the guest signalled through PV EOI. */
+struct virq_served { uint64_t posts, notifies, timer_posts, pv_eois; };
+void virq_served(struct vcpu *v, struct virq_served *out);
 /* The timer accounting holds: armed = replaced + fired + pending, every
  * unmasked expiry delivered (true in the partition model). */
 bool virq_timer_balanced(struct vcpu *v);

@@ -24,7 +24,7 @@ TEST(catalog_options)
 		{ "loglevel=high", "loglevel=high" }, { "smp=0", "smp=0" }, { "smp=5000", "smp=5000" },
 		{ "aptimeout=999", "aptimeout=999" }, { "aptimeout=60000001", "aptimeout=60000001" },
 		{ "housekeeping=0xffffffff", "housekeeping=0xffffffff" }, { "housekeeping=cpu2", "housekeeping=cpu2" },
-		{ "phantomcpu=-1", "phantomcpu=-1" }, { "ipivtest=2", "ipivtest=2" }, { "frobnicate=1", "unknown option" },
+		{ "phantomcpu=-1", "phantomcpu=-1" }, { "ipivtest=2", "ipivtest=2" }, { "report=1d", "report=1d" }, { "frobnicate=1", "unknown option" },
 		{ "ipi", "expected key=value" }, { "smp=99999999999999999999", "smp=99999999999999999999" },
 		{ "irq=", "irq=" }, { "console=", "console=" }, { "housekeeping=", "housekeeping=" },
 		{ "aptimeout=abc", "aptimeout=abc" }, { "exit=bochs timer=trap ipi=ipi", "ipi=ipi" },

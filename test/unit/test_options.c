@@ -414,6 +414,24 @@ TEST(options_ipivtest)
 	CHECK_EQ(options_parse("ipivtest=yes", &o, err, sizeof err), -1);
 }
 
+TEST(options_report)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.report_s, 0);
+	CHECK_EQ(options_parse("report=10", &o, err, sizeof err), 0);
+	CHECK_EQ(o.report_s, 10);
+	CHECK_EQ(options_parse("report=0", &o, err, sizeof err), 0);
+	CHECK_EQ(o.report_s, 0);
+	CHECK_EQ(options_parse("report=86400", &o, err, sizeof err), 0);
+	CHECK_EQ(options_parse("report=86401", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "report=86401");
+	CHECK_EQ(options_parse("report=-1", &o, err, sizeof err), -1);
+	CHECK_EQ(options_parse("report=soon", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "seconds");
+}
+
 TEST(options_novmx)
 {
 	struct hv_options o;

@@ -79,6 +79,7 @@
  *                   -1000 (-KVM_ENOSYS) in the partition model, -22 bad ID or vector.
  *   HC_HV_EXITS     0x48560003: RBX = x2APIC ID -> RAX = the vCPU's VM exits so far.
  */
+#include "hvguest.h"
 #include <linux/module.h>
 #include <linux/kernel.h>
 #include <linux/smp.h>
@@ -150,14 +151,6 @@ struct test {
  * as many instructions; real hardware: well under a millisecond). */
 #define HALT_WAIT_TSC 1000000ull
 #define HALT_STABLE_TSC 500ull
-
-static long hv_call(unsigned long nr, unsigned long b, unsigned long c)
-{
-	unsigned long ax = nr;
-
-	asm volatile("vmcall" : "+a"(ax), "+b"(b), "+c"(c) : : "memory");
-	return (long)ax;
-}
 
 /* Posts of 0xfb + 0xfc into cpu's vCPU, or the first error. */
 static long hv_posts(int cpu)
@@ -647,23 +640,6 @@ out:
 	kfree(ct0);
 	ct0 = NULL;
 	return 0;
-}
-
-/* CPUID leaf 1 ECX bit 31 and KVM's signature at 0x40000000: the
- * hypervisor's (it answers VMCALL). Without it a VMCALL would raise #UD. */
-static bool hv_present(void)
-{
-	unsigned int a, b, c, d;
-	char sig[13];
-
-	if (!boot_cpu_has(X86_FEATURE_HYPERVISOR))
-		return false;
-	cpuid(0x40000000, &a, &b, &c, &d);
-	memcpy(sig, &b, 4);
-	memcpy(sig + 4, &c, 4);
-	memcpy(sig + 8, &d, 4);
-	sig[12] = 0;
-	return !strcmp(sig, "KVMKVMKVM");
 }
 
 static int __init ipigen_init(void)
