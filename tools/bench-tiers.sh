@@ -28,7 +28,7 @@ kernel=$(tools/guest-kernel.sh) || exit 1
 tools/mkinitrd.sh $B/initrd.cpio.gz >/dev/null || exit 1
 [ -f $B/hv.elf ] || { echo "bench-tiers: build/hv.elf missing (make)" >&2; exit 1; }
 mkdir -p $B/bench
-work="idle=halt hv.ipibench=${BENCH_IPIBENCH:-2000} hv.cyclictest=${BENCH_CYCLIC:-1000} hv.hackbench=${BENCH_HACK:-10} hv.ipigen=${BENCH_IPIS:-5000} hv.timercheck=5 hv.ipirounds=0"
+work="idle=halt hv.ipibench=${BENCH_IPIBENCH:-2000} hv.cyclictest=${BENCH_CYCLIC:-1000} hv.hackbench=${BENCH_HACK:-10} hv.ipigen=${BENCH_IPIS:-5000} hv.timercheck=5 hv.ipirounds=0 hv.noprobe=1"
 # tsc_early_khz for the bare kernel: Bochs's CPUID says 3.5 GHz while its
 # TSC runs at ips (50 MHz); the hypervisor tells its guest the measured rate
 # (CPUID 0x15), the bare kernel gets it on its command line (tools/bench-boot.sh).
