@@ -365,6 +365,18 @@ def plot(reports, names, out):
     fig.savefig(out)
 
 
+def finish(fig, ax, out, xlabel, ylabel, title):
+    """Labels, a legend outside the axes, and the PNG written."""
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1, 1))
+    fig.tight_layout()
+    fig.savefig(out)
+    return True
+
+
 def series_name(names, name, cpu):
     return f"cpu{cpu}" if len(names) == 1 else f"{name} cpu{cpu}"
 
@@ -387,13 +399,7 @@ def plot_late(reports, names, out):
     ax.set_xticks([b + width * (len(series) - 1) / 2 for b in range(first, last + 1)])
     ax.set_xticklabels([f"<{(2 << b) - 1}" for b in range(first, last + 1)], rotation=45, ha="right")
     ax.set_yscale("log")
-    ax.set_xlabel("late by (TSC cycles, log2 buckets)")
-    ax.set_ylabel("timer expiries")
-    ax.set_title("virtual timer lateness")
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1, 1))
-    fig.tight_layout()
-    fig.savefig(out)
-    return True
+    return finish(fig, ax, out, "late by (TSC cycles, log2 buckets)", "timer expiries", "virtual timer lateness")
 
 
 def plot_intervals(reports, names, out):
@@ -416,13 +422,8 @@ def plot_intervals(reports, names, out):
                     ends.append(t)
                     rates.append(r["exits_per_s"])
             ax.plot(ends, rates, marker="o", label=series_name(names, name, cpu))
-    ax.set_xlabel("seconds since the first interval began")
-    ax.set_ylabel("VM exits per second")
-    ax.set_title("VM exits per second, interval reports")
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1, 1))
-    fig.tight_layout()
-    fig.savefig(out)
-    return True
+    return finish(fig, ax, out, "seconds since the first interval began", "VM exits per second",
+                  "VM exits per second, interval reports")
 
 
 def main():
