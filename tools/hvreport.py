@@ -410,17 +410,20 @@ def plot_intervals(reports, names, out):
     fig, ax = plt.subplots(figsize=(8, 4))
     for rep, name in zip(reports, names):
         for cpu in sorted({r["cpu"] for r in rep["intervals"]}):
-            ends, rates, t, last_seq = [], [], 0.0, None
+            ends, rates, t, span, last_seq = [], [], 0.0, 0.0, None
             for r in rep["intervals"]:
                 if r["seq"] != last_seq:   # the time line moves on once an interval
                     last_seq = r["seq"]
                     try:
-                        t += float(r["seconds"])
+                        span = float(r["seconds"])
+                        t += span
                     except ValueError:
-                        pass
+                        span = 0.0
                 if r["cpu"] == cpu:
                     ends.append(t)
-                    rates.append(r["exits_per_s"])
+                    # exits / seconds, not the report's whole exits_per_s: an
+                    # idle interval's 10 exits in 90 s are 0.11/s, not 0.
+                    rates.append(r["exits"] / span if span else r["exits_per_s"])
             ax.plot(ends, rates, marker="o", label=series_name(names, name, cpu))
     return finish(fig, ax, out, "seconds since the first interval began", "VM exits per second",
                   "VM exits per second, interval reports")
