@@ -110,7 +110,7 @@ if [ -z "${BENCH_TABLE_ONLY:-}" ]; then
     for c in "${configs[@]}"; do
       set -- $c
       [ -n "${BENCH_ONLY:-}" ] && ! [[ $1 =~ $BENCH_ONLY ]] && continue
-      [ -n "${BENCH_KEEP:-}" ] && tr -d '\r' < $B/bench/tiers-$1-$r.ser 2>/dev/null | grep -Eq '^guest: done|hv: result=' && continue
+      [ -n "${BENCH_KEEP:-}" ] && [ -f $B/bench/tiers-$1-$r.ser ] && tr -d '\r' < $B/bench/tiers-$1-$r.ser | grep -Eq '^guest: done|hv: result=' && continue
       todo+=("$r $c")
     done
   done
