@@ -672,15 +672,15 @@ level_tools() {
   # without a log is named and fails the table.
   local bt=$LOGS/benchtab.md
   rm -f "$LOGS/tiers-ratio.png" "$LOGS/tiers-exits.png"
-  if tools/benchtab.py --dir test/fixtures/bench --runs 1 --out "$bt" --png "$LOGS" bare auto > "$LOGS/benchtab.out" 2>&1; then
+  if tools/benchtab.py --dir test/fixtures/bench --suffix .txt --runs 1 --out "$bt" --png "$LOGS" bare auto > "$LOGS/benchtab.out" 2>&1; then
     expect tools/benchtab-table "$bt" '^\| bare \| 1 \| - \| - \| - \| - \| - \| 500 \| 20000 \| 22000 \| 10000 \| 130 \| 300 \| 0\.20 \| - \|$' \
       '^\| auto \| 1 \| 1\.00 \| 2\.00 \| 0\.03 \| 2\.00 \| 15\.0 \| 750 x1\.50 \| 30000 x1\.50 \| 33000 x1\.50 \| 12000 x1\.20 \| 160 x1\.23 \| 450 x1\.50 \| 0\.30 x1\.50 \| 4000 \|$'
   else bad tools/benchtab-table "tools/benchtab.py failed: $(tail -n1 "$LOGS/benchtab.out")"; fi
   if [ "$(head -c 8 "$LOGS/tiers-ratio.png" 2>/dev/null | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] &&
      [ "$(head -c 8 "$LOGS/tiers-exits.png" 2>/dev/null | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]; then ok tools/benchtab-png
   else bad tools/benchtab-png "tiers-ratio.png and tiers-exits.png not both written"; fi
-  if ! tools/benchtab.py --dir test/fixtures/bench --runs 1 --out "$bt.missing" bare auto ipi-pv > /dev/null 2>&1 &&
-     grep -q 'Missing or failed boots: .*tiers-ipi-pv-1.ser' "$bt.missing"; then ok tools/benchtab-missing-named
+  if ! tools/benchtab.py --dir test/fixtures/bench --suffix .txt --runs 1 --out "$bt.missing" bare auto ipi-pv > /dev/null 2>&1 &&
+     grep -q 'Missing or failed boots: .*tiers-ipi-pv-1.txt' "$bt.missing"; then ok tools/benchtab-missing-named
   else bad tools/benchtab-missing-named "a configuration without a log must be named and fail"; fi
 }
 

@@ -3,7 +3,8 @@
 
   benchtab.py --dir build/bench --runs N --out tiers.md [--png DIR] NAME...
 
-Reads DIR/tiers-NAME-R.ser for R in 1..N (tools/bench-tiers.sh writes them).
+Reads DIR/tiers-NAME-R.ser for R in 1..N (tools/bench-tiers.sh writes them;
+--suffix .txt for the test fixtures, which are text, not build outputs).
 Per configuration: medians with min..max over the runs, exits per operation,
 and every time as a ratio to the bare boot of the same Bochs model in the
 same run set ("bare" for the stock skylake_x boots, "spr-bare" for spr-*).
@@ -172,12 +173,13 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--out", required=True)
     ap.add_argument("--png", help="directory for tiers-ratio.png and tiers-exits.png")
+    ap.add_argument("--suffix", default=".ser", help="the logs' file name ending (default .ser)")
     ap.add_argument("names", nargs="+")
     args = ap.parse_args()
     data, missing = {}, []
     for n in args.names:
         for r in range(1, args.runs + 1):
-            p = os.path.join(args.dir, f"tiers-{n}-{r}.ser")
+            p = os.path.join(args.dir, f"tiers-{n}-{r}{args.suffix}")
             if not os.path.exists(p):
                 missing.append(p)
                 continue
