@@ -15,15 +15,8 @@ tools/mkinitrd.sh $B/initrd.cpio.gz >/dev/null || exit 1
 gcmd="console=ttyS0 hv.bench=1 tsc_early_khz=50000"
 mkdir -p $B/bench
 : > $B/bench/results.txt
-# Bare: GRUB boots the kernel itself (Linux boot protocol), no hypervisor.
-bare_iso() {
-  local dir; dir=$(mktemp -d)
-  mkdir -p "$dir/boot/grub"
-  cp "$kernel" "$dir/boot/vmlinuz"; cp $B/initrd.cpio.gz "$dir/boot/initrd"
-  printf 'set timeout=0\nserial --unit=0 --speed=115200\nterminal_output serial\nmenuentry bare {\n linux /boot/vmlinuz %s\n initrd /boot/initrd\n boot\n}\n' "$gcmd" > "$dir/boot/grub/grub.cfg"
-  grub-mkrescue -o $B/bench/bare.iso "$dir" >/dev/null 2>&1; rm -rf "$dir"
-}
-bare_iso
+. tools/lib-bench.sh
+bare_iso $B/bench/bare.iso "$kernel" $B/initrd.cpio.gz "$gcmd"
 HV_CMDLINE="exit=bochs" GUEST_CMDLINE="$gcmd" tools/mkiso.sh $B/bench/hv.iso $B/hv.elf "$kernel" $B/initrd.cpio.gz || exit 1
 for kind in bare hv; do
   for i in $(seq 1 "$runs"); do

@@ -34,31 +34,13 @@ configs=(
   "timer-posted-hk 3 exit=bochs timer=posted housekeeping=2"
 )
 t0=$SECONDS total=$((${#configs[@]} * runs)) n=0
-# A boot whose guest dies (Bochs 3.0 defect 3: the first user-space page
-# fault's frame written at a stale stack; ../shared/TESTING.md) or hangs
-# silent (the open hang, docs/interrupts.md) is stopped and made again, at
-# most twice; the log of every attempt is kept.
+# A boot whose guest dies or hangs is made again, at most twice
+# (tools/lib-bench.sh); the log of every attempt is kept.
+. tools/lib-bench.sh
 boot() {   # name cpus opts run
-  local iso=$B/bench/seeds-$1-$4.iso log=$B/bench/seeds-$1-$4.ser try
+  local iso=$B/bench/seeds-$1-$4.iso
   HV_CMDLINE="$3" GUEST_CMDLINE="$gcmd" tools/mkiso.sh "$iso" $B/hv.elf "$kernel" $B/initrd.cpio.gz >/dev/null || return
-  for try in 1 2 3; do
-    tools/run-bochs.sh "$iso" "$log" corei7_skylake_x "$2" 900 512 >/dev/null &
-    local pid=$!
-    local size=0 quiet=0 now
-    while kill -0 $pid 2>/dev/null; do
-      sleep 5
-      now=$(stat -c %s "$log" 2>/dev/null || echo 0)
-      if [ "$now" = "$size" ]; then quiet=$((quiet + 5)); else size=$now quiet=0; fi
-      # A dead guest, or one silent for 2 minutes (the open hang under Bochs).
-      if [ $quiet -ge 120 ] || tr -d '\r' < "$log" 2>/dev/null | grep -Eq -- '---\[ end Kernel panic|BUG: ENTRY_TRAMPOLINE|^PANIC'; then
-        pkill -f "$(basename "${log%.ser}").bochsrc"; break
-      fi
-    done
-    wait $pid
-    grep -q 'hv: result=' "$log" && break
-    cp "$log" "${log%.ser}.try$try.ser"
-    echo "bench-seeds: $1 run $4: the guest died or hung (Bochs; log kept as ${log%.ser}.try$try.ser), booting again" >&2
-  done
+  boot_retried bench-seeds "$1 run $4" "$iso" $B/bench/seeds-$1-$4.ser corei7_skylake_x "$2" 900 120 'hv: result='
   rm -f "$iso"
 }
 for r in $(seq 1 "$runs"); do

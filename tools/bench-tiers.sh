@@ -62,44 +62,21 @@ configs=(
   "spr-ipiv sapphire_rapids 2 patched exit=bochs ipi=ipiv timer=apicv hlt=guest"
 )
 
-# A GRUB ISO that boots the kernel itself (Linux boot protocol).
-bare_iso() {   # out [extra kernel words]
-  local dir; dir=$(mktemp -d)
-  mkdir -p "$dir/boot/grub"
-  cp "$kernel" "$dir/boot/vmlinuz"; cp $B/initrd.cpio.gz "$dir/boot/initrd"
-  printf 'set timeout=0\nserial --unit=0 --speed=115200\nterminal_output serial\nmenuentry bare {\n linux /boot/vmlinuz %s\n initrd /boot/initrd\n boot\n}\n' "$bare_cmd${2:+ $2}" > "$dir/boot/grub/grub.cfg"
-  grub-mkrescue -o "$1" "$dir" >/dev/null 2>&1; local rc=$?; rm -rf "$dir"; return $rc
-}
+. tools/lib-bench.sh
+# Done: the bare guest's "guest: done", or the hypervisor's result line.
+done_re='^guest: done|hv: result='
 
 # boot NAME MODEL CPUS BOCHS OPTS RUN: one boot, made again (at most twice)
 # when the guest dies (Bochs 3.0 defect 3) or hangs; every attempt's log kept.
 boot() {
   local name=$1 model=$2 cpus=$3 which=$4 opts=$5 r=$6
-  local iso=$B/bench/tiers-$name-$r.iso log=$B/bench/tiers-$name-$r.ser try
-  if [ "${opts%% *}" = bare ]; then bare_iso "$iso" "$(sed -n 's/^bare //p' <<<"$opts")" || { echo "bench-tiers: grub-mkrescue failed" >&2; return; }
+  local iso=$B/bench/tiers-$name-$r.iso
+  if [ "${opts%% *}" = bare ]; then
+    bare_iso "$iso" "$kernel" $B/initrd.cpio.gz "$bare_cmd$(sed -n 's/^bare / /p' <<<"$opts")" || { echo "bench-tiers: grub-mkrescue failed" >&2; return; }
   else HV_CMDLINE="$opts" GUEST_CMDLINE="$hv_cmd" tools/mkiso.sh "$iso" $B/hv.elf "$kernel" $B/initrd.cpio.gz >/dev/null || return
   fi
-  for try in 1 2 3; do
-    rm -f "$log"
-    if [ "$which" = patched ]; then HV_BOCHS=$hvb tools/run-bochs.sh "$iso" "$log" "$model" "$cpus" 1200 512 >/dev/null &
-    else tools/run-bochs.sh "$iso" "$log" "$model" "$cpus" 1200 512 >/dev/null &
-    fi
-    local pid=$! size=0 quiet=0 now
-    while kill -0 $pid 2>/dev/null; do
-      sleep 5
-      now=$(stat -c %s "$log" 2>/dev/null || echo 0)
-      if [ "$now" = "$size" ]; then quiet=$((quiet + 5)); else size=$now quiet=0; fi
-      if [ $quiet -ge 180 ] || tr -d '\r' < "$log" 2>/dev/null |
-         grep -Eq -- '---\[ end Kernel panic|BUG: ENTRY_TRAMPOLINE|^PANIC|rcu: INFO: rcu_(preempt|sched) (self-)?detected stall|blocked for more than [0-9]+ seconds|soft lockup'; then
-        pkill -f "$(basename "${log%.ser}").bochsrc"; break
-      fi
-    done
-    wait $pid
-    # Done: the bare guest's "guest: done", or the hypervisor's result line.
-    tr -d '\r' < "$log" | grep -Eq '^guest: done|hv: result=' && break
-    cp "$log" "${log%.ser}.try$try.ser"
-    echo "bench-tiers: $name run $r: the guest died or hung (Bochs; log kept as ${log%.ser}.try$try.ser), booting again" >&2
-  done
+  if [ "$which" = patched ]; then export HV_BOCHS=$hvb; else unset HV_BOCHS; fi
+  boot_retried bench-tiers "$name run $r" "$iso" $B/bench/tiers-$name-$r.ser "$model" "$cpus" 1200 180 "$done_re"
   rm -f "$iso"
 }
 
@@ -110,7 +87,7 @@ if [ -z "${BENCH_TABLE_ONLY:-}" ]; then
     for c in "${configs[@]}"; do
       set -- $c
       [ -n "${BENCH_ONLY:-}" ] && ! [[ $1 =~ $BENCH_ONLY ]] && continue
-      [ -n "${BENCH_KEEP:-}" ] && [ -f $B/bench/tiers-$1-$r.ser ] && tr -d '\r' < $B/bench/tiers-$1-$r.ser | grep -Eq '^guest: done|hv: result=' && continue
+      [ -n "${BENCH_KEEP:-}" ] && [ -f $B/bench/tiers-$1-$r.ser ] && tr -d '\r' < $B/bench/tiers-$1-$r.ser | grep -Eq "$done_re" && continue
       todo+=("$r $c")
     done
   done
