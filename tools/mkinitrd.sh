@@ -288,11 +288,14 @@ if [ "$(opt hv.ipivtab)" = 1 ]; then
 	dmesg | grep -q 'ipivtab: done rows=' || check_failed ipivtab
 fi
 
+# The test modules ask the hypervisor for counts (hv=1) unless the guest
+# runs bare (hv.bare=1: no hypervisor to answer a VMCALL).
+HVARG=1
+[ "$(opt hv.bare)" = 1 ] && HVARG=0
+
 # hv.ipibench=N: the seeds' IPI benchmarks (round trip, send-IPI microbenchmark).
 IPIBENCH=$(opt hv.ipibench)
 if [ -n "$IPIBENCH" ]; then
-	HVARG=1
-	[ "$(opt hv.bare)" = 1 ] && HVARG=0
 	module ipibench count="$IPIBENCH" hv=$HVARG
 	dmesg | grep -q 'ipibench: done' || check_failed ipibench-ran
 	[ "$(dmesg | grep -c 'ipibench: micro test=')" = 5 ] || check_failed ipibench-micro
@@ -318,8 +321,6 @@ fi
 
 IPIGEN=$(opt hv.ipigen)
 if [ -n "$IPIGEN" ]; then
-	HVARG=1
-	[ "$(opt hv.bare)" = 1 ] && HVARG=0
 	echo "guest: ipigen rounds=$IPIGEN hv=$HVARG"
 	module ipigen rounds="$IPIGEN" hv=$HVARG
 	dmesg | grep -q 'ipigen: done' || check_failed ipigen-ran

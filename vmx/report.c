@@ -17,6 +17,15 @@ static spinlock_t report_lock;
  * KVM PV EOI seed (Skylake server; 580 ns with KVM's fast path). */
 #define REPORT_NS_PER_EXIT 1080u
 
+/* TSC cycles this vCPU spent in the hypervisor, over all its exits. */
+static uint64_t time_in_hv(const struct vcpu *v)
+{
+	uint64_t t = 0;
+	for (uint32_t r = 0; r < EXIT_REASON_MAX; r++)
+		t += v->exit_time[r].sum;
+	return t;
+}
+
 void report_print(const char *why)
 {
 	uint64_t total = 0;
@@ -33,7 +42,6 @@ void report_print(const char *why)
 			continue;
 		pr_info("hvstat: cpu=%u exits=%llu\n", i, (unsigned long long)v->exits_total);
 		total += v->exits_total;
-		uint64_t in_hv = 0;
 		for (uint32_t r = 0; r < EXIT_REASON_MAX; r++)
 			if (v->exits[r])
 				pr_info("hvstat: cpu=%u reason=%s code=%u count=%llu\n", i, exit_reason_name(r), r,
@@ -46,13 +54,13 @@ void report_print(const char *why)
 			const struct log2_hist *h = &v->exit_time[r];
 			if (!h->n)
 				continue;
-			in_hv += h->sum;
 			pr_info("hvstat: cpu=%u exit_time reason=%s code=%u count=%llu min=%llu median=%llu p99=%llu max=%llu avg=%llu tsc\n",
 				i, exit_reason_name(r), r, (unsigned long long)h->n, (unsigned long long)h->min,
 				(unsigned long long)hist_percentile(h, 50), (unsigned long long)hist_percentile(h, 99),
 				(unsigned long long)h->max, (unsigned long long)(h->sum / h->n));
 		}
 		if (detail) {
+			uint64_t in_hv = time_in_hv(v);
 			uint64_t guest = v->launch_tsc ? rdtsc() - v->launch_tsc : 0;
 			uint64_t guest_us = tsc_to_us(guest);
 			pr_info("hvstat: cpu=%u time guest_tsc=%llu in_hv_tsc=%llu in_hv_permille=%llu guest_ms=%llu\n", i,
@@ -100,14 +108,6 @@ void report_periodic_init(uint32_t seconds)
 	last_tsc = rdtsc();
 	next_tsc = last_tsc + period_tsc;
 	pr_info("report: an interval report every %u s (vCPU 0 prints it at its first exit after each period)\n", seconds);
-}
-
-static uint64_t time_in_hv(const struct vcpu *v)
-{
-	uint64_t t = 0;
-	for (uint32_t r = 0; r < EXIT_REASON_MAX; r++)
-		t += v->exit_time[r].sum;
-	return t;
 }
 
 /* The three reasons with the most exits since the last interval. */
