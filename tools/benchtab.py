@@ -8,8 +8,9 @@ Reads DIR/tiers-NAME-R.ser for R in 1..N (tools/bench-tiers.sh writes them;
 Per configuration: medians with min..max over the runs, exits per operation,
 and every time as a ratio to the bare boot of the same Bochs model in the
 same run set ("bare" for the stock skylake_x boots, "spr-bare" for spr-*).
-The guest's lines (ipibench, cyclictest, hackbench, the idle figure) are read
-here; the hypervisor's report through tools/hvreport.py --figures.
+The benchmarks' lines (ipibench, cyclictest, hackbench) are read here; the
+hypervisor's report and the guest's idle figure through tools/hvreport.py
+--figures.
 """
 import argparse
 import json
@@ -47,9 +48,6 @@ def guest_figures(text):
     m = re.search(r"^guest: hackbench time=([0-9.]+) rc=0", text, re.M)
     if m:
         f["hackbench"] = float(m.group(1))
-    m = re.search(r"^guest: idle seconds=\S+((?: apic\d+=\+\d+ \([0-9.]+/s\))+)", text, re.M)
-    if m:
-        f["idle_exits_s"] = sum(float(x) for x in re.findall(r"\(([0-9.]+)/s\)", m.group(1)))
     return f
 
 
@@ -68,6 +66,8 @@ def figures(path):
     h = hv_figures(path)
     if "total_exits" in h:
         f["total_exits"] = h["total_exits"]
+    if "idle_exits_per_s" in h:   # the guest's "guest: idle ... (R/s)" line
+        f["idle_exits_s"] = h["idle_exits_per_s"]
     irqs = h.get("posted", 0) + h.get("timer_delivered", 0)
     if irqs and "eoi_exits" in h:
         f["eoi_exits"] = h["eoi_exits"] / irqs
