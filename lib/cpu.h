@@ -7,6 +7,12 @@ static inline void cpuid_count(uint32_t leaf, uint32_t sub, uint32_t *a, uint32_
 {
 	__asm__ volatile("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d) : "a"(leaf), "c"(sub));
 }
+#ifdef HV_HOST_TEST
+/* Host unit tests stand in for these (test/unit/hw_fake.c). */
+uint64_t rdmsr(uint32_t msr);
+void wrmsr(uint32_t msr, uint64_t v);
+uint64_t rdtsc(void);
+#else
 static inline uint64_t rdmsr(uint32_t msr)
 {
 	uint32_t lo, hi;
@@ -17,15 +23,18 @@ static inline void wrmsr(uint32_t msr, uint64_t v)
 {
 	__asm__ volatile("wrmsr" :: "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)) : "memory");
 }
+#endif
 /* rdmsr that survives #GP: the exception handler skips the instruction and
  * sets the per-CPU fault flag. Returns false when the MSR does not exist. */
 bool rdmsr_safe(uint32_t msr, uint64_t *v);
+#ifndef HV_HOST_TEST
 static inline uint64_t rdtsc(void)
 {
 	uint32_t lo, hi;
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 }
+#endif
 static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
 static inline void outw(uint16_t port, uint16_t v) { __asm__ volatile("outw %0, %1" :: "a"(v), "Nd"(port)); }
 static inline void outl(uint16_t port, uint32_t v) { __asm__ volatile("outl %0, %1" :: "a"(v), "Nd"(port)); }
@@ -43,7 +52,11 @@ static inline void write_cr0(uint64_t v) { __asm__ volatile("mov %0, %%cr0" :: "
 static inline void write_cr3(uint64_t v) { __asm__ volatile("mov %0, %%cr3" :: "r"(v) : "memory"); }
 static inline void write_cr4(uint64_t v) { __asm__ volatile("mov %0, %%cr4" :: "r"(v) : "memory"); }
 static inline uint64_t read_rflags(void) { uint64_t v; __asm__ volatile("pushfq; pop %0" : "=r"(v)); return v; }
+#ifdef HV_HOST_TEST
+__noreturn void cpu_halt_forever(void);
+#else
 static inline __noreturn void cpu_halt_forever(void) { for (;;) { cli(); hlt(); } }
+#endif
 
 #define X86_CR0_PE BIT(0)
 #define X86_CR0_NE BIT(5)

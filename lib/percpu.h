@@ -34,12 +34,16 @@ struct percpu {
 extern struct percpu *cpus[MAX_CPUS];
 extern uint32_t ncpus;
 
+#ifdef HV_HOST_TEST
+struct percpu *this_cpu(void);   /* test/unit/hw_fake.c */
+#else
 static inline struct percpu *this_cpu(void)
 {
 	struct percpu *p;
 	__asm__ volatile("mov %%gs:0, %0" : "=r"(p));
 	return p;
 }
+#endif
 
 /* Allocates and sets up CPU 'index' (stack, GDT, TSS); does not load it.
  * An index >= MAX_CPUS (a parked CPU) is not entered in cpus[]. */

@@ -1,0 +1,160 @@
+/* See hw_fake.h. */
+#include "hw_fake.h"
+#include "vmcs_record.h"
+#include "../../vmx/vcpu.h"
+#include "../../vmx/virq.h"
+#include "../../vmx/vmx_defs.h"
+#include "../../vmx/vmcs_ops.h"
+#include "../../lib/percpu.h"
+#include "../../lib/memmap.h"
+#include "../../apic/pi.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct vmx_env vmx_env;
+struct vcpu *vcpus[MAX_CPUS];
+struct percpu *cpus[MAX_CPUS];
+uint32_t ncpus;
+uint64_t tsc_khz = 1000000;
+volatile bool hv_panicking;
+uint64_t hw_tsc;
+
+static struct percpu cur;
+static uint8_t isr[256], tmr[256];
+static unsigned eois, bcast[256];
+static struct { uint32_t dest, icr; } sent[4096];
+static unsigned nsent;
+static struct { uint32_t msr; uint64_t v; } msrs[64];
+static unsigned nmsrs;
+
+uint64_t rdtsc(void) { return hw_tsc; }
+uint64_t rdmsr(uint32_t msr)
+{
+	for (unsigned i = 0; i < nmsrs; i++)
+		if (msrs[i].msr == msr)
+			return msrs[i].v;
+	return msr == 0x803 ? 0x01050014 : 0;   /* the version register: an x2APIC, EOI-broadcast suppression */
+}
+void wrmsr(uint32_t msr, uint64_t v)
+{
+	for (unsigned i = 0; i < nmsrs; i++)
+		if (msrs[i].msr == msr) {
+			msrs[i].v = v;
+			return;
+		}
+	if (nmsrs < 64)
+		msrs[nmsrs++] = (typeof(msrs[0])){ msr, v };
+}
+uint64_t hw_msr(uint32_t msr) { return rdmsr(msr); }
+struct percpu *this_cpu(void) { return &cur; }
+__noreturn void cpu_halt_forever(void) { abort(); }
+
+void hw_set_cpu(unsigned index, bool launched)
+{
+	cur.index = index;
+	cur.apic_id = index < ncpus ? vcpus[index]->apic_id : 0x80 + index;
+	cur.launched = launched;
+}
+
+/* --- the physical local APIC, by the rules in hw_fake.h --- */
+static int top(void)
+{
+	for (int v = 255; v >= 0; v--)
+		if (isr[v])
+			return v;
+	return -1;
+}
+bool hw_lapic_isr(uint8_t vec) { return isr[vec]; }
+bool hw_lapic_accept(uint8_t vec, bool level)
+{
+	int t = top();
+	if (t >= 0 && (vec >> 4) <= ((unsigned)t >> 4))
+		return false;
+	isr[vec] = 1;
+	tmr[vec] = level;
+	return true;
+}
+void lapic_eoi(void)
+{
+	eois++;
+	int t = top();
+	if (t < 0)
+		return;
+	isr[t] = 0;
+	if (tmr[t])
+		bcast[t]++;
+}
+bool lapic_in_service(uint8_t vec) { return isr[vec]; }
+bool lapic_level(uint8_t vec) { return tmr[vec]; }
+void lapic_send(uint32_t apic_id, uint32_t icr_low)
+{
+	if (nsent < 4096)
+		sent[nsent] = (typeof(sent[0])){ apic_id, icr_low };
+	nsent++;
+}
+unsigned hw_lapic_eois(void) { return eois; }
+unsigned hw_eoi_broadcasts(uint8_t vec) { return bcast[vec]; }
+unsigned hw_sent(void) { return nsent; }
+uint32_t hw_sent_dest(unsigned n) { return sent[n].dest; }
+uint32_t hw_sent_icr(unsigned n) { return sent[n].icr; }
+
+/* --- what vmx/exit.c has --- */
+void vcpu_skip_insn(struct vcpu *v)
+{
+	(void)v;
+	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
+}
+void vcpu_dump(struct vcpu *v) { (void)v; }
+
+static void *page(void) { void *p = aligned_alloc(4096, 4096); memset(p, 0, 4096); return p; }
+
+static uint64_t *pid_table;
+static uint8_t heap[1 << 20] __attribute__((aligned(4096)));
+void hw_reset(unsigned n)
+{
+	for (unsigned i = 0; i < ncpus; i++) {
+		free(vcpus[i]->vapic);
+		free(vcpus[i]->pid);
+		free(vcpus[i]);
+		vcpus[i] = NULL;
+	}
+	free(pid_table);
+	memset(isr, 0, sizeof isr);
+	memset(tmr, 0, sizeof tmr);
+	memset(bcast, 0, sizeof bcast);
+	eois = nsent = nmsrs = 0;
+	hw_tsc = 1000000;
+	vmcs_record_clear();
+	memset(&vmx_env, 0, sizeof vmx_env);
+	vmx_env.cfg.irq_model = IRQ_VIRTUAL;
+	vmx_env.cfg.timer = TIMER_POSTED;
+	vmx_env.cfg.posted_intr_nv = 0xf2;
+	vmx_env.cfg.pin = VMX_PIN_VIRTUAL_NMIS;
+	ncpus = n;
+	page_alloc_init((uintptr_t)heap, sizeof heap);   /* the run time's own allocations */
+	pid_table = page();
+	for (unsigned i = 0; i < n; i++) {
+		struct vcpu *v = aligned_alloc(4096, (sizeof *v + 4095) & ~4095ul);
+		memset(v, 0, sizeof *v);
+		v->index = i;
+		v->apic_id = i;
+		v->vapic = page();
+		v->pid = page();
+		pi_desc_init(v->pid, 0xf2, i);
+		pid_table[i] = (uint64_t)(uintptr_t)v->pid | 1;
+		vcpus[i] = v;
+	}
+	virq_init(pid_table, n - 1);
+	hw_set_cpu(0, true);
+	for (unsigned i = 0; i < n; i++)
+		virq_vcpu_start(vcpus[i]);
+}
+struct vcpu *hw_vcpu(unsigned i) { return vcpus[i]; }
+
+void hw_exit_external(struct vcpu *v, uint8_t vec)
+{
+	v->reason = EXIT_REASON_EXTERNAL_INTR;
+	vmcs_write(VMCS_EXIT_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_EXT_INTR | vec);
+	exit_external_intr(v);
+	virq_before_entry(v);
+}

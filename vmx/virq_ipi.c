@@ -1,0 +1,148 @@
+/* The IPI tiers at run time: the domain of all vCPUs over the PID-pointer
+ * table (ipi/ipi.c decides), the physical signals it sends, the ICR writes
+ * that exit, the PV send-IPI hypercall. */
+#include "virq_int.h"
+#include "../apic/lapic.h"
+#include "../apic/vapic.h"
+#include "../ipi/ipi.h"
+#include "../guest/startup.h"
+#include "../lib/memmap.h"
+#include "../lib/percpu.h"
+#include "../lib/printk.h"
+#include "../lib/string.h"
+
+struct ipi_domain virq_domain;
+static uint32_t apic_ids[MAX_CPUS];
+static struct ipi_target_stats *tstats;
+static uint16_t *vcpu_of_apic;
+
+static void op_self(void *ctx, uint8_t vec)
+{
+	(void)ctx;
+	virq_virr_set(vcpus[this_cpu()->index], vec);
+}
+
+static void op_notify(void *ctx, uint32_t ndst, uint8_t nv)
+{
+	(void)ctx;
+	lapic_send(ndst, APIC_DM_FIXED | nv);
+}
+
+/* A virtual NMI for vCPU i: pending until its next VM entry; a remote vCPU
+ * is made to exit by the kick vector. */
+static void op_nmi(void *ctx, uint32_t i)
+{
+	(void)ctx;
+	__atomic_fetch_add(&vcpus[i]->nmi_pending, 1, __ATOMIC_SEQ_CST);
+	if (i != this_cpu()->index)
+		lapic_send(apic_ids[i], APIC_DM_FIXED | KICK_VECTOR);
+}
+
+/* INIT and SIPI go to the vCPU's core as physical signals: VMX turns them
+ * into INIT and SIPI exits there (vmx/exit.c). */
+static void op_init(void *ctx, uint32_t i)
+{
+	(void)ctx;
+	lapic_send(apic_ids[i], APIC_DM_INIT | APIC_LEVEL_ASSERT);
+}
+
+static void op_sipi(void *ctx, uint32_t i, uint8_t vector)
+{
+	(void)ctx;
+	lapic_send(apic_ids[i], APIC_DM_STARTUP | vector);
+}
+
+void virq_ipi_init(uint64_t *pid_table, uint32_t last_index)
+{
+	vcpu_of_apic = page_alloc(ALIGN_UP((last_index + 1) * sizeof(uint16_t), PAGE_SIZE) / PAGE_SIZE);
+	memset(vcpu_of_apic, 0xff, (last_index + 1) * sizeof(uint16_t));
+	tstats = page_alloc(ALIGN_UP(ncpus * sizeof *tstats, PAGE_SIZE) / PAGE_SIZE);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		apic_ids[i] = vcpus[i]->apic_id;
+		if (apic_ids[i] <= last_index)
+			vcpu_of_apic[apic_ids[i]] = (uint16_t)i;
+	}
+	virq_domain = (struct ipi_domain){
+		.pid_table = pid_table, .last_index = last_index, .vcpu_of_apic = vcpu_of_apic,
+		.nvcpus = ncpus, .apic_id = apic_ids, .tstats = tstats,
+		.ops = { .notify = op_notify, .nmi = op_nmi, .init = op_init, .sipi = op_sipi, .self = op_self },
+	};
+}
+
+/* IPI virtualization's trap-like APIC-write exit: the ICR write the CPU did
+ * not virtualize, already in the virtual-APIC page. */
+void exit_apic_write(struct vcpu *v)
+{
+	uint32_t off = (uint32_t)v->qual & 0xfff;
+	if (off != APIC_ICR) {
+		vcpu_dump(v);
+		panic("APIC-write exit at offset 0x%x\n", off);
+	}
+	/* The exit is trap-like: the WRMSR has completed, so no #GP can be
+	 * injected for it any more. The CPU already faulted on the reserved bits
+	 * (31:20, 17:16, 13); bit 12 (the xAPIC's read-only delivery status)
+	 * only kept the write from being virtualized: ignored, as KVM does. */
+	uint64_t icr = *(volatile uint64_t *)(v->vapic + APIC_ICR) & ~(uint64_t)BIT(12);
+	(void)ipi_icr_write(&virq_domain, v->index, icr, &v->ipi);   /* reserved bits (a CPU that did
+								       not fault): refused and counted */
+}
+
+int virq_icr_write(struct vcpu *v, uint64_t icr)
+{
+	enum ipi_result r = IPI_SLOW;
+	if (vmx_env.tiers_ipi == IPI_FAST)
+		r = ipi_fast(&virq_domain, v->index, icr, &v->ipi);
+	if (r == IPI_SLOW)
+		r = ipi_icr_write(&virq_domain, v->index, icr, &v->ipi);
+	if (r == IPI_GP)
+		return -1;
+	*(volatile uint64_t *)(v->vapic + APIC_ICR) = icr;   /* what a read of the ICR returns */
+	return 0;
+}
+
+int64_t virq_pv_send_ipi(struct vcpu *v, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr)
+{
+	return ipi_pv_send(&virq_domain, v->index, lo, hi, min, icr, &v->ipi);
+}
+
+int64_t virq_vec_posts(uint32_t apic_id, uint32_t vector)
+{
+	if (vector > 255 || apic_id > virq_domain.last_index || vcpu_of_apic[apic_id] == IPI_NO_VCPU)
+		return -1;
+	return (int64_t)__atomic_load_n(&tstats[vcpu_of_apic[apic_id]].vec_posts[vector], __ATOMIC_RELAXED);
+}
+
+void virq_served(struct vcpu *v, struct virq_served *out)
+{
+	const struct ipi_target_stats *t = tstats ? &tstats[v->index] : NULL;
+	out->posts = t ? __atomic_load_n(&t->posts, __ATOMIC_RELAXED) : 0;
+	out->notifies = t ? __atomic_load_n(&t->notifies, __ATOMIC_RELAXED) : 0;
+	out->timer_posts = __atomic_load_n(&v->timer_posts, __ATOMIC_RELAXED);
+	out->pv_eois = __atomic_load_n(&v->sw_pv_eois, __ATOMIC_RELAXED);
+}
+
+/* How this vCPU's IPIs were served, and what it was posted. */
+void virq_ipi_report(struct vcpu *v)
+{
+	struct ipi_src_stats *s = &v->ipi;
+	struct ipi_target_stats *t = &tstats[v->index];
+	uint32_t i = v->index;
+	pr_info("hvstat: cpu=%u ipi fast=%llu fixed=%llu lowest=%llu nmi=%llu init=%llu sipi=%llu self=%llu all=%llu others=%llu logical=%llu refused=%llu init_deassert=%llu\n",
+		i, (unsigned long long)s->fast, (unsigned long long)s->slow_mode[ICR_FIXED],
+		(unsigned long long)s->slow_mode[ICR_LOWEST], (unsigned long long)s->slow_mode[ICR_NMI],
+		(unsigned long long)s->slow_mode[ICR_INIT], (unsigned long long)s->slow_mode[ICR_SIPI],
+		(unsigned long long)s->slow_shorthand[ICR_SH_SELF], (unsigned long long)s->slow_shorthand[ICR_SH_ALL],
+		(unsigned long long)s->slow_shorthand[ICR_SH_OTHERS], (unsigned long long)s->slow_logical,
+		(unsigned long long)s->refused, (unsigned long long)s->init_deassert);
+	pr_info("hvstat: cpu=%u ipi_dropped=%llu\n", i, (unsigned long long)s->dropped);
+	if (vmx_env.cfg.sw_apic)
+		pr_info("hvstat: cpu=%u swapic injected=%llu eoi_exits=%llu pv_eois=%llu pv_armed=%llu pv_eoi=%s\n", i,
+			(unsigned long long)v->sw_injected, (unsigned long long)v->sw_eoi_exits,
+			(unsigned long long)v->sw_pv_eois, (unsigned long long)v->sw_pv_armed, v->pv_eoi_msr & 1 ? "on" : "off");
+	if (s->pv_calls)
+		pr_info("hvstat: cpu=%u pv_ipi calls=%llu targets=%llu errors=%llu\n", i, (unsigned long long)s->pv_calls,
+			(unsigned long long)s->pv_targets, (unsigned long long)s->pv_errors);
+	pr_info("hvstat: cpu=%u posted=%llu notified=%llu notify_exits=%llu timer_posts=%llu hlt_resumes=%llu hlt_skipped=%llu\n", i,
+		(unsigned long long)t->posts, (unsigned long long)t->notifies, (unsigned long long)v->notify_in_root,
+		(unsigned long long)v->timer_posts, (unsigned long long)v->hlt_resumes, (unsigned long long)v->hlt_skipped);
+}
