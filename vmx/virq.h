@@ -39,6 +39,9 @@ void exit_virtualized_eoi(struct vcpu *v);
 void exit_nmi_window(struct vcpu *v);
 void exit_apic_write(struct vcpu *v);
 void exit_exception_nmi(struct vcpu *v);
+/* vmx/virq_startup.c */
+void exit_init(struct vcpu *v);
+void exit_sipi(struct vcpu *v);
 /* Intercepted x2APIC and TSC-deadline MSRs: 0 done, -1 #GP, 1 not an MSR of the model. */
 int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
 int virq_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);

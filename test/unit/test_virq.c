@@ -1,16 +1,422 @@
-/* The interrupt run time (vmx/virq*.c) on the machine of hw_fake.c. */
+/* The interrupt run time (vmx/virq*.c) on the machine of hw_fake.c, whose
+ * physical local APIC follows the SDM's rules. Facts used here, from the
+ * documents:
+ *  - virtual-APIC page (SDM Vol. 3C, "Virtual-APIC Page"): ISR at 0x100,
+ *    TMR at 0x180, IRR at 0x200; vector v in the dword at base + 0x10 *
+ *    (v / 32), bit v % 32;
+ *  - EOI-exit bitmap (Vol. 3C, "EOI-Exit Bitmap"): four 64-bit fields,
+ *    EOI_EXIT_BITMAPn covers vectors 64n..64n+63, bit v % 64;
+ *  - posted-interrupt descriptor (Vol. 3C, "Posted-Interrupt Descriptor"):
+ *    PIR in bits 255:0, ON in bit 256;
+ *  - activity states: 0 active, 1 HLT, 3 wait-for-SIPI; VM entry refuses
+ *    event injection unless the activity state is active or HLT (Vol. 3C,
+ *    "Checks on Guest Non-Register State");
+ *  - interruption information: valid bit 31, type in 10:8 (0 external
+ *    interrupt, 2 NMI), vector in 7:0; interruptibility bit 3 = blocking by NMI;
+ *  - a SIPI sets CS selector = vector << 8, CS base = vector << 12, RIP = 0
+ *    (Vol. 3A, "MP Initialization Protocol"); a SIPI that finds the CPU
+ *    outside wait-for-SIPI is discarded (Vol. 3C, "Other Causes of VM Exits");
+ *  - x2APIC ICR (Vol. 3A, "Interrupt Command Register"): destination in
+ *    63:32, delivery mode 10:8 (000 fixed, 100 NMI, 101 INIT, 110 start-up),
+ *    level 14; MSR 0x830; IA32_TSC_DEADLINE is MSR 0x6E0; LVT timer MSR
+ *    0x832 (mode in 18:17, 10b TSC-deadline); SVR MSR 0x80F (bit 8 enable);
+ *  - HLT (Vol. 2A, "HLT"; Vol. 3C, "Virtual-Interrupt Delivery"): a maskable
+ *    or virtual interrupt ends the HLT state only with RFLAGS.IF = 1; an NMI
+ *    ends it unless NMIs are blocked. */
 #include "test.h"
 #include "hw_fake.h"
+#include "sdm_vmcs.h"
 #include "vmcs_record.h"
+#include "../../vmx/vmcs_ops.h"
+#include "../../vmx/vmcs_ops.h"
 #include "../../vmx/vcpu.h"
 #include "../../vmx/virq.h"
+#include "../../lib/percpu.h"
+
+#define M_ISR 0x100
+#define M_TMR 0x180
+#define M_IRR 0x200
+#define M_ACT_ACTIVE 0
+#define M_ACT_HLT 1
+#define M_ACT_WAIT_SIPI 3
+#define M_INFO_VALID (1u << 31)
+#define M_TYPE(info) (((info) >> 8) & 7)
+#define M_RFLAGS_IF (1u << 9)
+#define M_EXIT_EXTINT 1
+#define M_EXIT_INIT 3
+#define M_EXIT_SIPI 4
+#define M_EXIT_INTR_WINDOW 7
+#define M_EXIT_HLT 12
+#define M_EXIT_VEOI 45
+#define M_ICR(dest, low) (((uint64_t)(dest) << 32) | (low))
+#define M_DM_INIT (5u << 8)
+#define M_DM_STARTUP (6u << 8)
+#define M_LEVEL_ASSERT (1u << 14)
+
+static bool vpage_bit(struct vcpu *v, unsigned base, unsigned vec)
+{
+	uint32_t w;
+	memcpy(&w, v->vapic + base + 0x10 * (vec / 32), 4);
+	return (w >> (vec % 32)) & 1;
+}
+static bool eoi_exit_bit(unsigned vec)
+{
+	static const uint32_t f[4] = { SDM_EOI_EXIT_BITMAP0, SDM_EOI_EXIT_BITMAP1, SDM_EOI_EXIT_BITMAP2, SDM_EOI_EXIT_BITMAP3 };
+	return (vmcs_record_get(f[vec / 64]) >> (vec % 64)) & 1;
+}
+static bool pir_bit(struct vcpu *v, unsigned vec)
+{
+	uint64_t q;
+	memcpy(&q, (uint8_t *)v->pid + 8 * (vec / 64), 8);
+	return (q >> (vec % 64)) & 1;
+}
+static bool pid_on(struct vcpu *v)
+{
+	uint8_t b;
+	memcpy(&b, (uint8_t *)v->pid + 32, 1);
+	return b & 1;
+}
+static uint64_t act(void) { return vmcs_record_get(SDM_GUEST_ACTIVITY_STATE); }
+
+/* A device interrupt: the physical APIC accepts it, the CPU exits with it
+ * acknowledged (acknowledge interrupt on exit). */
+static void device_irq(struct vcpu *v, uint8_t vec, bool level)
+{
+	CHECK(hw_lapic_accept(vec, level));
+	hw_exit_external(v, vec);
+}
+/* The guest's EOI of a vector in the EOI-exit bitmap (trap-like exit). */
+static void guest_eoi(struct vcpu *v, uint8_t vec)
+{
+	v->reason = M_EXIT_VEOI;
+	v->qual = vec;
+	exit_virtualized_eoi(v);
+	virq_before_entry(v);
+}
 
 TEST(virq_edge_device_vector_posted_and_eoid)
 {
 	hw_reset(2);
 	struct vcpu *v = hw_vcpu(0);
-	CHECK(hw_lapic_accept(0x41, false));
-	hw_exit_external(v, 0x41);
+	device_irq(v, 0x41, false);
 	CHECK(!hw_lapic_isr(0x41));          /* EOId at once */
 	CHECK_EQ(v->extint[0x41], 1);
+	CHECK(vpage_bit(v, M_IRR, 0x41) || (pir_bit(v, 0x41) && pid_on(v)));   /* posted to itself */
+	CHECK(!eoi_exit_bit(0x41));
+	CHECK(!vpage_bit(v, M_TMR, 0x41));
+}
+
+TEST(virq_level_vector_held_until_guest_eoi)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	static const uint8_t vecs[] = { 0x20, 0x3f, 0x40, 0x7f, 0x80, 0xbf, 0xc0, 0xef };
+	for (unsigned i = 0; i < sizeof vecs; i++) {
+		hw_reset(1);
+		v = hw_vcpu(0);
+		device_irq(v, vecs[i], true);
+		CHECK(hw_lapic_isr(vecs[i]));           /* kept in service ... */
+		for (unsigned x = 0; x < 256; x++)      /* ... its EOI exits, and no other's */
+			if (eoi_exit_bit(x) != (x == vecs[i])) {
+				char m[80];
+				snprintf(m, sizeof m, "EOI-exit bit of 0x%x after level vector 0x%x", x, vecs[i]);
+				test_fail(__FILE__, __LINE__, m);
+				break;
+			}
+		CHECK_EQ(hw_eoi_broadcasts(vecs[i]), 0);
+		guest_eoi(v, vecs[i]);
+		CHECK(!hw_lapic_isr(vecs[i]));
+		CHECK_EQ(hw_eoi_broadcasts(vecs[i]), 1);
+	}
+}
+
+/* The guest's virtual TMR shows a level vector as level (Linux's
+ * ioapic_ack_level reads it to choose its level or edge path). */
+TEST(virq_level_vector_sets_virtual_tmr)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	device_irq(v, 0x59, true);
+	CHECK(vpage_bit(v, M_TMR, 0x59));
+	guest_eoi(v, 0x59);
+	device_irq(v, 0x59, false);            /* the same vector, now edge: TMR cleared on acceptance */
+	CHECK(!vpage_bit(v, M_TMR, 0x59));
+}
+
+/* Two level vectors of different classes in service; the guest EOIs the
+ * lower one first. The physical EOI retires the highest in-service vector,
+ * so it must wait until the higher one's guest EOI. */
+TEST(virq_level_eoi_out_of_order_retires_the_right_vector)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	device_irq(v, 0x41, true);
+	device_irq(v, 0x61, true);
+	guest_eoi(v, 0x41);
+	CHECK(hw_lapic_isr(0x61));                 /* the guest has not EOId it */
+	CHECK_EQ(hw_eoi_broadcasts(0x61), 0);      /* so its line is not sampled again */
+	guest_eoi(v, 0x61);
+	CHECK(!hw_lapic_isr(0x61));
+	CHECK(!hw_lapic_isr(0x41));                /* nothing left in service */
+	CHECK_EQ(hw_eoi_broadcasts(0x61), 1);
+	CHECK_EQ(hw_eoi_broadcasts(0x41), 1);
+}
+
+/* Three level vectors nested, the guest's EOIs in every order: a vector's
+ * line is sampled again (EOI broadcast) only after its own guest EOI, once. */
+TEST(virq_level_eoi_three_nested_every_order)
+{
+	static const uint8_t vec[3] = { 0x41, 0x61, 0x81 };
+	static const int perm[6][3] = { {0,1,2}, {0,2,1}, {1,0,2}, {1,2,0}, {2,0,1}, {2,1,0} };
+	for (int p = 0; p < 6; p++) {
+		hw_reset(1);
+		struct vcpu *v = hw_vcpu(0);
+		bool eoid[3] = { false, false, false };
+		for (int i = 0; i < 3; i++)
+			device_irq(v, vec[i], true);
+		for (int k = 0; k < 3; k++) {
+			int j = perm[p][k];
+			guest_eoi(v, vec[j]);
+			eoid[j] = true;
+			for (int i = 0; i < 3; i++)
+				if (!eoid[i] && (!hw_lapic_isr(vec[i]) || hw_eoi_broadcasts(vec[i]))) {
+					char m[120];
+					snprintf(m, sizeof m, "order %d: 0x%x retired before its guest EOI", p, vec[i]);
+					test_fail(__FILE__, __LINE__, m);
+				}
+		}
+		for (int i = 0; i < 3; i++) {
+			CHECK(!hw_lapic_isr(vec[i]));
+			CHECK_EQ(hw_eoi_broadcasts(vec[i]), 1);
+		}
+	}
+}
+
+static void icr(unsigned from, uint64_t val)
+{
+	hw_set_cpu(from, true);
+	CHECK_EQ(virq_wrmsr(hw_vcpu(from), 0x830, val), 0);
+}
+
+/* A guest NMI-blocks a vCPU, makes an NMI pending on it, then INITs it:
+ * the vCPU waits for SIPI with nothing to inject (VM entry would fail), and
+ * its whole interrupt state is reset. */
+TEST(virq_init_over_pending_nmi_resets_everything)
+{
+	hw_reset(2);
+	struct vcpu *v = hw_vcpu(1);
+	hw_set_cpu(1, true);
+	device_irq(v, 0x51, true);                       /* a level vector in flight */
+	vmcs_write(SDM_GUEST_INTERRUPTIBILITY, 8);       /* blocking by NMI */
+	__atomic_store_n(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
+	v->pic_pending = 0x30;
+	vmcs_write(SDM_VIRTUAL_TIMER_VECTOR, 0xec);
+	icr(0, M_ICR(1, M_DM_INIT | M_LEVEL_ASSERT));
+	hw_set_cpu(1, true);
+	v->reason = M_EXIT_INIT;
+	exit_init(v);
+	virq_before_entry(v);
+	CHECK_EQ(act(), M_ACT_WAIT_SIPI);
+	CHECK(!(vmcs_record_get(SDM_ENTRY_INTR_INFO) & M_INFO_VALID));
+	CHECK(!hw_lapic_isr(0x51));                      /* physically EOId */
+	CHECK_EQ(__atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST), 0);
+	CHECK_EQ(v->pic_pending, 0);
+	CHECK(!pir_bit(v, 0x51) && !pid_on(v));
+	CHECK(!eoi_exit_bit(0x51));
+	CHECK(!vpage_bit(v, M_TMR, 0x51));
+	CHECK_EQ(vmcs_record_get(SDM_VIRTUAL_TIMER_VECTOR), 0);
+	CHECK_EQ(vmcs_record_get(SDM_GUEST_INTR_STATUS), 0);
+	/* An NMI sent while it waits is not injected either. */
+	__atomic_store_n(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
+	virq_before_entry(v);
+	CHECK(!(vmcs_record_get(SDM_ENTRY_INTR_INFO) & M_INFO_VALID));
+}
+
+/* Linux sends INIT and its SIPI microseconds apart; the target may still be
+ * in root mode in its INIT exit, where the physical SIPI is discarded. The
+ * SIPI still starts it at its next entry. */
+TEST(virq_sipi_while_target_in_root_mode_is_not_lost)
+{
+	hw_reset(2);
+	struct vcpu *v = hw_vcpu(1);
+	icr(0, M_ICR(1, M_DM_INIT | M_LEVEL_ASSERT));
+	hw_set_cpu(1, true);
+	v->reason = M_EXIT_INIT;
+	exit_init(v);                                    /* in root mode ... */
+	icr(0, M_ICR(1, M_DM_STARTUP | 0x9a));           /* ... when the SIPI comes: discarded */
+	hw_set_cpu(1, true);
+	virq_before_entry(v);
+	CHECK_EQ(act(), M_ACT_ACTIVE);
+	CHECK_EQ(vmcs_record_get(SDM_GUEST_CS_SEL), 0x9a00);
+	CHECK_EQ(vmcs_record_get(SDM_GUEST_CS_BASE), 0x9a000);
+	CHECK_EQ(vmcs_record_get(SDM_GUEST_RIP), 0);
+	/* The second SIPI finds it running: discarded, it does not restart it. */
+	vmcs_write(SDM_GUEST_RIP, 0x1234);
+	icr(0, M_ICR(1, M_DM_STARTUP | 0x9a));
+	hw_set_cpu(1, true);
+	v->reason = M_EXIT_EXTINT;
+	virq_before_entry(v);
+	CHECK_EQ(vmcs_record_get(SDM_GUEST_RIP), 0x1234);
+	CHECK_EQ(act(), M_ACT_ACTIVE);
+}
+
+/* The first start-up: the AP waits for SIPI in VMX non-root operation,
+ * where the INIT is blocked (held) and the SIPI exits; the held INIT exits
+ * right after the entry and must not park the started vCPU again. */
+TEST(virq_sipi_exit_then_held_init_keeps_the_vcpu_running)
+{
+	hw_reset(2);
+	struct vcpu *v = hw_vcpu(1);
+	vmcs_write(SDM_GUEST_ACTIVITY_STATE, M_ACT_WAIT_SIPI);
+	icr(0, M_ICR(1, M_DM_INIT | M_LEVEL_ASSERT));
+	icr(0, M_ICR(1, M_DM_STARTUP | 0x9b));
+	hw_set_cpu(1, true);
+	v->reason = M_EXIT_SIPI;
+	v->qual = 0x9b;
+	exit_sipi(v);
+	virq_before_entry(v);
+	CHECK_EQ(act(), M_ACT_ACTIVE);
+	CHECK_EQ(vmcs_record_get(SDM_GUEST_CS_SEL), 0x9b00);
+	v->reason = M_EXIT_INIT;                          /* the held INIT, at RIP 0 */
+	exit_init(v);
+	virq_before_entry(v);
+	CHECK_EQ(act(), M_ACT_ACTIVE);
+	/* A second SIPI (Linux sends two) finds it running: discarded. */
+	icr(0, M_ICR(1, M_DM_STARTUP | 0x9b));
+	hw_set_cpu(1, true);
+	vmcs_write(SDM_GUEST_RIP, 0x55);
+	v->reason = M_EXIT_EXTINT;
+	virq_before_entry(v);
+	CHECK_EQ(vmcs_record_get(SDM_GUEST_RIP), 0x55);
+}
+
+/* The guest owns the IOAPIC and MSIs: it can aim an NMI at a CPU that runs
+ * no vCPU (parked, or the housekeeping CPU). Counted and ignored there. */
+TEST(virq_nmi_at_a_cpu_without_a_vcpu_is_ignored)
+{
+	hw_reset(1);
+	hw_set_cpu(PARKED_INDEX, false);
+	CHECK(virq_nmi_in_root());
+	hw_set_cpu(0, false);                 /* a vCPU's CPU before its launch */
+	CHECK(virq_nmi_in_root());
+}
+
+/* An NMI for the guest met in root mode: pending, and the vCPU is made to
+ * exit right after its entry (a kick to itself), so the NMI does not wait
+ * for an exit that may not come. */
+TEST(virq_nmi_in_root_mode_kicks_its_vcpu)
+{
+	hw_reset(2);
+	hw_set_cpu(1, true);
+	unsigned n = hw_sent();
+	CHECK(virq_nmi_in_root());
+	CHECK_EQ(__atomic_load_n(&hw_vcpu(1)->nmi_pending, __ATOMIC_SEQ_CST), 1);
+	CHECK_EQ(hw_sent(), n + 1);
+	CHECK_EQ(hw_sent_dest(n), 1);                    /* its own APIC ID */
+	CHECK_EQ((hw_sent_icr(n) >> 8) & 7, 0);          /* a fixed interrupt */
+}
+
+TEST(virq_nmi_injected_when_unblocked_else_window)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	vmcs_write(SDM_GUEST_INTERRUPTIBILITY, 8);
+	__atomic_store_n(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
+	v->reason = M_EXIT_EXTINT;
+	virq_before_entry(v);
+	CHECK(!(vmcs_record_get(SDM_ENTRY_INTR_INFO) & M_INFO_VALID));
+	CHECK(vmcs_record_get(SDM_PROC_CONTROLS) & SDM_PROC_NMI_WINDOW_EXITING);
+	vmcs_write(SDM_GUEST_INTERRUPTIBILITY, 0);
+	virq_before_entry(v);
+	uint32_t info = (uint32_t)vmcs_record_get(SDM_ENTRY_INTR_INFO);
+	CHECK((info & M_INFO_VALID) && M_TYPE(info) == 2 && (info & 0xff) == 2);
+	CHECK(!(vmcs_record_get(SDM_PROC_CONTROLS) & SDM_PROC_NMI_WINDOW_EXITING));
+}
+
+static void arm_guest_deadline_timer(struct vcpu *v, uint64_t deadline)
+{
+	CHECK_EQ(virq_wrmsr(v, 0x80f, 0x1ff), 0);                       /* SVR: enabled */
+	CHECK_EQ(virq_wrmsr(v, 0x832, 0xec | (2u << 17)), 0);           /* LVT timer: TSC-deadline, 0xec */
+	CHECK_EQ(virq_wrmsr(v, 0x6e0, deadline), 0);
+}
+
+/* HLT (hlt=exit) with nothing pending enters the HLT state ... */
+TEST(virq_hlt_with_nothing_pending_halts)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	vmcs_write(SDM_GUEST_RFLAGS, M_RFLAGS_IF | 2);
+	v->reason = M_EXIT_HLT;
+	exit_hlt(v);
+	virq_before_entry(v);
+	CHECK_EQ(act(), M_ACT_HLT);
+}
+
+/* ... but the decision is the last thing before the entry: a guest timer
+ * that expires while the HLT exit is handled is posted before the entry,
+ * and the vCPU must not be left halted with it pending and no host timer. */
+TEST(virq_hlt_decided_after_the_timer_check)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	hw_tsc = 1000;
+	arm_guest_deadline_timer(v, 2000);
+	vmcs_write(SDM_GUEST_RFLAGS, M_RFLAGS_IF | 2);
+	hw_tsc = 3000;                                   /* expired, its host timer not yet taken */
+	v->reason = M_EXIT_HLT;
+	exit_hlt(v);
+	virq_before_entry(v);
+	CHECK(vpage_bit(v, M_IRR, 0xec) || pir_bit(v, 0xec));
+	CHECK_EQ(act(), M_ACT_ACTIVE);
+}
+
+/* HLT with IF = 0 (Linux's play_dead, a CPU offline): an interrupt does not
+ * end it, so it halts even with a vector pending, instead of an exit storm
+ * of HLTs that resume and halt again. */
+TEST(virq_hlt_with_if_clear_halts_despite_pending_vector)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	vmcs_write(SDM_GUEST_RFLAGS, 2);
+	vmcs_write(SDM_GUEST_INTR_STATUS, 0x41);         /* RVI 0x41, PPR 0: deliverable with IF = 1 */
+	v->reason = M_EXIT_HLT;
+	exit_hlt(v);
+	virq_before_entry(v);
+	CHECK_EQ(act(), M_ACT_HLT);
+	CHECK_EQ(v->hlt_skipped, 0);
+	/* An NMI ends it (not blocked). */
+	__atomic_store_n(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
+	v->reason = M_EXIT_HLT;
+	vmcs_write(SDM_GUEST_ACTIVITY_STATE, M_ACT_ACTIVE);
+	exit_hlt(v);
+	virq_before_entry(v);
+	uint32_t info = (uint32_t)vmcs_record_get(SDM_ENTRY_INTR_INFO);
+	CHECK((info & M_INFO_VALID) && M_TYPE(info) == 2);
+}
+
+/* Two 8259 (ExtINT) vectors arrive while the guest cannot take an
+ * interrupt: each is injected once, neither lost. */
+TEST(virq_two_8259_vectors_both_injected)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	vmcs_write(SDM_GUEST_RFLAGS, 2);                 /* IF = 0 */
+	hw_exit_external(v, 0x30);                       /* no local APIC ISR bit: ExtINT */
+	hw_exit_external(v, 0x31);
+	CHECK(!(vmcs_record_get(SDM_ENTRY_INTR_INFO) & M_INFO_VALID));
+	vmcs_write(SDM_GUEST_RFLAGS, M_RFLAGS_IF | 2);
+	unsigned got[256] = { 0 };
+	for (int i = 0; i < 4; i++) {
+		v->reason = M_EXIT_INTR_WINDOW;
+		exit_intr_window(v);
+		virq_before_entry(v);
+		uint32_t info = (uint32_t)vmcs_record_get(SDM_ENTRY_INTR_INFO);
+		if (info & M_INFO_VALID) {
+			CHECK_EQ(M_TYPE(info), 0);
+			got[info & 0xff]++;
+			vmcs_write(SDM_ENTRY_INTR_INFO, 0);      /* the entry delivered it */
+		}
+	}
+	CHECK_EQ(got[0x30], 1);
+	CHECK_EQ(got[0x31], 1);
 }
