@@ -92,8 +92,8 @@ static void events_commit(struct vcpu *v)
 		if ((q->deferred.info & (7u << 8)) == INTR_TYPE_NMI) {
 			__atomic_fetch_add(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
 			q->deferred.info = 0;
-		} else if (!v->pic_pending) {
-			v->pic_pending = (uint8_t)q->deferred.info;
+		} else {
+			virq_pic_queue(v, (uint8_t)q->deferred.info);
 			q->deferred.info = 0;
 		}
 	}

@@ -6,6 +6,8 @@
 #include "../apic/pi.h"
 #include "../ipi/ipi.h"
 #include "../timer/vtimer.h"
+#include "../apic/level.h"
+#include "../guest/startup.h"
 #include "../lib/spinlock.h"
 #include "vmcs.h"
 #include "vmcs_fields.h"
@@ -62,22 +64,26 @@ struct vcpu {
 	struct access_stats msr_stats, io_stats;
 	struct vcpu_denied denied;
 	uint64_t ept_late_gibs;          /* GiBs beyond the identity map mapped on demand */       /* the guest's attempts the hypervisor refused */
-	uint64_t sipi_base;              /* CS base the last SIPI set, for the latched INIT */
+	uint64_t sipi_base;              /* CS base the last SIPI set, for the latched INIT (partition model) */
 	uint32_t inits_taken;            /* INITs that parked this vCPU */
+	uint32_t sipis_taken;            /* SIPIs that started it */
+	struct startup startup;          /* the guest's INITs and SIPIs to it, emulated (guest/startup.h) */
+	uint64_t inits_held, sipis_stale, nmis_dropped;   /* held INIT exits ignored; SIPIs and NMIs discarded */
 	/* the virtual interrupt model (vmx/virq.c) */
 	uint8_t *vapic;                  /* virtual-APIC page */
 	struct vtimer timer;             /* the guest's x2APIC timer ... */
 	spinlock_t timer_lock;           /* ... shared with the timer service (timer=posted, housekeeping=) */
 	uint64_t host_deadline;          /* what this CPU's IA32_TSC_DEADLINE holds */
 	uint32_t nmi_pending;            /* virtual NMIs to inject (atomic) */
-	uint64_t level_inflight[4];      /* level-triggered vectors awaiting the guest's EOI */
+	struct level_stack level;        /* level-triggered vectors awaiting the guest's EOI */
 	uint64_t eoi_exit[4];            /* the EOI-exit bitmap as written */
 	struct ipi_src_stats ipi;        /* how this vCPU's IPIs were served */
 	uint32_t extint[256];            /* device vectors taken and re-posted */
 	bool timer_late_said;
 	uint64_t timer_exits_arm, timer_exits_fire;   /* exits the guest's timer cost: its writes, its expiries */
 	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
-	uint8_t pic_pending;             /* an 8259 (ExtINT) vector to inject */
+	bool hlt_wanted;                 /* its HLT exited: halt at the entry unless something ends it */
+	uint64_t pic_pending[4];         /* 8259 (ExtINT) vectors to inject, lowest (highest 8259 priority) first */
 	uint64_t pic_injected;
 	/* The software x2APIC (eoi=pv): KVM's PV EOI MSR (bit 0 on, bits 63:2
 	 * the word's guest-physical address); whether its flag is armed; counts. */

@@ -9,6 +9,9 @@
 #include "../apic/lapic.h"
 #include "../apic/vapic.h"
 #include "../apic/swapic.h"
+#include "../apic/wake.h"
+#include "../apic/pi.h"
+#include "../guest/startup.h"
 #include "../ipi/ipi.h"
 #include "../timer/vtimer.h"
 #include "../lib/cpu.h"
@@ -74,14 +77,49 @@ void virq_vcpu_init(struct vcpu *v)
 	}
 }
 
+static void eoi_exit_default(struct vcpu *v)
+{
+	/* eoi=trap: every EOI exits (an all-ones EOI-exit bitmap). */
+	memset(v->eoi_exit, vmx_env.cfg.eoi_trap ? 0xff : 0, sizeof v->eoi_exit);
+	virq_write_eoi_exit(v);
+}
+
+/* INIT (SDM Vol. 3A, "Local APIC State After an INIT Reset"): the vCPU's
+ * whole interrupt state goes, not only its virtual APIC: the level vectors
+ * it holds in the physical ISR are EOId there (else they block their class
+ * for good), pending NMIs and 8259 vectors, the posted vectors and the
+ * notification, the EOI-exit bitmap, RVI/SVI, the APIC-timer fields and
+ * anything queued for injection; nothing is injected in wait-for-SIPI. */
+void virq_vcpu_reset(struct vcpu *v)
+{
+	__atomic_store_n(&v->nmi_pending, 0, __ATOMIC_SEQ_CST);
+	memset(v->pic_pending, 0, sizeof v->pic_pending);
+	memset(&v->events, 0, sizeof v->events);
+	vmcs_write(VMCS_ENTRY_INTR_INFO, 0);
+	vmcs_write(VMCS_PROC_CONTROLS, vmcs_read(VMCS_PROC_CONTROLS) &
+		   ~(uint64_t)(VMX_PROC_NMI_WINDOW_EXITING | VMX_PROC_INT_WINDOW_EXITING));
+	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL)
+		return;
+	for (unsigned n = level_reset(&v->level); n; n--)
+		lapic_eoi();
+	for (unsigned w = 0; w < 4; w++)
+		__atomic_store_n(&v->pid->pir[w], 0, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&v->pid->control, (uint16_t)~PI_ON, __ATOMIC_SEQ_CST);
+	eoi_exit_default(v);
+	if (vmx_env.cfg.apic_timer_virt) {
+		vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, 0);
+		vmcs_write(VMCS_GUEST_DEADLINE, 0);
+	}
+	v->hlt_wanted = false;
+	virq_vcpu_init(v);
+}
+
 void virq_vcpu_start(struct vcpu *v)
 {
 	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL)
 		return;
 	virq_vcpu_init(v);
-	/* eoi=trap: every EOI exits (an all-ones EOI-exit bitmap). */
-	memset(v->eoi_exit, vmx_env.cfg.eoi_trap ? 0xff : 0, sizeof v->eoi_exit);
-	virq_write_eoi_exit(v);
+	eoi_exit_default(v);
 	/* LINT0 masked: the firmware leaves it in ExtINT (virtual-wire) mode, so
 	 * the 8259's interrupts would arrive as ordinary vectors, be delivered
 	 * through the virtual APIC into its ISR, and never be EOId by a guest
@@ -115,17 +153,40 @@ static void inject_nmi(struct vcpu *v)
 	vmcs_write(VMCS_PROC_CONTROLS, proc);
 }
 
+void virq_pic_queue(struct vcpu *v, uint8_t vec)
+{
+	v->pic_pending[vec / 64] |= BIT(vec % 64);
+}
+
+bool virq_pic_pending(const struct vcpu *v)
+{
+	return (v->pic_pending[0] | v->pic_pending[1] | v->pic_pending[2] | v->pic_pending[3]) != 0;
+}
+
+/* The next 8259 vector: the lowest, the 8259's highest priority (IRQ 0 first). */
+static int pic_next(const struct vcpu *v)
+{
+	for (unsigned w = 0; w < 4; w++)
+		if (v->pic_pending[w])
+			return (int)(w * 64 + (unsigned)__builtin_ctzll(v->pic_pending[w]));
+	return -1;
+}
+
 /* An 8259 vector waits until the guest can take an interrupt (interrupt-
- * window exiting meanwhile). */
+ * window exiting meanwhile); one per entry, each once. */
 static void inject_pic(struct vcpu *v)
 {
 	uint32_t proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
 	bool busy = vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
 	if (!busy && (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) &&
 	    !((uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCK_STI_MOVSS)) {
-		vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_EXT_INTR | v->pic_pending);
-		v->pic_pending = 0;
-		proc &= ~VMX_PROC_INT_WINDOW_EXITING;
+		int vec = pic_next(v);
+		vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_EXT_INTR | (uint32_t)vec);
+		v->pic_pending[vec / 64] &= ~BIT(vec % 64);
+		if (!virq_pic_pending(v))
+			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
+		else
+			proc |= VMX_PROC_INT_WINDOW_EXITING;   /* the next one after this */
 		if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
 			vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
 	} else {
@@ -139,35 +200,82 @@ void exit_intr_window(struct vcpu *v)
 	(void)v;   /* virq_before_entry injects the 8259 vector */
 }
 
+/* The guest asked to halt (exit_hlt): it halts unless something that ends
+ * the HLT state is pending now, the last thing decided before the entry
+ * (after the timer check, which may have posted its vector). */
+static void hlt_finish(struct vcpu *v)
+{
+	v->hlt_wanted = false;
+	bool deliverable;
+	if (vmx_env.cfg.sw_apic) {
+		deliverable = virq_sw_pending(v) >= 0;
+	} else {
+		uint32_t rvi = (uint32_t)vmcs_read(VMCS_GUEST_INTR_STATUS) & 0xff;
+		uint32_t ppr = vapic_get(v->vapic, APIC_PPR) & 0xff;
+		deliverable = (rvi >> 4) > (ppr >> 4);
+	}
+	uint32_t intr = (uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
+	struct hlt_view h = {
+		.if_set = vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9),
+		.nmi_pending = __atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST) != 0,
+		.nmi_blocked = intr & INTR_BLOCK_NMI,
+		.vector_pending = deliverable || virq_pic_pending(v) ||
+				  (__atomic_load_n(&v->pid->control, __ATOMIC_SEQ_CST) & PI_ON),
+	};
+	/* An event injected at this entry (an NMI, an exception) runs at once. */
+	if (hlt_ends(&h) || (vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID)) {
+		v->hlt_skipped++;
+		return;
+	}
+	vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_HLT);
+}
+
 void virq_before_entry(struct vcpu *v)
 {
+	bool virt = vmx_env.cfg.irq_model == IRQ_VIRTUAL;
+	if (virt && virq_startup_due(v))
+		virq_startup_step(v);
+	if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_WAIT_SIPI) {
+		/* Nothing is injected in wait-for-SIPI (VM entry would fail):
+		 * NMIs and 8259 vectors for a vCPU that waits are dropped. */
+		if (__atomic_exchange_n(&v->nmi_pending, 0, __ATOMIC_SEQ_CST))
+			v->nmis_dropped++;
+		memset(v->pic_pending, 0, sizeof v->pic_pending);
+		v->hlt_wanted = false;
+		return;
+	}
 	if (__atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST))
 		inject_nmi(v);
-	if (v->pic_pending)
+	if (virq_pic_pending(v))
 		inject_pic(v);
-	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL)
-		return;
-	virq_timer_check(v);
-	virq_host_timer_program(v);
-	/* A vCPU that exited from HLT (its RIP is past the HLT) resumes
-	 * active, as after any wake-up, so the interrupt that made it exit,
-	 * now posted, is taken at once: Bochs 3.0 re-enters the HLT state and
-	 * does not wake it for a notification already pending at entry. A
-	 * wake-up the guest did not need costs it one pass of its idle loop. */
-	if ((v->reason & 0xffff) != EXIT_REASON_HLT && vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT) {
-		vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
-		v->hlt_resumes++;
+	if (virt) {
+		virq_timer_check(v);
+		virq_host_timer_program(v);
+		/* A vCPU that exited from the HLT state resumes active, as after
+		 * any wake-up, so the interrupt that made it exit, now posted, is
+		 * taken at once: Bochs 3.0 re-enters the HLT state and does not
+		 * wake it for a notification already pending at entry. A wake-up
+		 * the guest did not need costs it one pass of its idle loop. With
+		 * IF = 0 no interrupt would end its HLT: it stays halted. */
+		if (!v->hlt_wanted && vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT &&
+		    (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9))) {
+			vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
+			v->hlt_resumes++;
+		}
+		/* Posted vectors need nothing here: whoever set ON sent the
+		 * notification, this vCPU's own posts included, and the CPU
+		 * processes it right after the entry (SDM Vol. 3C, "Posted-
+		 * Interrupt Processing"). Taking the PIR in software instead races
+		 * with a notification in flight, which then finds it empty: Bochs
+		 * 3.0 turns that into RVI = 0xff, delivers vector 0xff, and the
+		 * guest, which never EOIs its spurious vector, blocks every
+		 * interrupt after it. The software x2APIC has no such processing:
+		 * it takes them here. */
+		if (vmx_env.cfg.sw_apic)
+			virq_sw_before_entry(v);
 	}
-	/* Posted vectors need nothing here: whoever set ON sent the
-	 * notification, this vCPU's own posts included, and the CPU processes
-	 * it right after the entry (SDM Vol. 3C, "Posted-Interrupt
-	 * Processing"). Taking the PIR in software instead races with a
-	 * notification in flight, which then finds it empty: Bochs 3.0 turns
-	 * that into RVI = 0xff, delivers vector 0xff, and the guest, which
-	 * never EOIs its spurious vector, blocks every interrupt after it.
-	 * The software x2APIC has no such processing: it takes them here. */
-	if (vmx_env.cfg.sw_apic)
-		virq_sw_before_entry(v);
+	if (v->hlt_wanted)
+		hlt_finish(v);
 }
 
 /* With acknowledge-interrupt-on-exit the vector is in the exit information
@@ -213,41 +321,28 @@ void exit_external_intr(struct vcpu *v)
 		 * guest programmed it; as an interrupt it would hit an exception
 		 * vector. Dropped. */
 		if (vec >= 32) {
-			v->pic_pending = vec;
+			virq_pic_queue(v, vec);
 			v->pic_injected++;
 		}
 		return;
 	}
 	/* A device interrupt, re-posted to the guest. */
 	v->extint[vec]++;
-	if (lapic_level(vec))
+	if (lapic_level(vec)) {
 		virq_level_accept(v, vec);
-	else
+	} else {
 		lapic_eoi();
+		virq_edge_accept(v, vec);
+	}
 	virq_post_self(v, vec);
 }
 
-/* HLT, where it exits (hlt=exit): completed here. With a virtual interrupt
- * deliverable, an NMI or a notification pending, the vCPU resumes past its
- * HLT and takes it; else it enters the HLT state, which a physical
- * interrupt (a notification included) ends. */
+/* HLT, where it exits (hlt=exit): completed here; whether the vCPU halts
+ * or resumes past it is decided last before the entry (hlt_finish). */
 void exit_hlt(struct vcpu *v)
 {
 	vcpu_skip_insn(v);
-	bool deliverable;
-	if (vmx_env.cfg.sw_apic) {
-		deliverable = virq_sw_pending(v) >= 0;
-	} else {
-		uint32_t rvi = (uint32_t)vmcs_read(VMCS_GUEST_INTR_STATUS) & 0xff;
-		uint32_t ppr = vapic_get(v->vapic, APIC_PPR) & 0xff;
-		deliverable = (rvi >> 4) > (ppr >> 4);
-	}
-	if (deliverable || __atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST) || v->pic_pending ||
-	    (__atomic_load_n(&v->pid->control, __ATOMIC_SEQ_CST) & PI_ON)) {
-		v->hlt_skipped++;
-		return;
-	}
-	vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_HLT);
+	v->hlt_wanted = true;
 }
 
 void exit_nmi_window(struct vcpu *v)
@@ -271,13 +366,24 @@ void exit_exception_nmi(struct vcpu *v)
 	__atomic_fetch_add(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
 }
 
+/* An NMI in root mode. On a CPU that runs no vCPU (parked, the
+ * housekeeping CPU; the guest owns the IOAPIC and MSIs and can aim one
+ * there) or before its vCPU's launch: counted and ignored. On a vCPU's
+ * CPU: kept for its guest, and a kick to itself makes the vCPU exit right
+ * after its entry, so the NMI does not wait for an exit that may not come
+ * (it may have come after this exit's virq_before_entry). */
+uint64_t virq_nmis_ignored;
+
 bool virq_nmi_in_root(void)
 {
 	struct percpu *p = this_cpu();
 	struct vcpu *v = p->index < ncpus ? vcpus[p->index] : NULL;
-	if (!v || !p->launched)
-		return false;
+	if (!v || !p->launched) {
+		__atomic_fetch_add(&virq_nmis_ignored, 1, __ATOMIC_RELAXED);
+		return true;
+	}
 	v->nmis_host++;
 	__atomic_fetch_add(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
+	lapic_send(p->apic_id, APIC_DM_FIXED | KICK_VECTOR);
 	return true;
 }

@@ -49,8 +49,13 @@ int virq_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
 int64_t virq_pv_send_ipi(struct vcpu *v, uint64_t lo, uint64_t hi, uint64_t min, uint64_t icr);
 /* Posts of 'vector' into the vCPU with x2APIC ID 'apic_id'; -1 if none. */
 int64_t virq_vec_posts(uint32_t apic_id, uint32_t vector);
-/* An NMI taken in root mode on a vCPU's core: kept for its guest. */
+/* An NMI taken in root mode: kept for the guest of a vCPU's core, counted
+ * and ignored elsewhere; true (handled) always. */
 bool virq_nmi_in_root(void);
+extern uint64_t virq_nmis_ignored;
+/* An 8259 (ExtINT) vector for the vCPU, injected when it can take one. */
+void virq_pic_queue(struct vcpu *v, uint8_t vec);
+bool virq_pic_pending(const struct vcpu *v);
 /* Report lines of one vCPU. */
 void virq_report(struct vcpu *v);
 /* What vCPU v was served without an exit of its own, so far: vectors

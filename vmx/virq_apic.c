@@ -22,26 +22,42 @@ void virq_write_eoi_exit(struct vcpu *v)
 	vmcs_write(VMCS_EOI_EXIT_BITMAP3, v->eoi_exit[3]);
 }
 
+static void vtmr(struct vcpu *v, uint8_t vec, bool level)
+{
+	uint32_t off = APIC_TMR + 0x10 * (vec / 32), w = vapic_get(v->vapic, off);
+	vapic_set(v->vapic, off, level ? w | BIT(vec % 32) : w & ~BIT(vec % 32));
+}
+
 /* A level-triggered device vector keeps its physical in-service bit until
  * the guest's EOI (EOI-exit bitmap), so the line is not sampled again
- * before the device is serviced: no storm, nothing lost. */
+ * before the device is serviced: no storm, nothing lost. The in-flight
+ * vectors are the stack the physical ISR is (apic/level.h). The guest's
+ * TMR shows it as level, as the local APIC's would (SDM Vol. 3A, "Trigger
+ * Mode Register": set on acceptance of a level-triggered interrupt, cleared
+ * on acceptance of an edge-triggered one); Linux's IOAPIC code reads it. */
 void virq_level_accept(struct vcpu *v, uint8_t vec)
 {
-	v->level_inflight[vec / 64] |= BIT(vec % 64);
+	level_accept(&v->level, vec);
+	vtmr(v, vec, true);
 	if (!(v->eoi_exit[vec / 64] & BIT(vec % 64))) {
 		v->eoi_exit[vec / 64] |= BIT(vec % 64);
 		virq_write_eoi_exit(v);
 	}
 }
 
+void virq_edge_accept(struct vcpu *v, uint8_t vec)
+{
+	vtmr(v, vec, false);
+}
+
 /* The guest's EOI of vec (an EOI-exit, an EOI write or its PV EOI on the
- * software x2APIC): a level-triggered vector also ends at the physical APIC. */
+ * software x2APIC): a level-triggered vector also ends at the physical
+ * APIC, once every higher in-flight one has (a physical EOI retires the
+ * highest in-service vector). */
 void virq_level_eoi_done(struct vcpu *v, int vec)
 {
-	if (vec >= 0 && (v->level_inflight[vec / 64] & BIT(vec % 64))) {
-		v->level_inflight[vec / 64] &= ~BIT(vec % 64);
+	for (unsigned n = level_guest_eoi(&v->level, vec); n; n--)
 		lapic_eoi();
-	}
 }
 
 /* The guest's EOI of a vector in the EOI-exit bitmap (SDM Vol. 3C, "EOI
@@ -88,7 +104,7 @@ void virq_sw_before_entry(struct vcpu *v)
 	uint32_t proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
 	bool busy = vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
 	if (vec < 0) {
-		if (!v->pic_pending)
+		if (!virq_pic_pending(v))
 			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
 	} else if (!busy && (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) &&
 		   !((uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCK_STI_MOVSS)) {
@@ -97,9 +113,9 @@ void virq_sw_before_entry(struct vcpu *v)
 		if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
 			vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
 		v->sw_injected++;
-		if (!v->pic_pending)
+		if (!virq_pic_pending(v))
 			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
-		if (word && swapic_pv_eoi_arm(v->vapic, word, (v->level_inflight[vec / 64] & BIT(vec % 64)) != 0)) {
+		if (word && swapic_pv_eoi_arm(v->vapic, word, level_inflight(&v->level, (uint8_t)vec))) {
 			v->pv_eoi_armed = true;
 			v->sw_pv_armed++;
 		}

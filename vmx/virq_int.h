@@ -13,9 +13,15 @@ void virq_rvi_raise(uint8_t vec);
 void virq_virr_set(struct vcpu *v, uint8_t vec);
 /* Posts vec into the vCPU's own descriptor (processed at the entry). */
 void virq_post_self(struct vcpu *v, uint8_t vec);
+/* INIT: the vCPU's whole interrupt state reset (before wait-for-SIPI). */
+void virq_vcpu_reset(struct vcpu *v);
+/* vmx/virq_startup.c: the guest's INITs and SIPIs recorded for this vCPU. */
+bool virq_startup_due(struct vcpu *v);
+void virq_startup_step(struct vcpu *v);
 /* vmx/virq_apic.c: EOIs, level-triggered vectors, the software x2APIC. */
 void virq_write_eoi_exit(struct vcpu *v);
 void virq_level_accept(struct vcpu *v, uint8_t vec);
+void virq_edge_accept(struct vcpu *v, uint8_t vec);
 void virq_level_eoi_done(struct vcpu *v, int vec);
 int virq_sw_pending(struct vcpu *v);
 void virq_sw_before_entry(struct vcpu *v);

@@ -38,17 +38,22 @@ static void op_nmi(void *ctx, uint32_t i)
 		lapic_send(apic_ids[i], APIC_DM_FIXED | KICK_VECTOR);
 }
 
-/* INIT and SIPI go to the vCPU's core as physical signals: VMX turns them
- * into INIT and SIPI exits there (vmx/exit.c). */
+/* INIT and SIPI are recorded for the target (guest/startup.h), which
+ * applies them before its next entry, and sent as physical signals, which
+ * VMX turns into INIT and SIPI exits there (vmx/virq_startup.c): a running
+ * vCPU exits for the INIT at once, a waiting one for the SIPI; a SIPI that
+ * finds its target in root mode is discarded by the CPU, not lost. */
 static void op_init(void *ctx, uint32_t i)
 {
 	(void)ctx;
+	startup_send_init(&vcpus[i]->startup);
 	lapic_send(apic_ids[i], APIC_DM_INIT | APIC_LEVEL_ASSERT);
 }
 
 static void op_sipi(void *ctx, uint32_t i, uint8_t vector)
 {
 	(void)ctx;
+	startup_send_sipi(&vcpus[i]->startup, vector);
 	lapic_send(apic_ids[i], APIC_DM_STARTUP | vector);
 }
 

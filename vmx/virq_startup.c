@@ -7,42 +7,105 @@
 #include "../lib/printk.h"
 #include "../lib/string.h"
 
-/* The guest's INIT parks the vCPU in wait-for-SIPI (SDM Vol. 3C, "INIT Signals").
- * "If a logical processor is in the wait-for-SIPI state, INIT signals are
- * blocked": the INIT that Linux sends before its SIPI stays pending while the
- * vCPU waits, and exits right after the SIPI, before the first instruction.
- * That stale INIT is recognized by RIP 0 at the SIPI's CS base, and dropped. */
-void exit_init(struct vcpu *v)
+/* The vCPU as after INIT: wait-for-SIPI, registers and interrupt state reset. */
+static void park(struct vcpu *v, bool say)
 {
 	struct vmcs_guest g;
-	if (v->sipi_base && vmcs_read(VMCS_GUEST_RIP) == 0 && vmcs_read(VMCS_GUEST_CS_BASE) == v->sipi_base) {
-		v->sipi_base = 0;
-		return;
-	}
-	v->sipi_base = 0;
 	/* Said, not silent: an INIT parks this vCPU until a SIPI, the boot
-	 * vCPU included (a guest resetting its boot CPU has stopped it). */
-	if (v->inits_taken++ < 4 || v->index == 0)
+	 * vCPU included (a guest resetting its boot CPU has stopped it). Safe
+	 * to print: a SIPI that comes meanwhile is recorded, not lost. Not
+	 * said when its SIPI is taken with it. */
+	if ((v->inits_taken++ < 4 && say) || v->index == 0)
 		pr_warn("vmx: cpu%u: INIT from the guest: the vCPU waits for a SIPI%s\n", v->index,
 			v->index == 0 ? " (the guest's boot CPU: it stays stopped unless another vCPU sends one)" : "");
 	guest_state_wait_sipi(&g);
 	vmcs_write_guest(&vmx_env.cfg, &g);
 	memset(&v->regs, 0, sizeof v->regs);
-	if (vmx_env.cfg.irq_model == IRQ_VIRTUAL)
-		virq_vcpu_init(v);
+	virq_vcpu_reset(v);
 }
 
-void exit_sipi(struct vcpu *v)
+/* A SIPI: the vCPU starts in real mode at vector << 12 (SDM Vol. 3A, "MP
+ * Initialization Protocol"). */
+static void start(struct vcpu *v, uint8_t vector)
 {
 	struct vmcs_guest g;
 	uint32_t a, b, c, d;
 	guest_state_wait_sipi(&g);
-	guest_state_sipi(&g, (uint8_t)v->qual);
+	guest_state_sipi(&g, vector);
 	vmcs_write_guest(&vmx_env.cfg, &g);
 	memset(&v->regs, 0, sizeof v->regs);
 	cpuid_count(1, 0, &a, &b, &c, &d);
 	v->regs.rdx = a;          /* the processor signature, as after RESET/INIT */
 	v->sipi_base = g.cs.base;
-	pr_info("vmx: cpu%u started by the guest's SIPI, vector 0x%02llx\n", v->index, (unsigned long long)v->qual & 0xff);
+	if (v->sipis_taken++ < 2)
+		pr_info("vmx: cpu%u started by the guest's SIPI, vector 0x%02x\n", v->index, vector);
 }
 
+static bool waiting(void)
+{
+	return vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_WAIT_SIPI;
+}
+
+/* What the guest's INITs and SIPIs (recorded by their senders) ask of this
+ * vCPU, done before its entry: the INIT, then a SIPI sent after it. */
+static void take(struct vcpu *v, int sipi_exit_vector)
+{
+	struct startup_step st = startup_take(&v->startup, waiting());
+	if (st.stale)
+		v->sipis_stale++;
+	if (st.init)
+		park(v, sipi_exit_vector < 0 && st.sipi < 0);
+	if (sipi_exit_vector >= 0)
+		start(v, (uint8_t)sipi_exit_vector);
+	else if (st.sipi >= 0)
+		start(v, (uint8_t)st.sipi);
+}
+
+bool virq_startup_due(struct vcpu *v)
+{
+	return __atomic_load_n(&v->startup.sipi, __ATOMIC_SEQ_CST) || startup_init_pending(&v->startup);
+}
+
+void virq_startup_step(struct vcpu *v)
+{
+	take(v, -1);
+}
+
+/* A physical INIT exit. The guest's INITs are recorded by their senders
+ * (virq_ipi.c) and sent as well, so that a vCPU running or halted exits
+ * at once. "If a logical processor is in the wait-for-SIPI state, INIT
+ * signals are blocked" (SDM Vol. 3C, "INIT Signals"): an INIT sent while
+ * the vCPU waits stays held and exits right after the SIPI that started
+ * it, before its first instruction; that one was taken already (its
+ * record went with the SIPI) and is dropped. In the partition model the
+ * guest's INITs reach the CPU directly: held ones are recognized by RIP 0
+ * at the SIPI's CS base. */
+void exit_init(struct vcpu *v)
+{
+	if (vmx_env.cfg.irq_model == IRQ_VIRTUAL) {
+		if (!startup_init_pending(&v->startup)) {
+			v->inits_held++;
+			take(v, -1);     /* a SIPI recorded meanwhile, if any */
+			return;
+		}
+		take(v, -1);
+		return;
+	}
+	if (v->sipi_base && vmcs_read(VMCS_GUEST_RIP) == 0 && vmcs_read(VMCS_GUEST_CS_BASE) == v->sipi_base) {
+		v->sipi_base = 0;
+		return;
+	}
+	v->sipi_base = 0;
+	park(v, true);
+}
+
+/* A physical SIPI exit (the vCPU waited for it in VMX non-root operation):
+ * the INIT before it, if not taken yet, then the start at its vector. */
+void exit_sipi(struct vcpu *v)
+{
+	if (vmx_env.cfg.irq_model == IRQ_VIRTUAL) {
+		take(v, (int)(v->qual & 0xff));
+		return;
+	}
+	start(v, (uint8_t)v->qual);
+}

@@ -209,7 +209,8 @@ TEST(virq_init_over_pending_nmi_resets_everything)
 	device_irq(v, 0x51, true);                       /* a level vector in flight */
 	vmcs_write(SDM_GUEST_INTERRUPTIBILITY, 8);       /* blocking by NMI */
 	__atomic_store_n(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
-	v->pic_pending = 0x30;
+	virq_pic_queue(v, 0x30);
+	vmx_env.cfg.apic_timer_virt = true;             /* timer=apicv: the CPU holds a guest timer vector */
 	vmcs_write(SDM_VIRTUAL_TIMER_VECTOR, 0xec);
 	icr(0, M_ICR(1, M_DM_INIT | M_LEVEL_ASSERT));
 	hw_set_cpu(1, true);
@@ -220,7 +221,7 @@ TEST(virq_init_over_pending_nmi_resets_everything)
 	CHECK(!(vmcs_record_get(SDM_ENTRY_INTR_INFO) & M_INFO_VALID));
 	CHECK(!hw_lapic_isr(0x51));                      /* physically EOId */
 	CHECK_EQ(__atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST), 0);
-	CHECK_EQ(v->pic_pending, 0);
+	CHECK(!virq_pic_pending(v));
 	CHECK(!pir_bit(v, 0x51) && !pid_on(v));
 	CHECK(!eoi_exit_bit(0x51));
 	CHECK(!vpage_bit(v, M_TMR, 0x51));
