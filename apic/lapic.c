@@ -43,6 +43,11 @@ uint32_t lapic_id(void)
 void lapic_send(uint32_t apic_id, uint32_t icr_low)
 {
 	if (lapic_x2apic) {
+		/* A WRMSR to an x2APIC register is not serializing and may pass
+		 * earlier stores (SDM Vol. 3A, "x2APIC Register Address Space"):
+		 * the PIR bits and ON a notification announces, a start flag an
+		 * IPI tells of, must be visible first. */
+		__asm__ volatile("mfence; lfence" ::: "memory");
 		wrmsr(MSR_X2APIC_ICR, ((uint64_t)apic_id << 32) | icr_low);
 		return;
 	}

@@ -42,7 +42,8 @@ unsigned level_reset(struct level_stack *s)
 {
 	unsigned n = 0;
 	for (unsigned w = 0; w < 4; w++) {
-		n += (unsigned)__builtin_popcountll(s->inflight[w]);
+		for (uint64_t m = s->inflight[w]; m; m &= m - 1)   /* no libgcc popcount */
+			n++;
 		s->inflight[w] = s->done[w] = 0;
 	}
 	return n;

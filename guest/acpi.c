@@ -1,4 +1,4 @@
-/* The guest's copies of RSDP, XSDT/RSDT and MADT (see acpi.h). */
+/* The guest's copies of RSDP, XSDT/RSDT, MADT and FADT (see acpi.h). */
 #include "acpi.h"
 #include "../lib/string.h"
 #include "../lib/printk.h"
@@ -8,6 +8,8 @@
 #define MADT_LAPIC 0
 #define MADT_X2APIC 9
 #define MADT_ENABLED_ONLINE 3u     /* flags bits 0 and 1 */
+#define FADT_FLAGS 112             /* FADT "Flags", 4 bytes (ACPI 6.x, "Fixed ACPI Description Table") */
+#define FADT_APIC_PHYSICAL BIT(19) /* FORCE_APIC_PHYSICAL_DESTINATION_MODE */
 
 static const uint8_t *phys(paddr_t pa) { return (const uint8_t *)(uintptr_t)pa; }
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -45,32 +47,46 @@ static uint8_t *take(uint8_t *buf, size_t size, size_t *off, const uint8_t *src,
 	return p;
 }
 
-/* A root table copy whose entries that named the MADT name its copy. */
-static uint8_t *copy_root(paddr_t root, bool xsdt, paddr_t madt, paddr_t madt_copy, uint8_t *buf, size_t size,
-			  size_t *off)
+/* A root table copy whose entries that named the MADT and the FADT name
+ * their copies, and without the tables the hypervisor owns (DMAR: the
+ * IOMMU is not the guest's). Returns the copy, NULL if it does not fit. */
+static uint8_t *copy_root(paddr_t root, bool xsdt, const paddr_t from[2], const paddr_t to[2], uint8_t *buf,
+			  size_t size, size_t *off, uint32_t *hidden)
 {
-	uint32_t len = rd32(phys(root) + 4), w = xsdt ? 8 : 4;
+	uint32_t len = rd32(phys(root) + 4), w = xsdt ? 8 : 4, out = SDT_HEADER;
 	uint8_t *p = take(buf, size, off, phys(root), len);
 	if (!p)
 		return NULL;
 	for (uint32_t o = SDT_HEADER; o + w <= len; o += w) {
 		uint64_t e = xsdt ? rd64(p + o) : rd32(p + o);
-		if (e == madt) {
-			if (xsdt)
-				wr64(p + o, madt_copy);
-			else
-				wr32(p + o, (uint32_t)madt_copy);
+		for (int i = 0; i < 2; i++)
+			if (from[i] && e == from[i])
+				e = to[i];
+		if (e && e < (1ull << 48) && !memcmp(phys(e), "DMAR", 4)) {
+			(*hidden)++;
+			continue;
 		}
+		if (xsdt)
+			wr64(p + out, e);
+		else
+			wr32(p + out, (uint32_t)e);
+		out += w;
 	}
-	fix_checksum(p, len, 9);
+	memset(p + out, 0, len - out);
+	wr32(p + 4, out);
+	fix_checksum(p, out, 9);
 	return p;
 }
+
+static uint32_t hidden_tables;
+uint32_t acpi_guest_hidden(void) { return hidden_tables; }
 
 int acpi_guest_copy(const struct acpi_info *a, const uint32_t *vcpu_ids, uint32_t nvcpus, uint8_t *buf,
 		    size_t buf_size, paddr_t buf_pa, paddr_t *rsdp_pa, uint32_t *disabled, char *err, size_t errlen)
 {
 	size_t off = 0;
 	*disabled = 0;
+	hidden_tables = 0;
 	if (!a->rsdp || !a->root || !a->madt) {
 		snprintf(err, errlen, "acpi: no MADT to copy for the guest");
 		return -1;
@@ -84,6 +100,22 @@ int acpi_guest_copy(const struct acpi_info *a, const uint32_t *vcpu_ids, uint32_
 	uint8_t *m = take(buf, buf_size, &off, phys(a->madt), madt_len);
 	if (!r || !m)
 		goto full;
+	/* The FADT with FORCE_APIC_PHYSICAL_DESTINATION_MODE: Linux then uses
+	 * physical x2APIC destinations, whose unicast IPIs IPI virtualization
+	 * virtualizes (it never virtualizes logical ones, which x2APIC cluster
+	 * mode sends). */
+	paddr_t fadt_pa = 0;
+	if (a->fadt) {
+		uint32_t fadt_len = rd32(phys(a->fadt) + 4);
+		uint8_t *f = take(buf, buf_size, &off, phys(a->fadt), fadt_len);
+		if (!f)
+			goto full;
+		if (fadt_len >= FADT_FLAGS + 4) {
+			wr32(f + FADT_FLAGS, rd32(f + FADT_FLAGS) | FADT_APIC_PHYSICAL);
+			fix_checksum(f, fadt_len, 9);
+		}
+		fadt_pa = buf_pa + (size_t)(f - buf);
+	}
 	paddr_t madt_pa = buf_pa + (size_t)(m - buf);
 	for (uint32_t o = MADT_FIXED; o + 2 <= madt_len && m[o + 1] >= 2 && o + m[o + 1] <= madt_len; o += m[o + 1]) {
 		uint8_t type = m[o], len = m[o + 1];
@@ -108,14 +140,16 @@ int acpi_guest_copy(const struct acpi_info *a, const uint32_t *vcpu_ids, uint32_
 	/* Both roots when both exist: a guest told to prefer the RSDT
 	 * (acpi=rsdt) must find the same MADT. */
 	paddr_t rsdt = rd32(rs + 16), xsdt = a->rsdp_revision >= 2 ? rd64(rs + 24) : 0;
+	const paddr_t from[2] = { a->madt, a->fadt }, to[2] = { madt_pa, fadt_pa };
+	uint32_t hidden_x = 0, hidden_r = 0;
 	if (rsdt) {
-		uint8_t *t = copy_root(rsdt, false, a->madt, madt_pa, buf, buf_size, &off);
+		uint8_t *t = copy_root(rsdt, false, from, to, buf, buf_size, &off, &hidden_r);
 		if (!t)
 			goto full;
 		wr32(r + 16, (uint32_t)(buf_pa + (size_t)(t - buf)));
 	}
 	if (xsdt) {
-		uint8_t *t = copy_root(xsdt, true, a->madt, madt_pa, buf, buf_size, &off);
+		uint8_t *t = copy_root(xsdt, true, from, to, buf, buf_size, &off, &hidden_x);
 		if (!t)
 			goto full;
 		wr64(r + 24, buf_pa + (size_t)(t - buf));
@@ -124,9 +158,10 @@ int acpi_guest_copy(const struct acpi_info *a, const uint32_t *vcpu_ids, uint32_
 	if (rsdp_len == 36)
 		fix_checksum(r, 36, 32);
 	*rsdp_pa = buf_pa;
+	hidden_tables = hidden_x > hidden_r ? hidden_x : hidden_r;
 	return 0;
 full:
-	snprintf(err, errlen, "acpi: the guest's copy of RSDP, MADT (%u bytes) and root tables does not fit %zu bytes",
+	snprintf(err, errlen, "acpi: the guest's copy of RSDP, MADT (%u bytes), FADT and root tables does not fit %zu bytes",
 		 madt_len, buf_size);
 	return -1;
 }

@@ -69,3 +69,17 @@ uint32_t event_entry_info(const struct vmx_event *e, bool protected_mode)
 {
 	return protected_mode ? e->info : e->info & ~DELIVER_CODE;
 }
+
+uint32_t event_ept_interruptibility(uint64_t qual, uint32_t idt_info, uint32_t interruptibility, bool nmi_control)
+{
+	if (nmi_control && (qual & BIT(12)) && !(idt_info & VALID))
+		return interruptibility | BIT(3);
+	return interruptibility;
+}
+
+uint64_t event_pending_dbg_bs(uint64_t pending_dbg, uint64_t rflags, uint64_t debugctl)
+{
+	if ((rflags & BIT(8)) && !(debugctl & BIT(1)))
+		return pending_dbg | BIT(14);
+	return pending_dbg;
+}

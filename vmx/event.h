@@ -45,4 +45,20 @@ enum event_result event_queue_exception(struct event_queue *q, uint8_t vector, u
 /* The interruption information to write for an entry: in real mode (CR0.PE
  * clear) no error code is delivered (a VM-entry check). */
 uint32_t event_entry_info(const struct vmx_event *e, bool protected_mode);
+
+/* The guest interruptibility state to resume with after an EPT violation
+ * (SDM Vol. 3C, "Exit Qualification for EPT Violations", bit 12 "NMI
+ * unblocking due to IRET"; "Handling of NMI Unblocking"): an IRET that
+ * unblocked NMIs faulted and will execute again, so NMIs are blocked again,
+ * unless the exit came during event delivery (the IDT-vectoring information
+ * is valid: that bit is then undefined). 'nmi_control': NMI exiting or
+ * virtual NMIs on. */
+uint32_t event_ept_interruptibility(uint64_t qual, uint32_t idt_info, uint32_t interruptibility, bool nmi_control);
+
+/* The pending debug exceptions to enter with (SDM Vol. 3C, "Checks on Guest
+ * Non-Register State": with RFLAGS.TF = 1 and IA32_DEBUGCTL.BTF = 0, bit 14
+ * BS must be 1 when the activity state is HLT or STI/MOV SS blocks; an
+ * instruction the hypervisor emulated with TF = 1 also ends in a single-step
+ * trap, which BS delivers after the entry). */
+uint64_t event_pending_dbg_bs(uint64_t pending_dbg, uint64_t rflags, uint64_t debugctl);
 #endif

@@ -66,6 +66,11 @@ void vcpu_skip_insn(struct vcpu *v)
 	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
 	if (intr & 3)
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
+	/* With RFLAGS.TF set it ends in a single-step trap (BS pending). */
+	uint64_t dbg = vmcs_read(VMCS_GUEST_PENDING_DBG);
+	uint64_t bs = event_pending_dbg_bs(dbg, vmcs_read(VMCS_GUEST_RFLAGS), vmcs_read(VMCS_GUEST_DEBUGCTL));
+	if (bs != dbg)
+		vmcs_write(VMCS_GUEST_PENDING_DBG, bs);
 }
 
 static void exit_triple_fault(struct vcpu *v);
@@ -515,6 +520,12 @@ static void exit_ept_violation(struct vcpu *v)
 {
 	uint64_t gpa = vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS);
 	bool gla_valid = v->qual & BIT(7);
+	/* An IRET that unblocked NMIs faulted here and runs again: blocked again. */
+	uint32_t intr = (uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
+	uint32_t fixed = event_ept_interruptibility(v->qual, (uint32_t)vmcs_read(VMCS_IDT_VECTORING_INFO), intr,
+						    vmx_env.cfg.pin & (VMX_PIN_NMI_EXITING | VMX_PIN_VIRTUAL_NMIS));
+	if (fixed != intr)
+		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, fixed);
 	uint64_t gla = gla_valid ? vmcs_read(VMCS_GUEST_LINEAR_ADDRESS) : gpa;
 	uint32_t type = memmap_type_at(vmx_env.mem, gpa);
 	if (type != MEM_HV && gpa >= vmx_env.ept_end && gpa < vmx_env.gpa_limit) {

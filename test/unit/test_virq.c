@@ -28,9 +28,9 @@
 #include "sdm_vmcs.h"
 #include "vmcs_record.h"
 #include "../../vmx/vmcs_ops.h"
-#include "../../vmx/vmcs_ops.h"
 #include "../../vmx/vcpu.h"
 #include "../../vmx/virq.h"
+#include "../../vmx/event.h"
 #include "../../lib/percpu.h"
 
 #define M_ISR 0x100
@@ -420,4 +420,43 @@ TEST(virq_two_8259_vectors_both_injected)
 	}
 	CHECK_EQ(got[0x30], 1);
 	CHECK_EQ(got[0x31], 1);
+}
+
+/* VM entry in the HLT state with RFLAGS.TF = 1 and IA32_DEBUGCTL.BTF = 0
+ * needs bit 14 (BS) of the pending debug exceptions (SDM Vol. 3C, "Checks
+ * on Guest Non-Register State"). */
+TEST(virq_hlt_with_tf_sets_pending_bs)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	vmcs_write(SDM_GUEST_RFLAGS, M_RFLAGS_IF | (1u << 8) | 2);
+	v->reason = M_EXIT_HLT;
+	exit_hlt(v);
+	virq_before_entry(v);
+	CHECK_EQ(act(), M_ACT_HLT);
+	CHECK(vmcs_record_get(SDM_GUEST_PENDING_DBG) & (1u << 14));
+	hw_reset(1);                                     /* BTF = 1: no BS */
+	v = hw_vcpu(0);
+	vmcs_write(SDM_GUEST_RFLAGS, M_RFLAGS_IF | (1u << 8) | 2);
+	vmcs_write(SDM_GUEST_DEBUGCTL, 2);
+	v->reason = M_EXIT_HLT;
+	exit_hlt(v);
+	virq_before_entry(v);
+	CHECK(!(vmcs_record_get(SDM_GUEST_PENDING_DBG) & (1u << 14)));
+}
+
+/* EPT violation with bit 12 "NMI unblocking due to IRET" (SDM Vol. 3C,
+ * "Exit Qualification for EPT Violations"): the faulting IRET runs again,
+ * so blocking by NMI (interruptibility bit 3) is set again, unless the exit
+ * came during event delivery (IDT-vectoring information valid, bit 31). */
+TEST(event_ept_violation_nmi_unblocking_restored)
+{
+	CHECK_EQ(event_ept_interruptibility(1u << 12, 0, 0, true), 8);
+	CHECK_EQ(event_ept_interruptibility(1u << 12, 0, 1, true), 9);
+	CHECK_EQ(event_ept_interruptibility(1u << 12, 1u << 31, 0, true), 0);
+	CHECK_EQ(event_ept_interruptibility(0, 0, 0, true), 0);
+	CHECK_EQ(event_ept_interruptibility(1u << 12, 0, 0, false), 0);
+	CHECK_EQ(event_pending_dbg_bs(0, 1u << 8, 0), 1u << 14);
+	CHECK_EQ(event_pending_dbg_bs(0, 0, 0), 0);
+	CHECK_EQ(event_pending_dbg_bs(0, 1u << 8, 2), 0);
 }
