@@ -118,15 +118,34 @@ int guest_rdmsr(uint32_t msr, uint64_t *value)
 	return -1;   /* VMX capability MSRs, and anything outside the bitmap ranges */
 }
 
+/* Writing the value it holds is fine; any change (disable, xAPIC mode,
+ * another base) is refused: the host owns the APIC. */
+enum apic_base_verdict guest_apic_base_write(uint64_t cur, uint64_t val, unsigned maxphyaddr)
+{
+	(void)maxphyaddr;
+	return val == cur ? APIC_BASE_OK : APIC_BASE_REFUSED;
+}
+
+/* MAXPHYADDR: CPUID 0x80000008 EAX[7:0], else 36 (SDM Vol. 3A, "Physical
+ * Address Space"); the guest's CPUID shows the host's. */
+static unsigned phys_addr_bits(void)
+{
+	uint32_t a, b, c, d;
+	cpuid_count(0x80000000, 0, &a, &b, &c, &d);
+	if (a < 0x80000008)
+		return 36;
+	cpuid_count(0x80000008, 0, &a, &b, &c, &d);
+	return a & 0xff;
+}
+
 int guest_wrmsr(uint32_t msr, uint64_t value)
 {
 	if (msr == MSR_IA32_BIOS_SIGN_ID)
 		return 0;     /* "write 0, CPUID, read": the read above answers */
 	if (msr == MSR_IA32_APIC_BASE) {
-		/* Writing the value it holds is fine; any change (disable, xAPIC
-		 * mode, another base) is dropped: the host owns the APIC. */
 		uint64_t now = rdmsr(MSR_IA32_APIC_BASE);
-		if (value == now)
+		enum apic_base_verdict v = guest_apic_base_write(now, value, phys_addr_bits());
+		if (v == APIC_BASE_OK)
 			return 0;
 		pr_warn("hv: guest write of IA32_APIC_BASE 0x%llx (holds 0x%llx) dropped\n",
 			(unsigned long long)value, (unsigned long long)now);

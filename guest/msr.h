@@ -20,6 +20,11 @@ bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write);
 #define MSR_WRITE_DROPPED 2
 /* The microcode revision shown on an emulator, whose own is 0 (guest/msr.c). */
 #define GUEST_MICROCODE_REVISION 0x7fffffffu
+/* A guest write of IA32_APIC_BASE, given the value it holds and the
+ * physical-address width (CPUID 0x80000008 EAX[7:0]): done (the value it
+ * holds), #GP, or refused (counted). */
+enum apic_base_verdict { APIC_BASE_OK, APIC_BASE_GP, APIC_BASE_REFUSED };
+enum apic_base_verdict guest_apic_base_write(uint64_t cur, uint64_t val, unsigned maxphyaddr);
 int guest_rdmsr(uint32_t msr, uint64_t *value);
 int guest_wrmsr(uint32_t msr, uint64_t value);
 #endif
