@@ -118,16 +118,54 @@ int guest_rdmsr(uint32_t msr, uint64_t *value)
 	return -1;   /* VMX capability MSRs, and anything outside the bitmap ranges */
 }
 
+/* IA32_APIC_BASE bits 7:0 and 9 are reserved, as are those from MAXPHYADDR
+ * up (SDM Vol. 3A, "Local APIC Status and Location"). */
+#define APIC_BASE_RESERVED_LOW 0x2ffull
+
+/* What the SDM faults first: reserved bits, and the transitions "x2APIC
+ * State Transitions" does not allow: into the invalid state (EXTD without
+ * EN), x2APIC to xAPIC, disabled to x2APIC. Then writing the value it holds
+ * is fine; any other change (disable, a mode, another base, the BSP flag)
+ * is valid but refused: the host owns the APIC. */
+enum apic_base_verdict guest_apic_base_write(uint64_t cur, uint64_t val, unsigned maxphyaddr)
+{
+	uint64_t reserved = APIC_BASE_RESERVED_LOW | (maxphyaddr < 64 ? ~0ull << maxphyaddr : 0);
+	bool en = val & APIC_BASE_ENABLE, x2 = val & APIC_BASE_X2APIC;
+	bool was_en = cur & APIC_BASE_ENABLE, was_x2 = cur & APIC_BASE_X2APIC;
+	if (val & reserved)
+		return APIC_BASE_GP;
+	if (x2 && !en)
+		return APIC_BASE_GP;
+	if (was_x2 && en && !x2)
+		return APIC_BASE_GP;
+	if (!was_en && x2)
+		return APIC_BASE_GP;
+	return val == cur ? APIC_BASE_OK : APIC_BASE_REFUSED;
+}
+
+/* MAXPHYADDR: CPUID 0x80000008 EAX[7:0], else 36 (SDM Vol. 3A, "Physical
+ * Address Space"); the guest's CPUID shows the host's. */
+static unsigned phys_addr_bits(void)
+{
+	uint32_t a, b, c, d;
+	cpuid_count(0x80000000, 0, &a, &b, &c, &d);
+	if (a < 0x80000008)
+		return 36;
+	cpuid_count(0x80000008, 0, &a, &b, &c, &d);
+	return a & 0xff;
+}
+
 int guest_wrmsr(uint32_t msr, uint64_t value)
 {
 	if (msr == MSR_IA32_BIOS_SIGN_ID)
 		return 0;     /* "write 0, CPUID, read": the read above answers */
 	if (msr == MSR_IA32_APIC_BASE) {
-		/* Writing the value it holds is fine; any change (disable, xAPIC
-		 * mode, another base) is dropped: the host owns the APIC. */
 		uint64_t now = rdmsr(MSR_IA32_APIC_BASE);
-		if (value == now)
+		enum apic_base_verdict v = guest_apic_base_write(now, value, phys_addr_bits());
+		if (v == APIC_BASE_OK)
 			return 0;
+		if (v == APIC_BASE_GP)
+			return -1;    /* as the CPU would: counted as a denied MSR access */
 		pr_warn("hv: guest write of IA32_APIC_BASE 0x%llx (holds 0x%llx) dropped\n",
 			(unsigned long long)value, (unsigned long long)now);
 		return MSR_WRITE_DROPPED;

@@ -16,10 +16,17 @@ void msr_bitmap_all_apic(uint8_t *bitmap);
  * ranges always exit. */
 bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write);
 /* Intercepted accesses: 0 done, -1 inject #GP; a write may also be
- * MSR_WRITE_DROPPED: it completes without effect (IA32_APIC_BASE changes). */
+ * MSR_WRITE_DROPPED: it completes without effect (an IA32_APIC_BASE change
+ * the SDM allows and the hypervisor refuses). */
 #define MSR_WRITE_DROPPED 2
 /* The microcode revision shown on an emulator, whose own is 0 (guest/msr.c). */
 #define GUEST_MICROCODE_REVISION 0x7fffffffu
+/* A guest write of IA32_APIC_BASE, given the value it holds and the
+ * physical-address width (CPUID 0x80000008 EAX[7:0]): done (the value it
+ * holds), #GP (reserved bits, a transition the SDM faults), or refused (a
+ * valid change; counted as denied apic_base). */
+enum apic_base_verdict { APIC_BASE_OK, APIC_BASE_GP, APIC_BASE_REFUSED };
+enum apic_base_verdict guest_apic_base_write(uint64_t cur, uint64_t val, unsigned maxphyaddr);
 int guest_rdmsr(uint32_t msr, uint64_t *value);
 int guest_wrmsr(uint32_t msr, uint64_t value);
 #endif

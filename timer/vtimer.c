@@ -36,8 +36,13 @@ void vtimer_write_lvt(struct vtimer *t, uint32_t val, uint64_t now)
 {
 	(void)now;
 	val &= LVT_WRITABLE;
-	/* A change of timer mode disarms the timer ("TSC-Deadline Mode"). */
-	if (LVT_TIMER_MODE(val) != LVT_TIMER_MODE(t->lvt))
+	/* "Transitioning between TSC-deadline mode and other timer modes also
+	 * disarms the timer" ("TSC-Deadline Mode"). Between one-shot and
+	 * periodic the count runs on and the new mode decides what happens at
+	 * zero (the SDM's older "any mode change disarms" was withdrawn in
+	 * 2019; KVM's apic_update_lvtt does the same). */
+	bool was_deadline = LVT_TIMER_MODE(t->lvt) == VTIMER_TSC_DEADLINE;
+	if (was_deadline != (LVT_TIMER_MODE(val) == VTIMER_TSC_DEADLINE))
 		disarm(t);
 	t->lvt = val;
 }
@@ -60,8 +65,7 @@ void vtimer_write_tmict(struct vtimer *t, uint32_t val, uint64_t now)
 	t->start = now;
 	t->deadline = now + ticks;
 	t->armed++;
-	if (mode == VTIMER_PERIODIC)
-		t->period = ticks;
+	t->period = ticks;   /* the reload, should the mode become periodic */
 }
 
 void vtimer_write_tsc_deadline(struct vtimer *t, uint64_t val)
@@ -102,10 +106,13 @@ int vtimer_expire(struct vtimer *t, uint64_t now)
 		t->late_max = late;
 	if (t->lvt & LVT_MASKED)
 		t->masked++;
-	if (t->period) {
+	if (LVT_TIMER_MODE(t->lvt) == VTIMER_PERIODIC && t->period) {
+		/* The count reloads at zero: the next period starts at this
+		 * deadline, however late it is noticed. Periods missed whole
+		 * collapse into this one expiry, in phase. */
 		t->deadline += t->period;
-		if (t->deadline <= now)      /* missed periods collapse into one */
-			t->deadline = now + t->period;
+		if (t->deadline <= now)
+			t->deadline += (now - t->deadline) / t->period * t->period + t->period;
 		t->armed++;
 	} else {
 		t->deadline = 0;

@@ -20,10 +20,10 @@ struct vtimer {
 	uint32_t tmict;        /* initial count */
 	uint64_t start;        /* TSC when the count was loaded */
 	uint64_t deadline;     /* TSC of the next expiry; 0 = disarmed */
-	uint64_t period;       /* TSC ticks per period (periodic mode) */
+	uint64_t period;       /* TSC ticks of the initial count (the periodic reload) */
 	uint64_t tsc_deadline; /* IA32_TSC_DEADLINE as the guest reads it */
 	/* Accounting: every arming ends replaced (a new count or deadline, a
-	 * zero, a mode change) or fired, so armed == replaced + fired + (1 if
+	 * zero, a change to or from TSC-deadline mode) or fired, so armed == replaced + fired + (1 if
 	 * armed now); a lost expiry breaks the equation. */
 	uint64_t armed;        /* deadlines set (a periodic timer's every period) */
 	uint64_t replaced;     /* armed deadlines dropped before they came */

@@ -5,8 +5,9 @@
  * bits 18:17 (00b one-shot, 01b periodic, 10b TSC-deadline); the current
  * count falls from the initial count to 0; a write of 0 to the initial count
  * stops the timer; TSC-deadline mode ignores the initial count, a write of 0
- * to IA32_TSC_DEADLINE disarms, and the MSR reads 0 after it fired; a mode
- * change disarms. Then the accounting invariant over random sequences. */
+ * to IA32_TSC_DEADLINE disarms, and the MSR reads 0 after it fired; a change
+ * to or from TSC-deadline mode disarms (the other transitions are in
+ * test_vtimer_sdm.c). Then the accounting invariant over random sequences. */
 #include "test.h"
 #include "../../timer/vtimer.h"
 
@@ -80,7 +81,7 @@ TEST(vtimer_tsc_deadline_mode)
 	vtimer_write_tsc_deadline(&t, 0);                               /* disarm */
 	CHECK_EQ(vtimer_expire(&t, 30000), -1);
 	vtimer_write_tsc_deadline(&t, 40000);
-	vtimer_write_lvt(&t, 0xef | M_ONESHOT, 35000);                  /* a mode change disarms */
+	vtimer_write_lvt(&t, 0xef | M_ONESHOT, 35000);                  /* leaving TSC-deadline mode disarms */
 	CHECK_EQ(vtimer_expire(&t, 50000), -1);
 	CHECK_EQ(t.armed, 3);
 	CHECK_EQ(t.fired, 1);
@@ -136,4 +137,30 @@ TEST(vtimer_accounting_invariant_random)
 	}
 	CHECK_EQ(delivered, t.fired - t.masked);
 	CHECK(t.fired > 100);
+}
+
+/* Periodic mode reloads the count when it reaches 0 (SDM Vol. 3A, "APIC
+ * Timer"): the periods follow one another from the load, whenever the
+ * expiry is noticed. The next deadline comes from the previous one, not
+ * from the time of the late expiry; periods missed altogether are skipped
+ * in phase. */
+TEST(vtimer_periodic_rearm_keeps_phase)
+{
+	struct vtimer t;
+	memset(&t, 0, sizeof t);
+	vtimer_reset(&t);
+	vtimer_write_lvt(&t, 0xec | M_PERIODIC, 0);
+	vtimer_write_tdcr(&t, 0xb);                                     /* /1 */
+	vtimer_write_tmict(&t, 1000, 0);                                /* zeros at 1000, 2000, ... */
+	CHECK_EQ(vtimer_expire(&t, 1037), 0xec);                        /* noticed 37 late */
+	CHECK_EQ(t.deadline, 2000);
+	CHECK_EQ(vtimer_read_tmcct(&t, 1500), 500);
+	CHECK_EQ(vtimer_expire(&t, 1999), -1);
+	CHECK_EQ(vtimer_expire(&t, 2000), 0xec);
+	CHECK_EQ(vtimer_expire(&t, 5500), 0xec);                        /* 3000, 4000, 5000 missed: one */
+	CHECK_EQ(t.deadline, 6000);
+	CHECK_EQ(vtimer_read_tmcct(&t, 5500), 500);
+	CHECK_EQ(vtimer_expire(&t, 6000), 0xec);
+	CHECK_EQ(t.deadline, 7000);
+	CHECK_EQ(t.armed, t.replaced + t.fired + 1);
 }
