@@ -142,10 +142,12 @@ int virq_timer_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 			return -1;
 		if (!(vapic_get(v->vapic, APIC_SVR) & APIC_SVR_ENABLED))
 			val |= APIC_LVT_MASKED;
+		virq_timer_check(v);   /* an expiry due now is judged by the LVT it came under */
 		spin_lock(&v->timer_lock);
 		vtimer_write_lvt(&v->timer, (uint32_t)val, now);
 		spin_unlock(&v->timer_lock);
 		vapic_set(v->vapic, APIC_LVT_TIMER, v->timer.lvt);
+		vapic_set(v->vapic, APIC_TMICT, v->timer.tmict);   /* a change to or from TSC-deadline clears it */
 		if (vmx_env.cfg.apic_timer_virt)   /* the vector the CPU delivers at the guest deadline */
 			vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR,
 				   (v->timer.lvt & APIC_LVT_MASKED) || LVT_TIMER_MODE(v->timer.lvt) != VTIMER_TSC_DEADLINE ? 0 : v->timer.lvt & 0xff);

@@ -460,3 +460,22 @@ TEST(event_ept_violation_nmi_unblocking_restored)
 	CHECK_EQ(event_pending_dbg_bs(0, 0, 0), 0);
 	CHECK_EQ(event_pending_dbg_bs(0, 1u << 8, 2), 0);
 }
+
+/* A change of the LVT timer to or from TSC-deadline mode disarms the timer
+ * and clears its initial count (SDM Vol. 3A, "APIC Timer"); the guest reads
+ * TMICT (page offset 0x380, MSR 0x838) from the virtual-APIC page, which
+ * must show it. */
+TEST(virq_lvt_mode_change_to_deadline_clears_tmict_in_the_page)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	uint32_t tmict;
+	CHECK_EQ(virq_wrmsr(v, 0x80f, 0x1ff), 0);
+	CHECK_EQ(virq_wrmsr(v, 0x832, 0xec), 0);                 /* one-shot */
+	CHECK_EQ(virq_wrmsr(v, 0x838, 100000), 0);
+	memcpy(&tmict, v->vapic + 0x380, 4);
+	CHECK_EQ(tmict, 100000);
+	CHECK_EQ(virq_wrmsr(v, 0x832, 0xec | (2u << 17)), 0);    /* TSC-deadline */
+	memcpy(&tmict, v->vapic + 0x380, 4);
+	CHECK_EQ(tmict, 0);
+}
