@@ -8,6 +8,8 @@
 #include "../lib/options.h"
 #include "../lib/memmap.h"
 #include "../lib/percpu.h"
+#include "../lib/desc.h"
+#include "../lib/trap.h"
 #include "../lib/paging.h"
 #include "../lib/acpi.h"
 #include "../lib/tsc.h"
@@ -73,6 +75,12 @@ static void timer_service_setup(bool virt, const struct hv_tiers *tiers)
 	smp_housekeeper_start(housekeeping_main, KICK_VECTOR);
 	pr_info("timer: posted by the housekeeping CPU (APIC ID %u): a vCPU's arming exits once, its delivery costs it no exit\n",
 		smp_housekeeper->apic_id);
+}
+
+/* panic() on one CPU stops the others with an NMI. */
+static void nmi_other_cpus(void)
+{
+	lapic_send(0, APIC_DM_NMI | APIC_DEST_ALL_BUT_SELF);
 }
 
 static void claim_or_die(struct boot_info *bi, uint64_t base, uint64_t len, const char *what)
@@ -353,6 +361,8 @@ __noreturn void hv_main(struct boot_info *bi)
 	acpi_readable_hi = ALIGN_UP(memmap_end(&bi->mem) < GIB(4) ? GIB(4) : memmap_end(&bi->mem), GIB(1));
 	write_cr3(cr3);
 	lapic_enable();
+	host_irq_eoi = lapic_eoi;
+	panic_stop_others = nmi_other_cpus;
 	bsp->apic_id = lapic_id();
 	bsp->state = CPU_ONLINE;
 	pr_info("cpu: boot CPU apic_id=%u, %s mode\n", bsp->apic_id, lapic_x2apic ? "x2APIC" : "xAPIC");
