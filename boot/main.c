@@ -102,13 +102,6 @@ static paddr_t find_trampoline_page(const struct memmap *m)
 	return 0;
 }
 
-/* VMX probe on the calling CPU: read the MSRs; the boot CPU decodes them. */
-static void cpu_probe_vmx(void)
-{
-	struct percpu *c = this_cpu();
-	vmx_read_raw_caps(&c->caps);
-}
-
 static void cpu_vmx_smoke(void)
 {
 	struct percpu *c = this_cpu();
@@ -409,9 +402,9 @@ __noreturn void hv_main(struct boot_info *bi)
 		nparked ? ", the others parked" : "");
 
 	/* VMX, on every CPU */
-	cpu_probe_vmx();
-	smp_run_on_aps(cpu_probe_vmx, 1000000);
-	vmx_caps_decode(&bsp->caps, &caps);
+	vmx_probe_this_cpu();
+	smp_run_on_aps(vmx_probe_this_cpu, 1000000);
+	vmx_caps_decode(vmx_raw_caps_of(0), &caps);
 	if (!caps.vmx) {
 		pr_info("vmx: not supported by this CPU (CPUID.1:ECX.VMX=0): nothing to virtualize, stopping\n");
 		hv_exit(true);
@@ -419,7 +412,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	vmx_caps_print(&caps);
 	int differ = 0;
 	for (uint32_t i = 1; i < ncpus; i++)
-		differ += vmx_caps_compare(0, &bsp->caps, i, &cpus[i]->caps) ? 1 : 0;
+		differ += vmx_caps_compare(0, vmx_raw_caps_of(0), i, vmx_raw_caps_of(i)) ? 1 : 0;
 	pr_info("vmx: %u CPUs probed, %d differ from cpu0\n", ncpus, differ);
 	if (tiers_choose(&caps, &opts, &tiers, err, sizeof err))
 		fail(err);
