@@ -1,7 +1,7 @@
 /* hv_main: what both boot entries hand over to. Brings up the platform
  * (serial, memory, ACPI, TSC, CPUs), probes VMX on every CPU, chooses the
  * interrupt tiers and reports. */
-#include "boot_info.h"
+#include "main.h"
 #include "smp.h"
 #include "../lib/printk.h"
 #include "../lib/serial.h"
