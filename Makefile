@@ -17,8 +17,8 @@ APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c
 IPI_SRCS  := ipi/ipi.c
 TIMER_SRCS := timer/vtimer.c timer/service.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c \
-             vmx/report.c vmx/virq.c vmx/event.c vmx/forced.c
-GUEST_SRCS := guest/linux.c guest/boot.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c
+             vmx/report.c vmx/virq.c vmx/event.c vmx/forced.c vmx/setup.c
+GUEST_SRCS := guest/linux.c guest/boot.c guest/setup.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c
 CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
 CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm vmx/entry.asm
 MB2_SRCS  := boot/multiboot2.c boot/mb2_info.c
