@@ -39,7 +39,7 @@ int guest_setup(struct boot_info *bi, const struct acpi_info *acpi, struct guest
 /* HLT: the guest's (no exit) is the design. Bochs 3.0 does not wake a
  * halted CPU for a virtual interrupt that became pending while the guest had
  * interrupts off (before its STI; HLT): there the HLT exits and is completed
- * by the hypervisor (vmx/virq.c, exit_hlt). auto takes a TSC below 500 MHz
+ * by the hypervisor (exit_hlt, vmx/virq*.c). auto takes a TSC below 500 MHz
  * for an emulator. */
 bool guest_hlt_exits(int hlt_opt, bool virt, uint64_t tsc_khz)
 {
