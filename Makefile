@@ -12,13 +12,15 @@ Q       := $(if $(V),,@)
 # Sources, per folder (shared by both images).
 BOOT_SRCS := boot/main.c boot/smp.c
 LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
-             lib/desc.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c lib/mtrr.c
+             lib/desc.c lib/trap.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c lib/mtrr.c
 APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c apic/level.c
 IPI_SRCS  := ipi/ipi.c
 TIMER_SRCS := timer/vtimer.c timer/service.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c \
-             vmx/report.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c vmx/event.c vmx/forced.c
-GUEST_SRCS := guest/startup.c guest/linux.c guest/boot.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c
+             vmx/report.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c \
+             vmx/event.c vmx/forced.c vmx/setup.c
+GUEST_SRCS := guest/startup.c guest/linux.c guest/boot.c guest/setup.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c \
+              guest/acpi.c guest/gwalk.c
 CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
 CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm vmx/entry.asm
 MB2_SRCS  := boot/multiboot2.c boot/mb2_info.c
@@ -44,7 +46,7 @@ HOST_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=address,undefined -fn
 MB2_OBJS := $(patsubst %.c,$(B)/mb2/%.o,$(CORE_SRCS) $(MB2_SRCS)) $(patsubst %.asm,$(B)/mb2/%.o,$(CORE_ASM) $(MB2_ASM))
 EFI_OBJS := $(patsubst %.c,$(B)/efi/%.o,$(CORE_SRCS) $(EFI_SRCS)) $(patsubst %.asm,$(B)/efi/%.o,$(CORE_ASM))
 
-.PHONY: all help run test test-unit test-qemu test-bochs test-linux usb iso qemu qemu-kvm deps clean bench bench-seeds bench-boot fuzz fuzz-build lint
+.PHONY: all help run test test-unit test-qemu test-bochs test-linux usb iso qemu qemu-kvm deps clean bench bench-seeds bench-boot fuzz fuzz-build lint lint-includes
 all: $(B)/hv.elf $(B)/hv.efi
 
 help:
@@ -55,7 +57,7 @@ help:
 	@echo "make test-qemu  only the UEFI boot under QEMU+OVMF"
 	@echo "make test-bochs only the Bochs 3.0 platform runs (no guest)"
 	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (11 runs: both models, the IPI and timer tiers, partition, 4 vCPUs, the hostile guest)"
-	@echo "make lint       cppcheck over the sources"
+	@echo "make lint       the include layers (tools/check-includes.py), cppcheck and clang-tidy over the sources"
 	@echo "make fuzz       each fuzz target for FUZZ_LONG seconds (default 600), corpus in build/fuzz/"
 	@echo "make usb        build/usb.img: FAT stick with \\EFI\\BOOT\\BOOTX64.EFI and \\hv\\hv.cfg"
 	@echo "                (KERNEL=path INITRD=path GUEST_CMDLINE='...' HV_CMDLINE='...' to add a guest)"
@@ -134,9 +136,10 @@ $(B)/fuzz/%: test/fuzz/fuzz_%.c $(FUZZ_LIBS) $(wildcard lib/*.h guest/*.h boot/*
 
 fuzz-build: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
 
-# Static analysis: cppcheck over the hypervisor's sources, clean (warnings and
-# portability included); `make test` runs it (level "lint").
-lint:
+# Static analysis: the layers of the includes (tools/check-includes.py), then
+# cppcheck over the hypervisor's sources, clean (warnings and portability
+# included); `make test` runs it (level "lint").
+lint: lint-includes
 	@command -v cppcheck >/dev/null || { echo "lint: cppcheck not found (apt-get install cppcheck)"; exit 1; }
 	@command -v clang-tidy-14 >/dev/null || { echo "lint: clang-tidy-14 not found (apt-get install clang-tidy-14)"; exit 1; }
 	cppcheck --quiet --enable=warning,portability --inline-suppr --error-exitcode=1 -D__x86_64__ --std=c11 \
@@ -146,6 +149,9 @@ lint:
 	  'clang-tidy-14 --quiet "$$@" -- -ffreestanding -fno-builtin -I. -D__x86_64__ -std=gnu11' sh
 	$(Q)clang-tidy-14 --quiet $(EFI_SRCS) -- -ffreestanding -fno-builtin -I. -D__x86_64__ -std=gnu11 \
 	  -fshort-wchar -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64
+
+lint-includes:
+	$(Q)python3 tools/check-includes.py
 
 FUZZ_LONG ?= 600
 fuzz: fuzz-build

@@ -1,6 +1,5 @@
 /* The virtual x2APIC page and its register writes (see vapic.h). */
 #include "vapic.h"
-#include "../ipi/ipi.h"
 #include "../lib/string.h"
 
 void vapic_reset(uint8_t *page, uint32_t apic_id, uint32_t version)

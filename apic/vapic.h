@@ -39,6 +39,13 @@
 #define APIC_LVT_MASKED BIT(16)
 #define APIC_SVR_ENABLED BIT(8)
 
+/* x2APIC logical ID (LDR) of an x2APIC ID: cluster in 31:16, one bit of 15:0
+ * (SDM Vol. 3A, "Logical Destination Mode in x2APIC Mode"). */
+static inline uint32_t x2apic_ldr(uint32_t apic_id)
+{
+	return ((apic_id >> 4) << 16) | (1u << (apic_id & 0xf));
+}
+
 static inline uint32_t vapic_get(const uint8_t *page, uint32_t off)
 {
 	return *(const volatile uint32_t *)(page + off);

@@ -6,7 +6,7 @@
 #ifndef BOOT_CFG_H
 #define BOOT_CFG_H
 #include "../lib/types.h"
-#include "boot_info.h"
+#include "../lib/boot_info.h"
 
 #define HV_CFG_PATH_MAX 128
 

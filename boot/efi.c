@@ -7,7 +7,7 @@
  *   kernel=\hv\vmlinuz  initrd=\hv\initrd  cmdline=<guest kernel command line> */
 #include <efi.h>
 #include <efilib.h>
-#include "boot_info.h"
+#include "main.h"
 #include "cfg.h"
 #include "../lib/string.h"
 #include "../lib/printk.h"

@@ -1,7 +1,7 @@
 /* The Multiboot2 information structure, parsed (mb2_info.c). */
 #ifndef BOOT_MB2_INFO_H
 #define BOOT_MB2_INFO_H
-#include "boot_info.h"
+#include "../lib/boot_info.h"
 
 #define MB2_INFO_MAX (1u << 20)   /* a structure larger than this is taken for garbage */
 

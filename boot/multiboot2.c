@@ -1,6 +1,6 @@
 /* Multiboot2 hand-off: GRUB's information structure into a boot_info
  * (boot/mb2_info.c parses and checks it), then hv_main. */
-#include "boot_info.h"
+#include "main.h"
 #include "mb2_info.h"
 #include "../lib/string.h"
 #include "../lib/acpi.h"

@@ -3,7 +3,7 @@
 #ifndef GUEST_BOOT_H
 #define GUEST_BOOT_H
 #include "../lib/types.h"
-#include "../boot/boot_info.h"
+#include "../lib/boot_info.h"
 #include "linux.h"
 
 /* Guest-physical layout of the start-up structures (below 1 MiB, which

@@ -1,5 +1,6 @@
 /* ICR decoding and delivery over the PID-pointer table (see ipi.h). */
 #include "ipi.h"
+#include "../apic/vapic.h"
 
 static void count_post(const struct ipi_domain *d, uint32_t vcpu, uint8_t vector, bool notified)
 {

@@ -77,13 +77,6 @@ struct ipi_domain {
 };
 #define IPI_NO_VCPU 0xffffu
 
-/* x2APIC logical ID (LDR) of an x2APIC ID: cluster in 31:16, one bit of 15:0
- * (SDM Vol. 3A, "Logical Destination Mode in x2APIC Mode"). */
-static inline uint32_t x2apic_ldr(uint32_t apic_id)
-{
-	return ((apic_id >> 4) << 16) | (1u << (apic_id & 0xf));
-}
-
 /* Posts a fixed vector to the vCPU with x2APIC ID dest through the
  * PID-pointer table; notifies NDST exactly when the post set ON, also when
  * the target is the sender (self). Returns false when dest is not a vCPU of

@@ -1,4 +1,4 @@
-/* Host GDT, TSS and IDT, and the exception handlers. */
+/* The host's GDT, TSS and IDT (the handlers behind the IDT: trap.h). */
 #ifndef LIB_DESC_H
 #define LIB_DESC_H
 #include "types.h"
@@ -22,14 +22,6 @@ struct gdt_tss {
 	struct tss64 tss;
 };
 
-/* Saved by the exception stubs, in push order reversed. */
-struct trap_frame {
-	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
-	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
-	uint64_t vector, error;
-	uint64_t rip, cs, rflags, rsp, ss;
-};
-
 #define IST_NMI 1
 #define IST_DF  2
 
@@ -37,9 +29,4 @@ void gdt_tss_init(struct gdt_tss *g, uint64_t nmi_stack_top, uint64_t df_stack_t
 void gdt_tss_load(struct gdt_tss *g);
 void idt_init(void);
 void idt_load(void);
-void trap_handler(struct trap_frame *f);
-/* Set by the interrupt model: takes an NMI that arrived in root mode for
- * the guest (returns true), else the NMI is a fault. */
-extern bool (*nmi_root_hook)(void);
-extern uint64_t host_irqs;   /* interrupts taken through the host IDT */
 #endif

@@ -3,9 +3,9 @@
 #include "percpu.h"
 #include "power.h"
 #include "cpu.h"
-#include "../apic/lapic.h"
 
 volatile bool hv_panicking;
+void (*panic_stop_others)(void);
 
 __noreturn void panic(const char *fmt, ...)
 {
@@ -20,7 +20,7 @@ __noreturn void panic(const char *fmt, ...)
 	va_end(ap);
 	struct percpu *c = ncpus ? this_cpu() : NULL;
 	pr_err("PANIC on cpu%u: %s", c ? c->index : 0, buf);
-	if (ncpus > 1)
-		lapic_send(0, APIC_DM_NMI | APIC_DEST_ALL_BUT_SELF);
+	if (ncpus > 1 && panic_stop_others)
+		panic_stop_others();
 	hv_exit(false);
 }

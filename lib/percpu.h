@@ -3,7 +3,6 @@
 #define LIB_PERCPU_H
 #include "types.h"
 #include "desc.h"
-#include "../vmx/caps.h"
 
 #define MAX_CPUS 512          /* vCPUs; CPUs kept out by smp= are parked beyond this count */
 #define MAX_PARKED 1024
@@ -22,7 +21,6 @@ struct percpu {
 	void (*volatile work)(void);     /* AP mailbox: run, then cleared */
 	volatile uint32_t launched;      /* about to VMLAUNCH its vCPU */
 	uint64_t stack_top;
-	struct vmx_raw_caps caps;
 	int vmxon_status;                /* 0 ok, <0 failed, 1 not tried */
 	char vmxon_msg[96];
 	void *vmxon_region;

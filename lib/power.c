@@ -59,3 +59,9 @@ __noreturn void hv_exit(bool success)
 	pr_info("hv: halted\n");
 	cpu_halt_forever();
 }
+
+__noreturn void hv_fail(const char *why)
+{
+	pr_err("hv: %s\n", why);
+	hv_exit(false);
+}

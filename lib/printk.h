@@ -19,4 +19,7 @@ void printk_write(const char *s, size_t n);
 
 __noreturn void panic(const char *fmt, ...) __printf(1, 2);
 extern volatile bool hv_panicking;
+/* Set by the platform once the local APIC is up: stops every other CPU
+ * (an NMI to all but self, which trap_handler halts on). */
+extern void (*panic_stop_others)(void);
 #endif

@@ -619,9 +619,25 @@ level_bochs() {
 
 # Static analysis (make lint: cppcheck), clean.
 level_lint() {
-  echo "== static analysis (cppcheck)"
+  echo "== the include layers (tools/check-includes.py)"
   local out
-  if out=$(make -s lint 2>&1); then ok lint/cppcheck; else
+  if out=$(python3 tools/check-includes.py 2>&1); then ok lint/includes; echo "  $(tail -n1 <<<"$out")"; else
+    bad lint/includes "$(tail -n1 <<<"$out")"
+    grep -v '^includes:' <<<"$out" | head -20 | sed 's/^/  /'
+  fi
+  # The check can fail: a module circle and named, folders that include
+  # each other named, a clean tree passed (test/fixtures/includes/).
+  local fx=test/fixtures/includes
+  if ! out=$(python3 tools/check-includes.py --root $fx/circle 2>&1) &&
+     grep -qx 'module circle: lib/a -> lib/b -> lib/a' <<<"$out" &&
+     ! out=$(python3 tools/check-includes.py --root $fx/folders 2>&1) &&
+     grep -q '^folders include each other: apic <-> lib ' <<<"$out" &&
+     grep -q '^layer: lib/panic.c -> apic/lapic.h ' <<<"$out" &&
+     out=$(python3 tools/check-includes.py --root $fx/clean 2>&1) &&
+     grep -qx 'includes: 7 files, 8 edges, layers ok' <<<"$out"; then ok lint/includes-selftest
+  else bad lint/includes-selftest "tools/check-includes.py on $fx: the circle and the folders must fail, named; clean must pass"; fi
+  echo "== static analysis (cppcheck)"
+  if out=$(make -s -o lint-includes lint 2>&1); then ok lint/cppcheck; else
     bad lint/cppcheck "$(grep -c ': \(error\|warning\|portability\)' <<<"$out") findings"
     grep -E ': (error|warning|portability)' <<<"$out" | head -20 | sed 's/^/  /'
   fi

@@ -9,7 +9,6 @@
 #include "../lib/msr.h"
 #include "../lib/cpu.h"
 #include "../lib/string.h"
-#include "../boot/smp.h"
 #include "vcpu_launch.h"
 #include "virq.h"
 

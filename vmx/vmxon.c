@@ -5,9 +5,12 @@
 #include "../lib/msr.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
+#include "../lib/percpu.h"
 
 #define FC_LOCK           BIT(0)
 #define FC_VMX_OUTSIDE_SMX BIT(2)
+
+static struct vmx_raw_caps raw_caps[MAX_CPUS];   /* by CPU index */
 
 void vmx_read_raw_caps(struct vmx_raw_caps *r)
 {
@@ -49,6 +52,16 @@ void vmx_read_raw_caps(struct vmx_raw_caps *r)
 	}
 	if (proc_allowed1 & VMX_PROC_ACTIVATE_TERTIARY)
 		r->has_proc3 = rdmsr_safe(MSR_IA32_VMX_PROCBASED_CTLS3, &r->proc3);
+}
+
+void vmx_probe_this_cpu(void)
+{
+	vmx_read_raw_caps(&raw_caps[this_cpu()->index]);
+}
+
+const struct vmx_raw_caps *vmx_raw_caps_of(uint32_t index)
+{
+	return &raw_caps[index];
 }
 
 int vmx_on(const struct vmx_caps *c, void *region, char *msg, size_t len)

@@ -1,9 +1,11 @@
-/* The one hand-off from a boot entry (UEFI or Multiboot2) to hv_main().
- * After hv_main() starts, nothing looks at firmware structures again. */
-#ifndef BOOT_BOOT_INFO_H
-#define BOOT_BOOT_INFO_H
-#include "../lib/types.h"
-#include "../lib/memmap.h"
+/* The one hand-off from a boot entry (UEFI or Multiboot2) to hv_main()
+ * (boot/main.h). After hv_main() starts, nothing looks at firmware
+ * structures again. In lib/ because the layers above boot/ read it too
+ * (the guest's loader and set-up); only boot/ fills it. */
+#ifndef LIB_BOOT_INFO_H
+#define LIB_BOOT_INFO_H
+#include "types.h"
+#include "memmap.h"
 
 #define BOOT_CMDLINE_MAX 512
 
@@ -26,7 +28,4 @@ struct boot_info {
 	char boot_error[200];                   /* what the loader found wrong (a file it could not read,
 						   a malformed boot information); hv_main fails with it */
 };
-
-/* Both entries end here. */
-__noreturn void hv_main(struct boot_info *bi);
 #endif

@@ -1,0 +1,28 @@
+/* The guest's side of its start: what it is shown of the firmware and the
+ * machine, its start-up memory, the idle policy; and, without VMX, the
+ * native boot. vmx/setup.c calls the first two while it builds the VMCS. */
+#ifndef GUEST_SETUP_H
+#define GUEST_SETUP_H
+#include "../lib/types.h"
+#include "../lib/boot_info.h"
+#include "../lib/acpi.h"
+#include "boot.h"
+
+/* The guest's ACPI: copies of the RSDP, the root tables and the MADT in
+ * which only its vCPUs (cpus[]) are enabled, at GUEST_ACPI (when the
+ * firmware has a MADT); the sleep states S1-S4 hidden; then its kernel,
+ * initrd and zero page (guest_prepare). Returns 0, or -1 with err. */
+int guest_setup(struct boot_info *bi, const struct acpi_info *acpi, struct guest_boot *gb, char *err, size_t errlen);
+
+/* hlt=: whether the guest's HLT exits (and the hypervisor completes it)
+ * instead of halting the core; prints the choice and why. 'virt': the
+ * virtual interrupt model (in the partition model HLT is the guest's). */
+bool guest_hlt_exits(int hlt_opt, bool virt, uint64_t tsc_khz);
+
+/* novmx=linux: no VMX here (an emulator without it, an old or locked CPU),
+ * so the machine goes to the Linux guest as it is: the same loader, zero
+ * page and e820 (the hypervisor's memory stays reserved), the firmware's
+ * ACPI tables, every CPU for Linux to start with its own INIT-SIPI (the
+ * hypervisor started none). Nothing of the hypervisor runs afterwards. */
+__noreturn void guest_start_native(struct boot_info *bi, const struct acpi_info *acpi, const char *why);
+#endif

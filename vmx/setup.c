@@ -1,0 +1,197 @@
+/* Starting the guest (see setup.h). */
+#include "setup.h"
+#include "vmcs.h"
+#include "vmx_defs.h"
+#include "ept.h"
+#include "vcpu.h"
+#include "vcpu_launch.h"
+#include "virq.h"
+#include "../lib/cpu.h"
+#include "../lib/memmap.h"
+#include "../lib/mtrr.h"
+#include "../lib/percpu.h"
+#include "../lib/power.h"
+#include "../lib/printk.h"
+#include "../lib/trap.h"
+#include "../lib/tsc.h"
+#include "../apic/ioapic.h"
+#include "../apic/lapic.h"
+#include "../apic/pi.h"
+#include "../guest/setup.h"
+#include "../guest/cpuid.h"
+#include "../guest/msr.h"
+#include "../guest/io.h"
+#include "../timer/service.h"
+
+/* The housekeeping CPU's work: the timer service, forever. */
+static void housekeeping_main(void)
+{
+	timer_service_run(virq_timer_service);
+}
+
+/* timer=posted with housekeeping=: the kept CPU serves every vCPU's timer;
+ * without it each vCPU's own host timer does (one exit per delivery). */
+static void timer_service_setup(const struct vmx_start *s, bool virt)
+{
+	char err[160];
+	if (!s->housekeeper) {
+		if (virt && s->tiers->timer == TIMER_POSTED)
+			pr_info("timer: posted from each vCPU's own host timer: one external-interrupt exit per delivery (housekeeping=APICID gives the service a CPU of its own)\n");
+		return;
+	}
+	if (!virt || s->tiers->timer != TIMER_POSTED) {
+		snprintf(err, sizeof err, "housekeeping=%u: the timer service needs the virtual model and timer=posted (here %s, timer=%s)",
+			 s->housekeeper->apic_id, virt ? "virtual" : "partition", timer_tier_names[s->tiers->timer]);
+		hv_fail(err);
+	}
+	virq_timer_service_init(s->housekeeper->apic_id);
+	s->housekeeper_start(housekeeping_main, KICK_VECTOR);
+	pr_info("timer: posted by the housekeeping CPU (APIC ID %u): a vCPU's arming exits once, its delivery costs it no exit\n",
+		s->housekeeper->apic_id);
+}
+
+/* EPT: the identity map of [0, *end) with the memory types of the memory
+ * map and the MTRRs, the hypervisor's own memory left out. */
+static uint64_t ept_setup(const struct memmap *mem, const struct vmx_caps *caps, const struct mtrr_state *mtrr,
+			  uint64_t *end_out)
+{
+	struct ept_stats st = { 0 };
+	uint64_t end = memmap_end(mem);
+	end = end < GIB(4) ? GIB(4) : end;
+	if (caps->ept_1g && end < GIB(512))
+		end = GIB(512);              /* one PDPT of 1 GiB pages covers MMIO far above RAM */
+	uint64_t eptp = ept_build(mem, mtrr, caps, end, &st);
+	pr_info("ept: identity map 0-%llu GiB: %llu x 1G, %llu x 2M, %llu x 4K pages, %llu 4K hypervisor pages left out, %llu tables\n",
+		(unsigned long long)(end >> 30), (unsigned long long)st.pages_1g, (unsigned long long)st.pages_2m,
+		(unsigned long long)st.pages_4k, (unsigned long long)st.holes_4k, (unsigned long long)st.tables);
+	*end_out = end;
+	return eptp;
+}
+
+/* What CPUID shows the guest follows what the VMCS lets it run. */
+static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_tiers *tiers, bool virt)
+{
+	cpuid_policy.tsc_hz = tsc_khz * 1000;
+	cpuid_policy.xsaves = cfg->proc2 & VMX_PROC2_XSAVES;
+	cpuid_policy.invpcid = cfg->proc2 & VMX_PROC2_INVPCID;
+	cpuid_policy.rdtscp = cfg->proc2 & VMX_PROC2_RDTSCP;
+	cpuid_policy.waitpkg = false;
+	cpuid_policy.hide_mwait = cfg->proc & VMX_PROC_HLT_EXITING;
+	/* PV send-IPI only where its tier runs. */
+	cpuid_policy.kvm_features = virt && tiers->ipi == IPI_PV ? BIT(KVM_FEATURE_PV_SEND_IPI) : 0;
+	/* PV EOI only on the software x2APIC (as KVM never arms it with APICv). */
+	if (cfg->sw_apic)
+		cpuid_policy.kvm_features |= BIT(KVM_FEATURE_PV_EOI);
+}
+
+/* The guest's physical-address width and the XCR0 bits it may set. */
+static void guest_limits(void)
+{
+	uint32_t a, b, c, d;
+	cpuid_count(0x80000000, 0, &a, &b, &c, &d);
+	if (a >= 0x80000008) {
+		cpuid_count(0x80000008, 0, &a, &b, &c, &d);
+		vmx_env.gpa_limit = 1ull << (a & 0xff);
+	} else {
+		vmx_env.gpa_limit = GIB(64);  /* 36 bits: the architectural default */
+	}
+	cpuid_count(0xd, 0, &a, &b, &c, &d);
+	vmx_env.xcr0_mask = cpuid_guest_xcr0_mask(((uint64_t)d << 32) | a);
+}
+
+/* Every AP launches its vCPU (they wait for the guest's SIPI), then the
+ * boot CPU, at the kernel's 64-bit entry. */
+static __noreturn void launch_all(const struct guest_boot *gb)
+{
+	struct vmcs_guest g;
+	guest_state_linux64(&g, gb->entry, gb->cr3, gb->gdt, GUEST_GDT_LIMIT);
+	vcpu_set_bsp_guest(&g, gb->zero_page);
+	for (uint32_t i = 1; i < ncpus; i++) {
+		cpus[i]->work = vcpu_launch_this_cpu;
+		uint64_t until = rdtsc() + tsc_from_us(2000000);
+		while (!cpus[i]->launched && rdtsc() < until)
+			cpu_relax();
+		if (!cpus[i]->launched)
+			hv_fail("an AP did not launch its vCPU");
+	}
+	vcpu_launch_this_cpu();
+}
+
+__noreturn void vmx_start_guest(const struct vmx_start *s)
+{
+	static struct guest_boot gb;
+	static struct mtrr_state mtrr;
+	const struct hv_tiers *tiers = s->tiers;
+	const struct acpi_info *acpi = s->acpi;
+	char err[256];
+	uint32_t a, b, c, d;
+
+	if (guest_setup(s->bi, acpi, &gb, err, sizeof err))
+		hv_fail(err);
+
+	mtrr_read(&mtrr);
+	mtrr_print(&mtrr);
+	uint64_t end;
+	struct vmcs_resources res = { .eptp = ept_setup(&s->bi->mem, s->caps, &mtrr, &end) };
+
+	cpuid_count(1, 0, &a, &b, &c, &d);
+	int model = vmcs_irq_model_choose(s->caps, tiers, s->opts->irq, lapic_x2apic, c & BIT(24), err, sizeof err);
+	if (model < 0)
+		hv_fail(err);
+	pr_info("irq: %s\n", err);
+	bool virt = model == IRQ_VIRTUAL;
+	if (virt)
+		for (uint32_t i = 0; i < acpi->nioapics; i++)
+			pr_info("irq: IOAPIC %u at 0x%x: %u entries masked until the guest programs them\n", acpi->ioapic[i].id,
+				acpi->ioapic[i].addr, ioapic_mask_all(acpi->ioapic[i].addr));
+
+	uint8_t *msr_bitmap = page_alloc(1), *io_a = page_alloc(1), *io_b = page_alloc(1);
+	msr_bitmap_build(msr_bitmap, virt, virt && tiers->ipi == IPI_IPIV, virt && tiers->timer == TIMER_APICV);
+	io_bitmaps_build(io_a, io_b, acpi);
+	res.msr_bitmap = (paddr_t)(uintptr_t)msr_bitmap;
+	res.io_bitmap_a = (paddr_t)(uintptr_t)io_a;
+	res.io_bitmap_b = (paddr_t)(uintptr_t)io_b;
+
+	/* One posted-interrupt descriptor per CPU; the PID-pointer table is
+	 * indexed by APIC ID up to the highest one in the MADT. */
+	uint32_t max_id = acpi->max_apic_id;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (cpus[i]->apic_id > max_id)
+			max_id = cpus[i]->apic_id;
+	uint32_t extra = virt && s->opts->ipiv_test ? PID_TEST_ENTRIES : 0;
+	uint64_t *pid_table = page_alloc(pid_table_bytes(max_id + extra) / PAGE_SIZE);
+	res.pid_table = (paddr_t)(uintptr_t)pid_table;
+	res.max_apic_id = max_id + extra;   /* LAST_PID_POINTER_INDEX */
+	if (vmcs_config_build(&vmx_env.cfg, s->caps, tiers, model, &res, err, sizeof err))
+		hv_fail(err);
+	if (vmx_env.cfg.sw_apic)
+		msr_bitmap_all_apic(msr_bitmap);
+	if (guest_hlt_exits(s->opts->hlt, virt, tsc_khz))
+		vmx_env.cfg.proc |= VMX_PROC_HLT_EXITING;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct vcpu *v = vcpu_create(cpus[i], vmx_env.cfg.posted_intr_nv);
+		pid_table_set(pid_table, cpus[i]->apic_id, (paddr_t)(uintptr_t)v->pid);
+	}
+	if (extra) {
+		pid_table_add_test_entries(pid_table, max_id, page_alloc(1), (uint8_t)vmx_env.cfg.posted_intr_nv);
+		pr_info("pi: ipivtest: PID-pointer entries %u absent, %u with a reserved bit, %u a spare descriptor with SN set\n",
+			max_id + 1, max_id + 2, max_id + 3);
+	}
+	pr_info("pi: %u posted-interrupt descriptors, PID-pointer table at 0x%llx with last index %u\n", ncpus,
+		(unsigned long long)res.pid_table, max_id + extra);
+	virq_init(pid_table, max_id);
+	nmi_root_hook = virq_nmi_in_root;
+	timer_service_setup(s, virt);
+	vmcs_config_print(&vmx_env.cfg);
+
+	cpuid_policy_setup(&vmx_env.cfg, tiers, virt);
+	vmx_env.tiers_ipi = tiers->ipi;
+	vmx_env.mtrr = &mtrr;
+	vmx_env.ept_end = ALIGN_UP(end, GIB(1));
+	guest_limits();
+	vmx_env.caps = s->caps;
+	vmx_env.mem = &s->bi->mem;
+	vmx_env.acpi = acpi;
+
+	launch_all(&gb);
+}
