@@ -238,9 +238,15 @@ pveoi_checks() {
   text=$(tr -d '\r' < "$log" 2>/dev/null)
   expect "$n/software-x2apic" "$log" 'tier: eoi=pv' 'irq: irq=auto: virtual with the software x2APIC' \
     'hvstat: cpu=0 msr=0x4b564d04 reads=[0-9]+ writes=[1-9]'
+  # An EOI exit that found nothing in service (the guest's EOI of an 8259
+  # vector injected through ExtINT, which never entered the virtual ISR) is
+  # counted apart ("swapic eoi_empty=N") and is not an EOI of an injection.
+  local empty
   while read -r c inj ex pv; do
+    empty=$(sed -n '/hvstat: begin why=shutdown/,/hvstat: end/p' <<<"$text" | sed -n "s/^hvstat: cpu=$c swapic eoi_empty=\([0-9]*\)$/\1/p")
+    ex=$((ex - ${empty:-0}))
     (( pv > ex )) || bad+=" cpu$c: pv_eois=$pv not above eoi_exits=$ex;"
-    (( inj - pv - ex <= 2 && inj >= pv + ex )) || bad+=" cpu$c: injected=$inj vs eois pv=$pv + exits=$ex;"
+    (( inj - pv - ex <= 2 && inj >= pv + ex )) || bad+=" cpu$c: injected=$inj vs eois pv=$pv + exits=$ex (+${empty:-0} with nothing in service);"
     tot_inj=$((tot_inj + inj)); tot_ex=$((tot_ex + ex)); tot_pv=$((tot_pv + pv))
   done < <(sed -n '/hvstat: begin why=shutdown/,/hvstat: end/p' <<<"$text" |
            sed -n 's/^hvstat: cpu=\([0-9]*\) swapic injected=\([0-9]*\) eoi_exits=\([0-9]*\) pv_eois=\([0-9]*\) pv_armed=[0-9]* pv_eoi=on$/\1 \2 \3 \4/p')

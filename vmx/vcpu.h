@@ -89,7 +89,7 @@ struct vcpu {
 	 * the word's guest-physical address); whether its flag is armed; counts. */
 	uint64_t pv_eoi_msr;
 	bool pv_eoi_armed;
-	uint64_t sw_injected, sw_eoi_exits, sw_pv_eois, sw_pv_armed;
+	uint64_t sw_injected, sw_eoi_exits, sw_pv_eois, sw_pv_armed, sw_eoi_empty;
 };
 
 _Static_assert(offsetof(struct vcpu, regs) == 0, "entry.asm: regs first");

@@ -3,7 +3,9 @@
  * interrupts in (external interrupts, NMIs, the 8259's ExtINT), HLT. The
  * tiers' own run time is beside: virq_apic.c (EOIs, level-triggered
  * vectors, the x2APIC registers), virq_ipi.c, virq_timer.c. */
+#include "virq.h"
 #include "virq_int.h"
+#include "vcpu.h"
 #include "vmcs_ops.h"
 #include "vmx_defs.h"
 #include "../apic/lapic.h"

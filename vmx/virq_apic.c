@@ -1,7 +1,9 @@
 /* The guest's virtual x2APIC at run time (apic/ decides): the register
  * writes that exit, its EOIs and the level-triggered vectors behind them,
  * and the software x2APIC (eoi=pv) with KVM's PV EOI. */
+#include "virq.h"
 #include "virq_int.h"
+#include "vcpu.h"
 #include "vmcs_ops.h"
 #include "vmx_defs.h"
 #include "../apic/lapic.h"
@@ -164,7 +166,10 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 			return -1;
 		if (vmx_env.cfg.sw_apic) {
 			v->sw_eoi_exits++;
-			virq_level_eoi_done(v, swapic_eoi(v->vapic));
+			int vec = swapic_eoi(v->vapic);
+			if (vec < 0)
+				v->sw_eoi_empty++;   /* nothing in service: an 8259 vector's EOI, or a stray one */
+			virq_level_eoi_done(v, vec);
 		}
 		return 0;
 	case APIC_SELF_IPI:

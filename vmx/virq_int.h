@@ -1,8 +1,9 @@
 /* Shared by the interrupt run time's files (vmx/virq*.c), not beyond. */
 #ifndef VMX_VIRQ_INT_H
 #define VMX_VIRQ_INT_H
-#include "virq.h"
-#include "vcpu.h"
+#include "../lib/types.h"
+
+struct vcpu;
 
 #define INTR_BLOCK_STI_MOVSS 3u
 #define INTR_BLOCK_NMI 8u

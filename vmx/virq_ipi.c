@@ -1,7 +1,9 @@
 /* The IPI tiers at run time: the domain of all vCPUs over the PID-pointer
  * table (ipi/ipi.c decides), the physical signals it sends, the ICR writes
  * that exit, the PV send-IPI hypercall. */
+#include "virq.h"
 #include "virq_int.h"
+#include "vcpu.h"
 #include "../apic/lapic.h"
 #include "../apic/vapic.h"
 #include "../ipi/ipi.h"
@@ -144,6 +146,8 @@ void virq_ipi_report(struct vcpu *v)
 		pr_info("hvstat: cpu=%u swapic injected=%llu eoi_exits=%llu pv_eois=%llu pv_armed=%llu pv_eoi=%s\n", i,
 			(unsigned long long)v->sw_injected, (unsigned long long)v->sw_eoi_exits,
 			(unsigned long long)v->sw_pv_eois, (unsigned long long)v->sw_pv_armed, v->pv_eoi_msr & 1 ? "on" : "off");
+	if (vmx_env.cfg.sw_apic && v->sw_eoi_empty)
+		pr_info("hvstat: cpu=%u swapic eoi_empty=%llu\n", i, (unsigned long long)v->sw_eoi_empty);
 	if (s->pv_calls)
 		pr_info("hvstat: cpu=%u pv_ipi calls=%llu targets=%llu errors=%llu\n", i, (unsigned long long)s->pv_calls,
 			(unsigned long long)s->pv_targets, (unsigned long long)s->pv_errors);

@@ -1,6 +1,8 @@
 /* The interrupt model's report lines of one vCPU (the report itself:
  * vmx/report.c). */
+#include "virq.h"
 #include "virq_int.h"
+#include "vcpu.h"
 #include "../apic/vapic.h"
 #include "../lib/printk.h"
 

@@ -1,6 +1,8 @@
 /* INIT and SIPI at run time: the guest's own (sent through ipi/, recorded
  * in guest/startup.c) and the physical ones VMX turns into exits. */
+#include "virq.h"
 #include "virq_int.h"
+#include "vcpu.h"
 #include "vmcs_ops.h"
 #include "../guest/startup.h"
 #include "../lib/cpu.h"

@@ -8,7 +8,9 @@
  *  trap: the host timer exits and the vector is put into the virtual IRR
  *     by hand (RVI raised), no descriptor;
  *  apicv: the CPU's APIC-timer virtualization, for the TSC-deadline mode. */
+#include "virq.h"
 #include "virq_int.h"
+#include "vcpu.h"
 #include "vmcs_ops.h"
 #include "../apic/lapic.h"
 #include "../apic/vapic.h"

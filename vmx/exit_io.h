@@ -1,0 +1,9 @@
+/* Port I/O exits and the run's verdict (vmx/exit_io.c). */
+#ifndef VMX_EXIT_IO_H
+#define VMX_EXIT_IO_H
+#include "../lib/types.h"
+struct vcpu;
+void exit_io(struct vcpu *v);
+/* HC_HV_VERDICT: the guest's own checks passed or failed. */
+void hc_verdict(uint32_t cpu, bool pass);
+#endif
