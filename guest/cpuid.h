@@ -13,7 +13,7 @@ struct cpuid_policy {
 	uint64_t tsc_hz;           /* advertised in leaf 0x15 (the calibrated rate) */
 	bool xsaves;               /* the VMCS enables XSAVES */
 	bool invpcid, rdtscp, waitpkg;
-	bool hide_mwait;           /* hlt=exit: the guest idles in HLT, which exits */
+	bool hide_mwait;           /* hlt=exit (the guest idles in HLT, which exits), timer=preempt (no deep C-states) */
 };
 extern struct cpuid_policy cpuid_policy;
 

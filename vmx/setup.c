@@ -76,7 +76,9 @@ static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_ti
 	cpuid_policy.invpcid = cfg->proc2 & VMX_PROC2_INVPCID;
 	cpuid_policy.rdtscp = cfg->proc2 & VMX_PROC2_RDTSCP;
 	cpuid_policy.waitpkg = false;
-	cpuid_policy.hide_mwait = cfg->proc & VMX_PROC_HLT_EXITING;
+	cpuid_policy.hide_mwait = tiers_hide_mwait(tiers, virt, cfg->proc & VMX_PROC_HLT_EXITING);
+	if (cpuid_policy.hide_mwait && !(cfg->proc & VMX_PROC_HLT_EXITING))
+		pr_info("timer: preempt: MONITOR/MWAIT hidden from the guest (the VMX-preemption timer stops in C-states deeper than C2)\n");
 	/* PV send-IPI only where its tier runs. */
 	cpuid_policy.kvm_features = virt && tiers->ipi == IPI_PV ? BIT(KVM_FEATURE_PV_SEND_IPI) : 0;
 	/* PV EOI only on the software x2APIC (as KVM never arms it with APICv). */

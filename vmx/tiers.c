@@ -260,3 +260,8 @@ bool tiers_vid_on(const struct vmx_caps *c, const struct hv_tiers *t)
 {
 	return !vid_why_not(c) && t->eoi != EOI_PV;
 }
+
+bool tiers_hide_mwait(const struct hv_tiers *t, bool virt, bool hlt_exiting)
+{
+	return hlt_exiting || (virt && t->timer == TIMER_PREEMPT);
+}

@@ -31,4 +31,9 @@ const char *tiers_summary(const struct hv_tiers *t, char *buf, size_t n);
 
 /* Whether the chosen tiers keep virtual-interrupt delivery on. */
 bool tiers_vid_on(const struct vmx_caps *c, const struct hv_tiers *t);
+/* Whether CPUID hides MONITOR/MWAIT from the guest: where HLT exits (the
+ * guest idles in HLT), and with timer=preempt in the virtual model ("the
+ * VMX-preemption timer does not decrement in C-states deeper than C2", SDM
+ * Vol. 3C, "VMX-Preemption Timer": MWAIT C6 would stop the guest's timer). */
+bool tiers_hide_mwait(const struct hv_tiers *t, bool virt, bool hlt_exiting);
 #endif

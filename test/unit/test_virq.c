@@ -31,6 +31,7 @@
 #include "../../vmx/vcpu.h"
 #include "../../vmx/virq.h"
 #include "../../vmx/event.h"
+#include "../../vmx/tiers.h"
 #include "../../lib/percpu.h"
 
 #define M_ISR 0x100
@@ -478,4 +479,19 @@ TEST(virq_lvt_mode_change_to_deadline_clears_tmict_in_the_page)
 	CHECK_EQ(virq_wrmsr(v, 0x832, 0xec | (2u << 17)), 0);    /* TSC-deadline */
 	memcpy(&tmict, v->vapic + 0x380, 4);
 	CHECK_EQ(tmict, 0);
+}
+
+/* timer=preempt never meets deep C-states: the VMX-preemption timer "does
+ * not decrement in C-states deeper than C2" (SDM Vol. 3C, "VMX-Preemption
+ * Timer"), so MWAIT is hidden from that tier's guest, which idles in HLT. */
+TEST(tiers_preempt_timer_hides_mwait)
+{
+	struct hv_tiers t = { .ipi = IPI_FAST, .eoi = EOI_PV, .timer = TIMER_PREEMPT };
+	CHECK(tiers_hide_mwait(&t, true, false));
+	CHECK(tiers_hide_mwait(&t, true, true));
+	t.timer = TIMER_POSTED;
+	CHECK(!tiers_hide_mwait(&t, true, false));
+	CHECK(tiers_hide_mwait(&t, true, true));         /* HLT exits: the guest idles in HLT anyway */
+	t.timer = TIMER_APICV;
+	CHECK(!tiers_hide_mwait(&t, true, false));
 }
