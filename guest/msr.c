@@ -31,6 +31,10 @@ static const struct {
 	{ MSR_IA32_PEBS_ENABLE, MSR_IA32_PEBS_ENABLE, true, true, "PEBS: hidden" },
 	{ MSR_IA32_BIOS_SIGN_ID, MSR_IA32_BIOS_SIGN_ID, true, true,
 	  "microcode revision: an emulator's 0 would make Linux turn TSC-deadline mode off (its errata check)" },
+	{ MSR_IA32_TSC, MSR_IA32_TSC, false, true,
+	  "the TSC is every CPU's common clock (the timer service compares deadlines across CPUs): writes dropped" },
+	{ MSR_IA32_TSC_ADJUST, MSR_IA32_TSC_ADJUST, false, true,
+	  "a TSC_ADJUST change moves this CPU's TSC (SDM Vol. 3B, \"Time-Stamp Counter Adjustment\"): dropped" },
 	{ MSR_IA32_MISC_ENABLE, MSR_IA32_MISC_ENABLE, true, false,
 	  "reads say BTS and PEBS are unavailable (bits 11 and 12); writes pass" },
 };
@@ -155,8 +159,21 @@ static unsigned phys_addr_bits(void)
 	return a & 0xff;
 }
 
+int guest_tsc_adjust_write(uint64_t cur, uint64_t val)
+{
+	return val == cur ? 0 : MSR_WRITE_DROPPED_TSC;
+}
+
 int guest_wrmsr(uint32_t msr, uint64_t value)
 {
+	if (msr == MSR_IA32_TSC)
+		return MSR_WRITE_DROPPED_TSC;
+	if (msr == MSR_IA32_TSC_ADJUST) {
+		uint64_t cur = 0;
+		if (!rdmsr_safe(MSR_IA32_TSC_ADJUST, &cur))
+			return -1;    /* a CPU without it: #GP, as it would */
+		return guest_tsc_adjust_write(cur, value);
+	}
 	if (msr == MSR_IA32_BIOS_SIGN_ID)
 		return 0;     /* "write 0, CPUID, read": the read above answers */
 	if (msr == MSR_IA32_APIC_BASE) {

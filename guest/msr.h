@@ -19,6 +19,13 @@ bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write);
  * MSR_WRITE_DROPPED: it completes without effect (an IA32_APIC_BASE change
  * the SDM allows and the hypervisor refuses). */
 #define MSR_WRITE_DROPPED 2
+/* ... or MSR_WRITE_DROPPED_TSC: a write that would change this CPU's TSC
+ * (IA32_TSC, IA32_TSC_ADJUST), dropped: the TSC is every CPU's common clock
+ * (guest deadlines are TSC values the timer service compares across CPUs). */
+#define MSR_WRITE_DROPPED_TSC 3
+/* A guest write of IA32_TSC_ADJUST holding 'cur': 0 (the same value, no
+ * change) or MSR_WRITE_DROPPED_TSC. IA32_TSC writes are always dropped. */
+int guest_tsc_adjust_write(uint64_t cur, uint64_t val);
 /* The microcode revision shown on an emulator, whose own is 0 (guest/msr.c). */
 #define GUEST_MICROCODE_REVISION 0x7fffffffu
 /* A guest write of IA32_APIC_BASE, given the value it holds and the

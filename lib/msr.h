@@ -2,6 +2,7 @@
 #ifndef LIB_MSR_H
 #define LIB_MSR_H
 #define MSR_IA32_TSC             0x010
+#define MSR_IA32_TSC_ADJUST      0x03b
 #define MSR_IA32_FEATURE_CONTROL 0x03a
 #define MSR_IA32_APIC_BASE       0x01b
 #define MSR_IA32_BIOS_SIGN_ID    0x08b

@@ -381,6 +381,10 @@ attack_checks() {
   expect "$n/xsetbv" "$log" 'hvattack: xsetbv 0x5 -> #GP' 'hvattack: xsetbv 0xb -> #GP' 'hvattack: xsetbv 0x27 -> #GP' \
     'hvattack: xsetbv 0x2 -> #GP' 'hvattack: xsetbv 0x8000000000000003 -> #GP' 'hvattack: xsetbv xcr1 -> #GP'
   expect "$n/apic-base" "$log" 'hvattack: apic_base write 0x[0-9a-f]+ -> dropped' 'hv: guest write of IA32_APIC_BASE 0x200[0-9a-f]{3} .* dropped'
+  expect "$n/ioapic-nmi" "$log" 'hvattack: ioapic nmi pin=8 apic_id=1 rtc_irqs=[1-9][0-9]* -> survived' \
+    'hvstat: nmi ignored=[1-9]'
+  expect "$n/tsc" "$log" 'hvattack: tsc write -> dropped' 'hvattack: tsc_adjust write -> (dropped|#GP)' \
+    'hvstat: cpu=0 denied msr=.* tsc=[1-9]'
   expect "$n/trace-msrs" "$log" 'hvattack: msr 0x560 write -> #GP' 'hvattack: msr 0x570 write -> #GP' \
     'hvattack: msr 0x600 write -> #GP' 'hvattack: msr 0x3f1 write -> #GP'
   expect "$n/init-sipi" "$log" 'hvattack: init-sipi apic_id=1 sent, guest cpus online=1'

@@ -205,6 +205,10 @@ static void exit_wrmsr(struct vcpu *v)
 		r = guest_wrmsr(msr, val);
 	if (r == MSR_WRITE_DROPPED) {
 		v->denied.apic_base++;
+	} else if (r == MSR_WRITE_DROPPED_TSC) {
+		if (v->denied.tsc++ < 4)
+			pr_warn("hv: cpu%u: guest write of MSR 0x%x (0x%llx) dropped: it would move this CPU's TSC\n",
+				v->index, msr, (unsigned long long)val);
 	} else if (r) {
 		v->denied.msr++;
 		vcpu_inject_gp(v);

@@ -36,6 +36,7 @@ struct vcpu_denied {
 	uint64_t xsetbv;                 /* invalid XSETBVs answered with #GP */
 	uint64_t sleep;                  /* S1-S4 requests dropped */
 	uint64_t ept_hv_pages;           /* hypervisor pages touched, mapped to the sink */
+	uint64_t tsc;                    /* IA32_TSC / IA32_TSC_ADJUST changes dropped */
 };
 
 struct vcpu {

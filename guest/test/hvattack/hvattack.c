@@ -15,9 +15,13 @@
  *   xsetbv 0x... -> #GP                          invalid XCR0 values (SDM rules)
  *   apic_base write 0x... -> dropped             disable, move the page
  *   msr 0x560/0x570/0x600/0x3f1 write -> #GP     Intel PT, DS_AREA, PEBS_ENABLE
+ *   tsc write -> dropped ; tsc_adjust write -> dropped|#GP   the TSC is every CPU's clock
  *   init-sipi apic_id=N sent, guest cpus online=M  a CPU kept from the guest
  *   ipi storm ids=0..N sent=K                    fixed IPIs to every APIC ID
  *   nmi storm sent=N handled=M                   NMIs to itself, and to the kept CPU
+ *   ioapic nmi pin=8 apic_id=N rtc_irqs=K -> survived   the RTC's periodic interrupt,
+ *                                                routed by the guest's IOAPIC as an NMI
+ *                                                to the kept CPU (the hypervisor's)
  *   sleep s<typ> pm1a=0x... -> ignored           SLP_TYP/SLP_EN writes other than S5
  *   mem [a-b] pages=N absent=M data=K            every e820-reserved page read, then
  *   mem data [a-b]                               written where it read as absent;
@@ -209,6 +213,29 @@ static void attack_trace_msrs(void)
 	}
 }
 
+/* Moving this CPU's TSC by 2^40 (IA32_TSC, IA32_TSC_ADJUST): the
+ * hypervisor drops it; a CPU without TSC_ADJUST answers #GP. */
+static void attack_tsc(void)
+{
+	u64 adj0 = 0, adj1 = 0, t0, t1;
+	bool has_adj = !rdmsrl_safe(MSR_IA32_TSC_ADJUST, &adj0);
+	t0 = rdtsc();
+	int r = wrmsrl_safe(MSR_IA32_TSC, t0 + (1ull << 40));
+	t1 = rdtsc();
+	bool moved = t1 - t0 > (1ull << 39);
+	pr_info("hvattack: tsc write -> %s\n", r ? "#GP" : moved ? "CHANGED" : "dropped");
+	if (moved)
+		failures++;
+	r = wrmsrl_safe(MSR_IA32_TSC_ADJUST, adj0 + (1ull << 40));
+	if (has_adj)
+		rdmsrl_safe(MSR_IA32_TSC_ADJUST, &adj1);
+	pr_info("hvattack: tsc_adjust write -> %s\n", r ? "#GP" : adj1 != adj0 ? "CHANGED" : "dropped");
+	if (!r && adj1 != adj0) {
+		failures++;
+		wrmsrl_safe(MSR_IA32_TSC_ADJUST, adj0);
+	}
+}
+
 static void icr(u32 dest, u32 low)
 {
 	wrmsrl(0x830, ((u64)dest << 32) | low);
@@ -275,6 +302,53 @@ static void attack_nmi(void)
 	if (got < 1 || got > nmi_storm)
 		failures++;
 	unregister_nmi_handler(NMI_LOCAL, "hvattack");
+}
+
+/* The guest owns the IOAPIC: it re-programs the RTC's pin (ISA IRQ 8,
+ * GSI 8 on the usual MADT) to deliver NMIs (delivery mode 100b) to the CPU
+ * kept from it, and makes the RTC interrupt periodically (register B bit 6,
+ * PIE; reading register C re-arms it) for 200 ms. The hypervisor's CPU must
+ * take and ignore them; the entry and register B are restored after. The
+ * IOAPIC is at its default address (Bochs; the MADT is not consulted). */
+static u32 ioapic_rd(void __iomem *io, u32 reg) { writel(reg, io); return readl(io + 0x10); }
+static void ioapic_wr(void __iomem *io, u32 reg, u32 v) { writel(reg, io); writel(v, io + 0x10); }
+static u8 cmos_rd(u8 r) { outb(r, 0x70); return inb(0x71); }
+static void cmos_wr(u8 r, u8 v) { outb(r, 0x70); outb(v, 0x71); }
+
+static void attack_ioapic_nmi(void)
+{
+	const u32 pin = 8;
+	void __iomem *io = ioremap(0xfec00000, 0x20);
+	unsigned long flags;
+	int irqs = 0;
+	if (!io) {
+		outcome("ioapic nmi", false, "NO IOAPIC MAPPING");
+		return;
+	}
+	local_irq_save(flags);
+	u32 lo = ioapic_rd(io, 0x10 + 2 * pin), hi = ioapic_rd(io, 0x11 + 2 * pin);
+	ioapic_wr(io, 0x10 + 2 * pin, lo | BIT(16));                     /* masked while it changes */
+	ioapic_wr(io, 0x11 + 2 * pin, (u32)target_apic << 24);
+	ioapic_wr(io, 0x10 + 2 * pin, 4u << 8);                           /* NMI, physical, edge, unmasked */
+	u8 b = cmos_rd(0x0b);
+	cmos_rd(0x0c);
+	cmos_wr(0x0b, b | 0x40);
+	for (int ms = 0; ms < 200; ms++) {
+		udelay(1000);
+		if (cmos_rd(0x0c) & 0x40)                                 /* PF: a periodic interrupt came */
+			irqs++;
+	}
+	cmos_wr(0x0b, b);
+	cmos_rd(0x0c);
+	ioapic_wr(io, 0x10 + 2 * pin, lo | BIT(16));
+	ioapic_wr(io, 0x11 + 2 * pin, hi);
+	ioapic_wr(io, 0x10 + 2 * pin, lo);
+	local_irq_restore(flags);
+	iounmap(io);
+	pr_info("hvattack: ioapic nmi pin=%u apic_id=%d rtc_irqs=%d -> %s\n", pin, target_apic, irqs,
+		irqs > 0 ? "survived" : "NO RTC INTERRUPTS");
+	if (irqs == 0)
+		failures++;
 }
 
 /* PM1a_CNT writes with SLP_EN and every SLP_TYP but S5's: each would put a
@@ -434,6 +508,8 @@ static int __init hvattack_init(void)
 	attack_xsetbv();
 	attack_apic_base();
 	attack_trace_msrs();
+	attack_tsc();
+	attack_ioapic_nmi();
 	attack_init_sipi();
 	attack_ipi_storm();
 	attack_nmi();
