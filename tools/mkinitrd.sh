@@ -29,6 +29,8 @@
 #                      the clock (both from /proc/timer_list) over S seconds of sleep,
 #                      and "guest: idle seconds=T apicN=+E (R/s) ...": each vCPU's VM
 #                      exits meanwhile (hvcall exits), the idle figure
+#   hv.hotplug=C    -> insmod /lib/hotplug.ko cycles=C: CPU 1 offline and online C times
+#                      ("hotplug: cycle=K ... verdict=ok", "hotplug: nmi-init ... -> online")
 #   hv.ipibench=N   -> insmod /lib/ipibench.ko count=N: the seeds' IPI benchmarks
 #                      ("ipibench: roundtrip ..." and "ipibench: micro test=..." lines)
 #   hv.cyclictest=L -> "guest: cyclictest loops=L": cyclictest -q -m -S -p 80 -i 1000 -l L
@@ -111,11 +113,13 @@ is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
 # The test modules: ipigen.ko sends and counts IPIs (hv.ipigen=ROUNDS),
 # hvattack.ko plays the hostile guest (hv.attack=1), ipivtab.ko writes a
 # table of ICR values (hv.ipivtab=1), ipibench.ko runs the IPI benchmarks
-# (hv.ipibench=N). HV_IPIGEN / HV_HVATTACK / HV_IPIVTAB / HV_IPIBENCH
+# (hv.ipibench=N), hotplug.ko takes CPU 1 offline and online again with
+# exact IPI counts after each start (hv.hotplug=CYCLES).
+# HV_IPIGEN / HV_HVATTACK / HV_IPIVTAB / HV_IPIBENCH / HV_HOTPLUG
 # name a prebuilt .ko, or "none" to leave it out; by default
 # tools/build-ipigen.sh builds each (or reuses its cached build).
 mod_notes=""
-for mod in ipigen hvattack ipivtab ipibench; do
+for mod in ipigen hvattack ipivtab ipibench hotplug; do
 	var=HV_$(echo "$mod" | tr a-z A-Z)
 	KO=${!var:-}
 	if [ -z "$KO" ]; then
@@ -317,6 +321,16 @@ if [ -n "$HB" ]; then
 	rc=$?
 	echo "guest: hackbench time=$(echo "$out" | sed -n 's/^Time: *//p') rc=$rc"
 	[ $rc = 0 ] || { echo "$out" | tail -n 3; check_failed hackbench; }
+fi
+
+# hv.hotplug=CYCLES: CPU 1 offline and online CYCLES times, each start
+# followed by exact IPI counts, then an NMI-NMI-INIT while it is offline.
+HOTPLUG=$(opt hv.hotplug)
+if [ -n "$HOTPLUG" ]; then
+	echo "guest: hotplug cycles=$HOTPLUG"
+	module hotplug cycles="$HOTPLUG"
+	dmesg | grep -q "hotplug: done cycles=$HOTPLUG ok=$HOTPLUG\$" || check_failed hotplug
+	dmesg | grep -q 'hotplug: nmi-init .* -> online' || check_failed hotplug-nmi-init
 fi
 
 IPIGEN=$(opt hv.ipigen)
