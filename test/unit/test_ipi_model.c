@@ -376,3 +376,88 @@ TEST(ipi_model_pv_send_ipi)
 	CHECK_EQ(st.pv_errors, errors);
 	mi_dom_free(&m);
 }
+
+/* ---- the first and last index of the PID-pointer table ---- */
+
+/* SDM Vol. 3C, "IPI Virtualization": the table is indexed by the
+ * destination APIC ID, 8 bytes an entry; an ID above LAST_PID_POINTER_INDEX
+ * is not virtualized (here: not posted by any tier). vCPUs at index 0 and
+ * at the last index 9, one between; mi_dom puts a valid decoy entry at 10. */
+static const uint32_t edge_ids[] = { 0, 4, 9 };
+#define EDGE_LAST 9
+
+TEST(ipi_model_pid_table_first_and_last_index)
+{
+	struct mi_dom m;
+	struct ipi_src_stats st = { 0 };
+	uint32_t posted;
+	mi_dom_init(&m, edge_ids, 3, EDGE_LAST);
+	const uint64_t *t = (const uint64_t *)(void *)m.table;
+	CHECK(sdm_pidpt_entry(m.table, EDGE_LAST + 1) & SDM_PIDPT_VALID);   /* the decoy is there */
+	CHECK(pid_table_lookup(t, EDGE_LAST, 0) == (struct pi_desc *)(void *)mi_desc(&m, 0));
+	CHECK(pid_table_lookup(t, EDGE_LAST, EDGE_LAST) == (struct pi_desc *)(void *)mi_desc(&m, 2));
+	CHECK(pid_table_lookup(t, EDGE_LAST, EDGE_LAST + 1) == NULL);
+	CHECK(pid_table_lookup(t, 0, 0) == (struct pi_desc *)(void *)mi_desc(&m, 0));   /* a one-entry table */
+	CHECK(pid_table_lookup(t, 0, 1) == NULL);
+
+	/* The fast path: index 0 and the last index are posted, last + 1 is not. */
+	CHECK_EQ(mi_run_fast(&m, 1, MI_ICR(MI_FIXED, 0x30, 0), &st, "fast to APIC 0 (index 0)"), IPI_DONE);
+	CHECK(sdm_pid_pir(mi_desc(&m, 0), 0x30) && mi_has_ev(&m, MI_EV_NOTIFY, NDST(0), NV(0)));
+	CHECK_EQ(mi_run_fast(&m, 1, MI_ICR(MI_FIXED, 0x31, EDGE_LAST), &st, "fast to the last index"), IPI_DONE);
+	CHECK(sdm_pid_pir(mi_desc(&m, 2), 0x31) && mi_has_ev(&m, MI_EV_NOTIFY, NDST(2), NV(2)));
+	CHECK_EQ(mi_run_fast(&m, 1, MI_ICR(MI_FIXED, 0x32, EDGE_LAST + 1), &st, "fast to last + 1"), IPI_SLOW);
+	CHECK_EQ(m.nev, 0);
+	CHECK_EQ(st.fast, 2);
+
+	/* The slow path (every tier's ICR write): the same three. */
+	mi_drain_all(&m);
+	posted = 0;
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_FIXED, 0x33, 0), &st, "slow to APIC 0", &posted), IPI_DONE);
+	CHECK_EQ(posted, 1u << 0);
+	posted = 0;
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_FIXED, 0x34, EDGE_LAST), &st, "slow to the last index", &posted), IPI_DONE);
+	CHECK_EQ(posted, 1u << 2);
+	uint64_t dropped = st.dropped;
+	posted = 0;
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_FIXED, 0x35, EDGE_LAST + 1), &st, "slow to last + 1", &posted), IPI_DONE);
+	CHECK_EQ(posted, 0);
+	CHECK_EQ(st.dropped, dropped + 1);
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_NMI, 0, EDGE_LAST + 1), &st, "NMI to last + 1", NULL), IPI_DONE);
+	CHECK_EQ(mi_count_ev(&m, MI_EV_NMI), 0);
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_NMI, 0, 0), &st, "NMI to APIC 0", NULL), IPI_DONE);
+	CHECK(mi_has_ev(&m, MI_EV_NMI, 0, 0));
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_NMI, 0, EDGE_LAST), &st, "NMI to the last index", NULL), IPI_DONE);
+	CHECK(mi_has_ev(&m, MI_EV_NMI, 2, 0));
+
+	/* KVM's PV send-IPI: bit b of a0 is APIC ID min + b. */
+	static const struct { uint64_t lo, min; int64_t ret; uint32_t posted; uint64_t dropped; } pv[] = {
+		{ 1ull << 0 | 1ull << EDGE_LAST | 1ull << (EDGE_LAST + 1), 0, 2, 0x5, 1 },
+		{ 1ull << 0, 0, 1, 0x1, 0 },
+		{ 1ull << 0 | 1ull << 1, EDGE_LAST, 1, 0x4, 1 },
+		{ 1ull << 0, EDGE_LAST + 1, 0, 0, 1 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(pv); i++) {
+		mi_drain_all(&m);
+		posted = 0;
+		dropped = st.dropped;
+		int64_t r = mi_run_pv(&m, 1, pv[i].lo, 0, pv[i].min, MI_ICR(MI_FIXED, 0x36, 0), &st, "PV at the edges", &posted);
+		if (r != pv[i].ret || posted != pv[i].posted || st.dropped - dropped != pv[i].dropped)
+			printf("    PV case %zu: returned %lld, posted 0x%x, dropped +%llu\n", i, (long long)r, posted,
+			       (unsigned long long)(st.dropped - dropped));
+		CHECK_EQ(r, pv[i].ret);
+		CHECK_EQ(posted, pv[i].posted);
+		CHECK_EQ(st.dropped - dropped, pv[i].dropped);
+	}
+	CHECK_EQ(mi_compare_memory(&m, "after the edge cases"), 0);
+	CHECK(!sdm_pid_on(mi_desc(&m, 3)) && sdm_pid_nv(mi_desc(&m, 3)) == NV(3));   /* the decoy never posted */
+	mi_dom_free(&m);
+
+	/* The table's size: entries 0..max of 8 bytes, in whole 4 KiB pages. */
+	static const struct { uint32_t max; uint64_t bytes; } sz[] = {
+		{ 0, 4096 }, { 1, 4096 }, { 511, 4096 }, { 512, 8192 }, { 1023, 8192 }, { 1024, 12288 }, { 0xffff, 0x80000 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(sz); i++) {
+		CHECK(sz[i].bytes >= ((uint64_t)sz[i].max + 1) * SDM_PIDPT_ENTRY_BYTES);
+		CHECK_EQ(pid_table_bytes(sz[i].max), sz[i].bytes);
+	}
+}
