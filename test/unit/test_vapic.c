@@ -7,8 +7,11 @@
 #include "test.h"
 #include "sdm_pid.h"
 #include "../../apic/vapic.h"
+#include "../../apic/swapic.h"
 
 #define V_TPR 0x080
+#define V_PPR 0x0a0
+#define V_ISR 0x100
 #define V_IRR 0x200
 #define MSR_X2APIC_TPR 0x808
 
@@ -151,4 +154,51 @@ TEST(vapic_take_posted_on_and_sn)
 	CHECK(pir_empty(d) && !sdm_pid_on(d) && sdm_pid_sn(d));
 	CHECK_EQ(rd(V_IRR + 0x10 * 2), 1u << 1);
 	CHECK(canaries_ok());
+}
+
+/* The software x2APIC's TPR write (eoi=pv: every x2APIC WRMSR exits). SDM
+ * Vol. 3A, "Local APIC Register Address Map Supported by x2APIC": MSR 808H,
+ * TPR, read/write, "Bits 31:8 are reserved"; "Reserved Bit Checking":
+ * non-zero writes to reserved bits raise #GP; the upper 32 bits of every
+ * x2APIC MSR but the ICR are reserved. Accepted: bits 7:0, stored at 0x80
+ * (the caller then recomputes PPR). */
+TEST(vapic_tpr_write)
+{
+	memset(page, 0, sizeof page);
+	static const uint32_t good[] = { 0x5a, 0x00, 0xff, 0x10, 0x35 };
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		int r = vapic_write(page, MSR_X2APIC_TPR, good[i]);
+		if (r)
+			printf("    WRMSR 0x808 <- 0x%x: %d (#GP), the SDM accepts it\n", good[i], r);
+		CHECK_EQ(r, 0);
+		CHECK_EQ(rd(V_TPR), good[i]);
+	}
+	/* Each reserved bit alone, and the upper half: #GP, TPR unchanged. */
+	unsigned faults = 0;
+	for (unsigned bit = 8; bit < 64; bit++) {
+		int r = vapic_write(page, MSR_X2APIC_TPR, 0x22 | 1ull << bit);
+		if (r != -1)
+			printf("    WRMSR 0x808 <- 0x%llx (reserved bit %u): %d, the SDM gives #GP\n",
+			       (unsigned long long)(0x22 | 1ull << bit), bit, r);
+		faults += r == -1;
+		CHECK_EQ(rd(V_TPR), 0x35);
+	}
+	CHECK_EQ(faults, 56);
+	CHECK_EQ(vapic_write(page, MSR_X2APIC_TPR, 0xffffffffull), -1);
+	CHECK_EQ(rd(V_TPR), 0x35);
+	/* Nothing else in the page changes. */
+	for (uint32_t off = 0; off < 4096; off += 4)
+		if (off != V_TPR)
+			CHECK_EQ(rd(off), 0);
+	CHECK(vapic_readable(MSR_X2APIC_TPR));
+
+	/* What the caller does next (vmx/virq.c, eoi=pv): PPR from the new TPR
+	 * and the highest in-service vector ("Processor Priority Register"). */
+	wr(V_ISR + 0x10 * 1, 1u << (0x3a - 32));                  /* 0x3a in service */
+	CHECK_EQ(vapic_write(page, MSR_X2APIC_TPR, 0x20), 0);
+	CHECK_EQ(swapic_update_ppr(page), 0x30);
+	CHECK_EQ(rd(V_PPR), 0x30);
+	CHECK_EQ(vapic_write(page, MSR_X2APIC_TPR, 0x47), 0);
+	CHECK_EQ(swapic_update_ppr(page), 0x47);
+	CHECK_EQ(rd(V_PPR), 0x47);
 }
