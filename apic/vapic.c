@@ -62,6 +62,14 @@ int vapic_write(uint8_t *page, uint32_t msr, uint64_t val)
 	if (val >> 32)
 		return -1;       /* x2APIC registers other than ICR are 32 bits */
 	switch (off) {
+	case APIC_TPR:
+		/* The software x2APIC's (with VID the write never exits): bits
+		 * 31:8 reserved (SDM Vol. 3A, x2APIC register address map); the
+		 * caller recomputes PPR. */
+		if (val & ~0xffull)
+			return -1;
+		vapic_set(page, APIC_TPR, (uint32_t)val);
+		return 0;
 	case APIC_SVR:
 		vapic_set(page, APIC_SVR, (uint32_t)val & 0x11ff);
 		if (!(val & APIC_SVR_ENABLED))   /* software disable masks every LVT */

@@ -68,8 +68,9 @@ int vapic_take_posted(uint8_t *page, struct pi_desc *pid);
 int vapic_highest_irr(const uint8_t *page);
 
 /* An intercepted WRMSR to an x2APIC register other than ICR, TMICT, TDCR
- * and the LVT timer (those belong to ipi/ and timer/). Returns 0, or -1 for
- * #GP (read-only or reserved register, reserved bits). */
+ * and the LVT timer (those belong to ipi/ and timer/). TPR is stored as
+ * written; the caller recomputes PPR (swapic_update_ppr). Returns 0, or -1
+ * for #GP (read-only or reserved register, reserved bits). */
 int vapic_write(uint8_t *page, uint32_t msr, uint64_t val);
 /* Is 'msr' an x2APIC register that exists (readable)? */
 bool vapic_readable(uint32_t msr);

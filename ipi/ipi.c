@@ -42,7 +42,8 @@ enum ipi_result ipi_fast(const struct ipi_domain *d, uint32_t self, uint64_t icr
 {
 	/* The conditions under which the CPU virtualizes an ICR write
 	 * (SDM Vol. 3C, "IPI Virtualization"): anything else is an APIC-write
-	 * VM exit, here the slow path. */
+	 * VM exit, here the slow path. The CPU also exits for bit 12, whose
+	 * handler then ignores it; here it is ignored at once. */
 	if ((icr & ICR_X2APIC_RESERVED) || ICR_MODE(icr) != ICR_FIXED || (icr & ICR_LOGICAL) ||
 	    ICR_SHORTHAND(icr) != ICR_SH_NONE || ICR_VECTOR(icr) < 16)
 		return IPI_SLOW;

@@ -18,9 +18,11 @@
 #define ICR_TRIGGER_LEVEL    BIT(15)
 #define ICR_SHORTHAND(icr)   (((icr) >> 18) & 3)
 #define ICR_DEST(icr)        ((uint32_t)((icr) >> 32))
-/* Bits that must be 0 in an x2APIC ICR write: 31:20, 17:16, 13 and 12
- * (delivery status does not exist in x2APIC mode). */
-#define ICR_X2APIC_RESERVED  (0xfff00000ull | BIT(17) | BIT(16) | BIT(13) | BIT(12))
+/* Bits that must be 0 in an x2APIC ICR write (#GP otherwise): 31:20, 17:16
+ * and 13. Bit 12, the xAPIC's delivery status, does not exist in x2APIC
+ * mode and "WRMSR to the ICR MSR ignores bit 12" (Intel's x2APIC
+ * specification), as KVM does: it is not here, and no decoder reads it. */
+#define ICR_X2APIC_RESERVED  (0xfff00000ull | BIT(17) | BIT(16) | BIT(13))
 
 enum icr_mode { ICR_FIXED = 0, ICR_LOWEST = 1, ICR_SMI = 2, ICR_MODE3 = 3, ICR_NMI = 4, ICR_INIT = 5,
 		ICR_SIPI = 6, ICR_MODE7 = 7 };
@@ -91,9 +93,10 @@ enum ipi_result {
 };
 
 /* The fast path (tier `fast`), a software IPI virtualization: fixed mode,
- * physical destination, no shorthand, vector >= 16, no reserved bit, and a
- * destination with a valid PID-pointer entry at or below last_index ->
- * post + notify, IPI_DONE. Anything else: IPI_SLOW, nothing touched. */
+ * physical destination, no shorthand, vector >= 16, no reserved bit (bit 12
+ * ignored), and a destination with a valid PID-pointer entry at or below
+ * last_index -> post + notify, IPI_DONE. Anything else: IPI_SLOW, nothing
+ * touched. */
 enum ipi_result ipi_fast(const struct ipi_domain *d, uint32_t self, uint64_t icr, struct ipi_src_stats *st);
 
 /* The full ICR write (every tier's slow path): every delivery mode (SMI

@@ -27,8 +27,13 @@
 #define MI_TRIG_LEVEL  (1ull << 15)                       /* trigger mode: 1 = level */
 #define MI_SH(s)       ((uint64_t)((s) & 3u) << 18)       /* bits 19:18 */
 #define MI_DEST(d)     ((uint64_t)(uint32_t)(d) << 32)    /* bits 63:32 */
-/* Reserved in x2APIC mode: 31:20, 17:16, 13, 12 (no delivery status). */
-#define MI_RESERVED    (0xfff00000ull | 1ull << 17 | 1ull << 16 | 1ull << 13 | 1ull << 12)
+/* Reserved in x2APIC mode, a WRMSR setting one faults: 31:20, 17:16, 13.
+ * Bit 12 (the xAPIC's delivery status) is not one of them: "WRMSR to the ICR
+ * MSR ignores bit 12 of its source operand" (Intel's x2APIC specification,
+ * "Interrupt Command Register"; the SDM drops the bit in x2APIC mode), and
+ * KVM ignores it too. */
+#define MI_RESERVED    (0xfff00000ull | 1ull << 17 | 1ull << 16 | 1ull << 13)
+#define MI_IGNORED     (1ull << 12)
 #define MI_BROADCAST   0xffffffffu
 enum { MI_FIXED = 0, MI_LOWEST = 1, MI_SMI = 2, MI_MODE3 = 3, MI_NMI = 4, MI_INIT = 5, MI_SIPI = 6, MI_MODE7 = 7 };
 enum { MI_SH_NONE = 0, MI_SH_SELF = 1, MI_SH_ALL = 2, MI_SH_OTHERS = 3 };

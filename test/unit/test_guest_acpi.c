@@ -143,3 +143,92 @@ TEST(guest_acpi_copy_disables_non_vcpus)
 	CHECK_CONTAINS(err, "does not fit");
 	munmap(mem, 4 * 4096 + OUT_SIZE);
 }
+
+/* The MADT copy hides every CPU the guest does not get: both flags that let
+ * an OS use it go. ACPI 6.3+, "Multiple APIC Description Table", Local APIC
+ * (type 0, 8 bytes: uid at 2, APIC ID at 3, flags at 4) and Local x2APIC
+ * (type 9, 16 bytes: x2APIC ID at 4, flags at 8, uid at 12) flags: bit 0
+ * Enabled, bit 1 Online Capable (an OS may enable a CPU whose Enabled is 0
+ * and Online Capable is 1 at run time). The guest's own entries keep theirs. */
+#define MADT_F_ENABLED 1u
+#define MADT_F_ONLINE_CAPABLE 2u
+TEST(guest_acpi_copy_clears_enabled_and_online_capable)
+{
+	static const struct { uint8_t type; uint32_t id, flags, want; } e[] = {
+		{ 0, 0, MADT_F_ENABLED, MADT_F_ENABLED },                                  /* the guest's */
+		{ 0, 1, MADT_F_ENABLED | MADT_F_ONLINE_CAPABLE, 0 },
+		{ 0, 2, MADT_F_ONLINE_CAPABLE, 0 },                                        /* hot-pluggable */
+		{ 0, 3, MADT_F_ENABLED, 0 },
+		{ 0, 4, 0, 0 },                                                            /* unusable already */
+		{ 0, 5, MADT_F_ENABLED | MADT_F_ONLINE_CAPABLE, MADT_F_ENABLED | MADT_F_ONLINE_CAPABLE }, /* the guest's */
+		{ 9, 0x200, MADT_F_ENABLED | MADT_F_ONLINE_CAPABLE, MADT_F_ENABLED | MADT_F_ONLINE_CAPABLE }, /* the guest's */
+		{ 9, 0x201, MADT_F_ENABLED | MADT_F_ONLINE_CAPABLE, 0 },
+		{ 9, 0x202, MADT_F_ONLINE_CAPABLE, 0 },
+		{ 9, 0x203, MADT_F_ENABLED, 0 },
+		{ 9, 0x204, 0, 0 },
+	};
+	const uint32_t ids[] = { 0, 5, 0x200 };
+	const uint32_t want_disabled = 6;   /* the entries with a flag set that are not the guest's */
+	mem = mmap(NULL, 4 * 4096 + OUT_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	CHECK(mem != MAP_FAILED);
+	if (mem == MAP_FAILED)
+		return;
+	out = (uint8_t *)mem + 4 * 4096;
+	memset(mem, 0, 4 * 4096);
+	uint8_t *rsdp = mem[0], *xsdt = mem[1], *madt = mem[2];
+	uint32_t o = 44;
+	header(madt, "APIC", 0);
+	put32(madt + 36, 0xfee00000);
+	for (size_t i = 0; i < ARRAY_SIZE(e); i++) {
+		madt[o] = e[i].type;
+		if (e[i].type == 0) {
+			madt[o + 1] = 8; madt[o + 2] = (uint8_t)i; madt[o + 3] = (uint8_t)e[i].id;
+			put32(madt + o + 4, e[i].flags);
+		} else {
+			madt[o + 1] = 16; put32(madt + o + 4, e[i].id); put32(madt + o + 8, e[i].flags);
+			put32(madt + o + 12, (uint32_t)i);
+		}
+		o += madt[o + 1];
+	}
+	put32(madt + 4, o);
+	csum(madt, o, 9);
+	header(xsdt, "XSDT", 36 + 8);
+	put64(xsdt + 36, (uint64_t)(uintptr_t)madt);
+	csum(xsdt, 44, 9);
+	memcpy(rsdp, "RSD PTR ", 8);
+	rsdp[15] = 2;
+	put32(rsdp + 20, 36);
+	put64(rsdp + 24, (uint64_t)(uintptr_t)xsdt);
+	csum(rsdp, 20, 8);
+	csum(rsdp, 36, 32);
+	uint8_t orig[4096];
+	memcpy(orig, madt, o);
+
+	struct acpi_info a;
+	char err[160];
+	CHECK_EQ(acpi_parse((paddr_t)(uintptr_t)rsdp, &a, err, sizeof err), 0);
+	paddr_t copy, out_pa = (paddr_t)(uintptr_t)out;
+	uint32_t disabled = 99;
+	CHECK_EQ(acpi_guest_copy(&a, ids, ARRAY_SIZE(ids), out, OUT_SIZE, out_pa, &copy, &disabled, err, sizeof err), 0);
+	CHECK_EQ(disabled, want_disabled);
+	const uint8_t *x = (const uint8_t *)(uintptr_t)get64(out + 24);
+	CHECK(x >= out && x < out + OUT_SIZE);
+	const uint8_t *m = (const uint8_t *)(uintptr_t)get64(x + 36);
+	CHECK(m >= out && m < out + OUT_SIZE);
+	CHECK_EQ(get32(m + 4), o);
+	CHECK_EQ(sum(m, o), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(e); i++) {
+		uint32_t got = madt_flags_of(m, e[i].id);
+		if (got != e[i].want)
+			printf("    MADT %s ID 0x%x: flags 0x%x in the copy, want 0x%x (firmware 0x%x)\n",
+			       e[i].type ? "x2APIC" : "local APIC", e[i].id, got, e[i].want, e[i].flags);
+		CHECK_EQ(got, e[i].want);
+	}
+	/* Only flags changed: every other byte of the copy (but the checksum) is the firmware's. */
+	uint32_t changed = 0;
+	for (uint32_t b = 0; b < o; b++)
+		changed += b != 9 && m[b] != orig[b];
+	CHECK_EQ(changed, want_disabled);   /* one flags byte (bits 0 and 1 live in byte 0) per hidden CPU */
+	CHECK(!memcmp(madt, orig, o));      /* the firmware's table untouched */
+	munmap(mem, 4 * 4096 + OUT_SIZE);
+}

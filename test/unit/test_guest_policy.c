@@ -322,6 +322,57 @@ TEST(msr_outside_bitmap_ranges_always_exit)
 	}
 }
 
+/* The bitmap's four 1 KiB parts at their range edges (SDM Vol. 3C,
+ * "MSR-Bitmap Address"): read bitmap for low MSRs at byte 0 (MSRs
+ * 00000000H-00001FFFH, one bit each, MSR n at byte n / 8 bit n % 8), for
+ * high MSRs at 1024 (C0000000H-C0001FFFH, MSR n at bit n - C0000000H), the
+ * write bitmaps for the same ranges at 2048 and 3072; an MSR in neither
+ * range always exits. Each edge MSR alone, in a bitmap the test writes: a
+ * bitmap with only its bit set intercepts it in that half only, and a
+ * bitmap with every bit but that one lets it through in that half only. */
+TEST(msr_bitmap_range_edges)
+{
+	static const struct { uint32_t msr; unsigned part; } in[] = {
+		{ 0x00000000, 0 }, { 0x00000001, 0 }, { 0x00001fff, 0 }, { 0xc0000000, 1024 }, { 0xc0000001, 1024 },
+		{ 0xc0001fff, 1024 },
+	};
+	static const uint32_t out[] = { 0x2000, 0xbfffffff, 0xc0002000, 0x3fff, 0xc0003fff };
+	static uint8_t bm[4096];
+	for (size_t i = 0; i < ARRAY_SIZE(in); i++)
+		for (int write = 0; write < 2; write++) {
+			uint32_t m = in[i].msr, n = m & 0x1fff;
+			size_t byte = in[i].part + (write ? 2048 : 0) + n / 8;
+			uint8_t bit = (uint8_t)(1u << (n % 8));
+			memset(bm, 0, sizeof bm);
+			bm[byte] = bit;
+			bool ok = msr_bitmap_intercepts(bm, m, write) && !msr_bitmap_intercepts(bm, m, !write);
+			memset(bm, 0xff, sizeof bm);
+			bm[byte] = (uint8_t)~bit;
+			ok &= !msr_bitmap_intercepts(bm, m, write) && msr_bitmap_intercepts(bm, m, !write);
+			if (!ok)
+				printf("    MSR 0x%x %s: not decoded from byte %zu bit %u\n", m, write ? "write" : "read", byte,
+				       (unsigned)__builtin_ctz(bit));
+			CHECK(ok);
+		}
+	/* Outside both ranges: an exit whatever the bitmap holds (all 0, all 1). */
+	for (int fill = 0; fill <= 0xff; fill += 0xff) {
+		memset(bm, fill, sizeof bm);
+		for (size_t i = 0; i < ARRAY_SIZE(out); i++) {
+			CHECK(msr_bitmap_intercepts(bm, out[i], false));
+			CHECK(msr_bitmap_intercepts(bm, out[i], true));
+		}
+	}
+	/* The built bitmap (either interrupt model) intercepts no high MSR, and
+	 * MSR 0 and C0000000H pass. */
+	for (int virt = 0; virt < 2; virt++) {
+		msr_bitmap_build(bm, virt, false, false);
+		for (int b = 1024; b < 2048; b++)
+			CHECK_EQ(bm[b] | bm[b + 2048], 0);
+		CHECK(!msr_bitmap_intercepts(bm, 0xc0000000, false) && !msr_bitmap_intercepts(bm, 0xc0000000, true));
+		CHECK(!msr_bitmap_intercepts(bm, 0x0, false) && !msr_bitmap_intercepts(bm, 0x0, true));
+	}
+}
+
 TEST(msr_intercepted_accesses)
 {
 	uint64_t v = 0xdead;

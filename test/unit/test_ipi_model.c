@@ -127,7 +127,7 @@ TEST(ipi_model_fast_path_leaves_the_rest_alone)
 		{ "delivery mode 111b", MI_MODE(MI_MODE7), 0 }, { "logical destination", MI_LOGICAL, 0 },
 		{ "shorthand self", MI_SH(MI_SH_SELF), 0 }, { "shorthand all", MI_SH(MI_SH_ALL), 0 },
 		{ "shorthand others", MI_SH(MI_SH_OTHERS), 0 }, { "vector 0", 0, 0xff }, { "vector 15", 0x0f, 0xff },
-		{ "reserved bit 12", 1ull << 12, 0 }, { "reserved bit 13", 1ull << 13, 0 },
+		{ "reserved bit 13", 1ull << 13, 0 },
 		{ "reserved bit 16", 1ull << 16, 0 }, { "reserved bit 17", 1ull << 17, 0 },
 		{ "reserved bit 20", 1ull << 20, 0 }, { "reserved bit 24", 1ull << 24, 0 },
 		{ "reserved bit 31", 1ull << 31, 0 },
@@ -249,7 +249,8 @@ TEST(ipi_model_slow_path)
 		{ "fixed vector 15, shorthand all", MI_ICR(MI_FIXED, 15, 0) | MI_SH(MI_SH_ALL), 0, 0, 0, 0, 0, REF },
 		{ "lowest priority vector 15", MI_ICR(MI_LOWEST, 15, 5), 0, 0, 0, 0, 0, REF },
 		{ "SMI with a reserved bit", MI_ICR(MI_SMI, 0, 5) | 1ull << 13, 0, 0, 0, 0, 0, GP },
-		{ "INIT with reserved bit 12", MI_ICR(MI_INIT, 0, 5) | MI_ASSERT | 1ull << 12, 0, 0, 0, 0, 0, GP },
+		{ "INIT with bit 12 (ignored)", MI_ICR(MI_INIT, 0, 5) | MI_ASSERT | MI_IGNORED, 0, 0, 0, 1u << SELF, 0, NONE },
+		{ "INIT with bits 12 and 13", MI_ICR(MI_INIT, 0, 5) | MI_ASSERT | MI_IGNORED | 1ull << 13, 0, 0, 0, 0, 0, GP },
 	};
 	struct mi_dom m;
 	struct ipi_src_stats st = { 0 };
@@ -300,8 +301,8 @@ TEST(ipi_model_slow_path_reserved_bits_gp)
 		CHECK_EQ(m.nev, 0);
 		n++;
 	}
-	CHECK_EQ(n, 16);   /* 31:20, 17:16, 13, 12 */
-	CHECK_EQ(st.refused, 16);
+	CHECK_EQ(n, 15);   /* 31:20, 17:16, 13 */
+	CHECK_EQ(st.refused, 15);
 	for (unsigned k = 0; k < SLOW_N; k++)
 		CHECK_EQ(m.tstats[k].posts, 0);
 	mi_dom_free(&m);
@@ -374,5 +375,151 @@ TEST(ipi_model_pv_send_ipi)
 	CHECK_EQ(st.pv_calls, ARRAY_SIZE(cases));
 	CHECK_EQ(st.pv_targets, (uint64_t)sum);
 	CHECK_EQ(st.pv_errors, errors);
+	mi_dom_free(&m);
+}
+
+/* ---- the first and last index of the PID-pointer table ---- */
+
+/* SDM Vol. 3C, "IPI Virtualization": the table is indexed by the
+ * destination APIC ID, 8 bytes an entry; an ID above LAST_PID_POINTER_INDEX
+ * is not virtualized (here: not posted by any tier). vCPUs at index 0 and
+ * at the last index 9, one between; mi_dom puts a valid decoy entry at 10. */
+static const uint32_t edge_ids[] = { 0, 4, 9 };
+#define EDGE_LAST 9
+
+TEST(ipi_model_pid_table_first_and_last_index)
+{
+	struct mi_dom m;
+	struct ipi_src_stats st = { 0 };
+	uint32_t posted;
+	mi_dom_init(&m, edge_ids, 3, EDGE_LAST);
+	const uint64_t *t = (const uint64_t *)(void *)m.table;
+	CHECK(sdm_pidpt_entry(m.table, EDGE_LAST + 1) & SDM_PIDPT_VALID);   /* the decoy is there */
+	CHECK(pid_table_lookup(t, EDGE_LAST, 0) == (struct pi_desc *)(void *)mi_desc(&m, 0));
+	CHECK(pid_table_lookup(t, EDGE_LAST, EDGE_LAST) == (struct pi_desc *)(void *)mi_desc(&m, 2));
+	CHECK(pid_table_lookup(t, EDGE_LAST, EDGE_LAST + 1) == NULL);
+	CHECK(pid_table_lookup(t, 0, 0) == (struct pi_desc *)(void *)mi_desc(&m, 0));   /* a one-entry table */
+	CHECK(pid_table_lookup(t, 0, 1) == NULL);
+
+	/* The fast path: index 0 and the last index are posted, last + 1 is not. */
+	CHECK_EQ(mi_run_fast(&m, 1, MI_ICR(MI_FIXED, 0x30, 0), &st, "fast to APIC 0 (index 0)"), IPI_DONE);
+	CHECK(sdm_pid_pir(mi_desc(&m, 0), 0x30) && mi_has_ev(&m, MI_EV_NOTIFY, NDST(0), NV(0)));
+	CHECK_EQ(mi_run_fast(&m, 1, MI_ICR(MI_FIXED, 0x31, EDGE_LAST), &st, "fast to the last index"), IPI_DONE);
+	CHECK(sdm_pid_pir(mi_desc(&m, 2), 0x31) && mi_has_ev(&m, MI_EV_NOTIFY, NDST(2), NV(2)));
+	CHECK_EQ(mi_run_fast(&m, 1, MI_ICR(MI_FIXED, 0x32, EDGE_LAST + 1), &st, "fast to last + 1"), IPI_SLOW);
+	CHECK_EQ(m.nev, 0);
+	CHECK_EQ(st.fast, 2);
+
+	/* The slow path (every tier's ICR write): the same three. */
+	mi_drain_all(&m);
+	posted = 0;
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_FIXED, 0x33, 0), &st, "slow to APIC 0", &posted), IPI_DONE);
+	CHECK_EQ(posted, 1u << 0);
+	posted = 0;
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_FIXED, 0x34, EDGE_LAST), &st, "slow to the last index", &posted), IPI_DONE);
+	CHECK_EQ(posted, 1u << 2);
+	uint64_t dropped = st.dropped;
+	posted = 0;
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_FIXED, 0x35, EDGE_LAST + 1), &st, "slow to last + 1", &posted), IPI_DONE);
+	CHECK_EQ(posted, 0);
+	CHECK_EQ(st.dropped, dropped + 1);
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_NMI, 0, EDGE_LAST + 1), &st, "NMI to last + 1", NULL), IPI_DONE);
+	CHECK_EQ(mi_count_ev(&m, MI_EV_NMI), 0);
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_NMI, 0, 0), &st, "NMI to APIC 0", NULL), IPI_DONE);
+	CHECK(mi_has_ev(&m, MI_EV_NMI, 0, 0));
+	CHECK_EQ(mi_run_icr(&m, 1, MI_ICR(MI_NMI, 0, EDGE_LAST), &st, "NMI to the last index", NULL), IPI_DONE);
+	CHECK(mi_has_ev(&m, MI_EV_NMI, 2, 0));
+
+	/* KVM's PV send-IPI: bit b of a0 is APIC ID min + b. */
+	static const struct { uint64_t lo, min; int64_t ret; uint32_t posted; uint64_t dropped; } pv[] = {
+		{ 1ull << 0 | 1ull << EDGE_LAST | 1ull << (EDGE_LAST + 1), 0, 2, 0x5, 1 },
+		{ 1ull << 0, 0, 1, 0x1, 0 },
+		{ 1ull << 0 | 1ull << 1, EDGE_LAST, 1, 0x4, 1 },
+		{ 1ull << 0, EDGE_LAST + 1, 0, 0, 1 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(pv); i++) {
+		mi_drain_all(&m);
+		posted = 0;
+		dropped = st.dropped;
+		int64_t r = mi_run_pv(&m, 1, pv[i].lo, 0, pv[i].min, MI_ICR(MI_FIXED, 0x36, 0), &st, "PV at the edges", &posted);
+		if (r != pv[i].ret || posted != pv[i].posted || st.dropped - dropped != pv[i].dropped)
+			printf("    PV case %zu: returned %lld, posted 0x%x, dropped +%llu\n", i, (long long)r, posted,
+			       (unsigned long long)(st.dropped - dropped));
+		CHECK_EQ(r, pv[i].ret);
+		CHECK_EQ(posted, pv[i].posted);
+		CHECK_EQ(st.dropped - dropped, pv[i].dropped);
+	}
+	CHECK_EQ(mi_compare_memory(&m, "after the edge cases"), 0);
+	CHECK(!sdm_pid_on(mi_desc(&m, 3)) && sdm_pid_nv(mi_desc(&m, 3)) == NV(3));   /* the decoy never posted */
+	mi_dom_free(&m);
+
+	/* The table's size: entries 0..max of 8 bytes, in whole 4 KiB pages. */
+	static const struct { uint32_t max; uint64_t bytes; } sz[] = {
+		{ 0, 4096 }, { 1, 4096 }, { 511, 4096 }, { 512, 8192 }, { 1023, 8192 }, { 1024, 12288 }, { 0xffff, 0x80000 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(sz); i++) {
+		CHECK(sz[i].bytes >= ((uint64_t)sz[i].max + 1) * SDM_PIDPT_ENTRY_BYTES);
+		CHECK_EQ(pid_table_bytes(sz[i].max), sz[i].bytes);
+	}
+}
+
+/* ---- ICR bit 12 ---- */
+
+/* "WRMSR to the ICR MSR ignores bit 12 of its source operand" (MI_IGNORED):
+ * every tier delivers an ICR write with bit 12 set exactly as without it,
+ * the fast path (tier fast) and the full decode (tiers fast, pv, trap and
+ * the APIC-write exit of ipiv) alike, and KVM's PV send-IPI with it in a3.
+ * The real reserved bits next to it still fault. */
+TEST(ipi_model_icr_bit12_ignored)
+{
+	struct mi_dom m;
+	struct ipi_src_stats st = { 0 };
+	uint32_t posted;
+	mi_dom_init(&m, fast_ids, 4, FAST_LAST);
+	CHECK_EQ(mi_run_fast(&m, 0, MI_ICR(MI_FIXED, 0x41, 5) | MI_IGNORED, &st, "fast, fixed to APIC 5, bit 12"), IPI_DONE);
+	CHECK(sdm_pid_pir(mi_desc(&m, 3), 0x41) && mi_has_ev(&m, MI_EV_NOTIFY, NDST(3), NV(3)));
+	CHECK_EQ(st.fast, 1);
+	CHECK_EQ(st.refused, 0);
+	mi_dom_free(&m);
+
+	mi_dom_init(&m, slow_ids, SLOW_N, SLOW_LAST);
+	static const struct { const char *what; uint64_t icr; uint32_t posted, nmi, init, sipi; } ok[] = {
+		{ "fixed to APIC 35", MI_ICR(MI_FIXED, 0x42, 35), 0x40, 0, 0, 0 },
+		{ "fixed, shorthand all", MI_ICR(MI_FIXED, 0x43, 0) | MI_SH(MI_SH_ALL), ALL, 0, 0, 0 },
+		{ "fixed, logical cluster 1", MI_ICR(MI_FIXED, 0x44, 0x10003) | MI_LOGICAL, 0x30, 0, 0, 0 },
+		{ "NMI to APIC 2", MI_ICR(MI_NMI, 0, 2), 0, 0x04, 0, 0 },
+		{ "INIT assert to APIC 16", MI_ICR(MI_INIT, 0, 16) | MI_ASSERT, 0, 0, 0x10, 0 },
+		{ "SIPI 0x9a to APIC 16", MI_ICR(MI_SIPI, 0x9a, 16), 0, 0, 0, 0x10 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		struct ipi_src_stats b = st;
+		mi_drain_all(&m);
+		posted = 0;
+		enum ipi_result r = mi_run_icr(&m, SELF, ok[i].icr | MI_IGNORED, &st, ok[i].what, &posted);
+		bool good = r == IPI_DONE && posted == ok[i].posted && st.refused == b.refused && st.dropped == b.dropped;
+		for (unsigned k = 0; k < SLOW_N; k++) {
+			good &= mi_has_ev(&m, MI_EV_NMI, k, 0) == !!(ok[i].nmi >> k & 1);
+			good &= mi_has_ev(&m, MI_EV_INIT, k, 0) == !!(ok[i].init >> k & 1);
+			good &= mi_has_ev(&m, MI_EV_SIPI, k, MI_GET_VEC(ok[i].icr)) == !!(ok[i].sipi >> k & 1);
+		}
+		if (!good)
+			printf("    %s with bit 12: result %d (%s), posted 0x%x, refused +%llu\n", ok[i].what, r,
+			       r == IPI_GP ? "#GP" : r == IPI_DONE ? "done" : "slow", posted,
+			       (unsigned long long)(st.refused - b.refused));
+		CHECK(good);
+	}
+	/* Bit 12 does not hide a reserved bit. */
+	static const uint64_t rsvd[] = { 1ull << 13, 1ull << 16, 1ull << 17, 1ull << 20, 1ull << 31 };
+	for (size_t i = 0; i < ARRAY_SIZE(rsvd); i++) {
+		mi_drain_all(&m);
+		CHECK_EQ(mi_run_icr(&m, SELF, MI_ICR(MI_FIXED, 0x45, 35) | MI_IGNORED | rsvd[i], &st, "bit 12 and a reserved bit",
+				    NULL), IPI_GP);
+		CHECK_EQ(m.nev, 0);
+	}
+	/* KVM_HC_SEND_IPI with bit 12 in the ICR word: delivered. */
+	mi_drain_all(&m);
+	posted = 0;
+	CHECK_EQ(mi_run_pv(&m, SELF, 0x24, 0, 0, MI_ICR(MI_FIXED, 0x46, 0) | MI_IGNORED, &st, "PV with bit 12", &posted), 2);
+	CHECK_EQ(posted, 0x0c);
 	mi_dom_free(&m);
 }

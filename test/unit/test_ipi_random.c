@@ -55,7 +55,7 @@ static uint64_t gen_icr(void)
 		uint64_t bits = rnd() & MI_RESERVED;
 		if (pick(2))
 			bits &= -bits;
-		icr |= bits ? bits : 1ull << 12;
+		icr |= bits ? bits : 1ull << 13;
 	}
 	return icr;
 }

@@ -118,3 +118,68 @@ TEST(mb2_random_structures_end)
 			CHECK_CONTAINS(bi.boot_error, "multiboot2: ");
 	}
 }
+
+/* A command line of n bytes (a..z repeated), in a command-line tag (type 1:
+ * the string right after the 8-byte header) or as the first module's string
+ * (type 3: after mod_start and mod_end), terminated or not (the tag's size
+ * then ends at the last character, and its padding to 8 bytes is 'Z', which
+ * must never be read as part of the line). 'path' puts "/boot/vmlinuz "
+ * first, which the parser drops. Returns where the line starts. */
+static const char *long_line(bool module, size_t n, bool nul, bool path)
+{
+	static const char pre[] = "/boot/vmlinuz ";
+	size_t pre_len = path ? sizeof pre - 1 : 0, len = pre_len + n + (nul ? 1 : 0);
+	begin();
+	char *s;
+	if (module) {
+		uint32_t *m = tag(3, (uint32_t)(16 + len));
+		m[0] = 0x400000; m[1] = 0x480000;
+		s = (char *)(m + 2);
+	} else {
+		s = tag(1, (uint32_t)(8 + len));
+	}
+	memcpy(s, pre, pre_len);
+	for (size_t i = 0; i < n; i++)
+		s[pre_len + i] = (char)('a' + i % 26);
+	if (nul)
+		s[pre_len + n] = 0;
+	for (char *p = s + len; (uintptr_t)p % 8; p++)
+		*p = 'Z';
+	end();
+	return s + pre_len;
+}
+
+/* The bound on the copy of a long command line: the destination (the
+ * struct's array) holds at most its size - 1 characters and the NUL; the
+ * bytes right after it (the next field) are a canary that must survive. */
+TEST(mb2_long_cmdline_truncated_exactly)
+{
+	static const size_t lens[] = { 0, 1, 300, 509, 510, 511, 512, 513, 514, 600, 1023, 1024, 4000 };
+	const size_t cap = sizeof bi.cmdline;
+	CHECK_EQ(cap, sizeof bi.guest_cmdline);
+	for (int module = 0; module < 2; module++)
+		for (int nul = 0; nul < 2; nul++)
+			for (int path = 0; path <= module; path++)
+				for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+					size_t n = lens[i], want = n < cap - 1 ? n : cap - 1;
+					const char *src = long_line(module, n, nul, path);
+					memset(&bi, 0xa5, sizeof bi);
+					memset(&bi.mem, 0, sizeof bi.mem);
+					bi.boot_error[0] = 0;
+					CHECK_EQ(mb2_parse(buf, &bi, rsdp, sizeof rsdp, &have), 0);
+					const char *dst = module ? bi.guest_cmdline : bi.cmdline;
+					const uint8_t *after = (const uint8_t *)dst + cap;
+					CHECK(after + 8 <= (const uint8_t *)(&bi + 1));
+					bool ok = strnlen(dst, cap) == want && !memcmp(dst, src, want) && dst[want] == 0;
+					for (int k = 0; k < 8; k++)
+						ok &= after[k] == 0xa5;
+					if (!ok)
+						printf("    %s, %zu bytes, %s%s: strnlen %zu (want %zu), byte [%zu] 0x%02x,"
+						       " canary after the array %02x %02x %02x %02x\n",
+						       module ? "module string" : "command-line tag", n,
+						       nul ? "terminated" : "not terminated", path ? ", path first" : "",
+						       strnlen(dst, cap), want, want, (uint8_t)dst[want < cap ? want : cap - 1],
+						       after[0], after[1], after[2], after[3]);
+					CHECK(ok);
+				}
+}

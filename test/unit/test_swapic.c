@@ -170,3 +170,59 @@ TEST(swapic_pv_eoi_protocol)
 	CHECK_EQ(flag, 0xf0);
 	swapic_eoi(page);
 }
+
+/* PPR at the class boundary (SDM Vol. 3A, "Processor Priority Register
+ * (PPR)": "If TPR[7:4] >= ISRV[7:4], PPR[7:0] = TPR[7:0]; otherwise
+ * PPR[7:4] = ISRV[7:4] and PPR[3:0] = 0"), each value written out here:
+ * a TPR of the same class as the highest in-service vector keeps its
+ * sub-class bits, and its neighbours one class either side. */
+TEST(swapic_ppr_tpr_same_class_as_isrv)
+{
+	static const struct { uint32_t tpr; int isrv; uint32_t ppr; } c[] = {
+		{ 0x35, 0x3a, 0x35 },   /* equal class: TPR, low bits kept */
+		{ 0x3f, 0x30, 0x3f },
+		{ 0x30, 0x3f, 0x30 },
+		{ 0x30, 0x30, 0x30 },
+		{ 0x3a, 0x3a, 0x3a },
+		{ 0x25, 0x3a, 0x30 },   /* TPR a class below: ISRV's class, low bits 0 */
+		{ 0x2f, 0x30, 0x30 },
+		{ 0x45, 0x3a, 0x45 },   /* a class above: TPR */
+		{ 0x40, 0x3f, 0x40 },
+		{ 0x0f, 0x10, 0x10 },
+		{ 0xf1, 0xff, 0xf1 },
+		{ 0xef, 0xf0, 0xf0 },
+		{ 0x35, -1, 0x35 },     /* nothing in service */
+		{ 0x00, -1, 0x00 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+		memset(page, 0, sizeof page);
+		wr(M_TPR, c[i].tpr);
+		if (c[i].isrv >= 0) {
+			wr(M_ISR + 0x10 * ((unsigned)c[i].isrv / 32), 1u << (c[i].isrv % 32));
+			if (c[i].isrv > 0x10)   /* a lower vector in service as well changes nothing */
+				wr(M_ISR + 0x10 * 0, rd(M_ISR) | 1u << 16);
+		}
+		uint32_t got = swapic_update_ppr(page);
+		if (got != c[i].ppr || rd(M_PPR) != c[i].ppr)
+			printf("    TPR 0x%02x, ISRV 0x%02x: PPR 0x%02x (stored 0x%02x), the SDM gives 0x%02x\n", c[i].tpr,
+			       c[i].isrv, got, rd(M_PPR), c[i].ppr);
+		CHECK_EQ(got, c[i].ppr);
+		CHECK_EQ(rd(M_PPR), c[i].ppr);
+		CHECK_EQ(rd(M_TPR), c[i].tpr);                     /* TPR is only read */
+	}
+	/* What the equal class means for delivery: TPR 0x35 with 0x3a in
+	 * service holds back class 3 (0x3f) and lets class 4 (0x40) through. */
+	memset(page, 0, sizeof page);
+	wr(M_TPR, 0x35);
+	swapic_request(page, 0x3a);
+	swapic_accept(page, 0x3a);
+	CHECK_EQ(rd(M_PPR), 0x35);
+	swapic_request(page, 0x3f);
+	CHECK_EQ(swapic_deliverable(page), -1);
+	swapic_request(page, 0x40);
+	CHECK_EQ(swapic_deliverable(page), 0x40);
+	swapic_accept(page, 0x40);
+	CHECK_EQ(rd(M_PPR), 0x40);
+	CHECK_EQ(swapic_eoi(page), 0x40);
+	CHECK_EQ(rd(M_PPR), 0x35);                                 /* back to TPR, not 0x30 */
+}
