@@ -56,6 +56,23 @@ enum ipi_result ipi_fast(const struct ipi_domain *d, uint32_t self, uint64_t icr
 	return IPI_DONE;
 }
 
+enum ipi_result ipi_fast_logical(const struct ipi_domain *d, uint32_t self, uint64_t icr, struct ipi_src_stats *st)
+{
+	if ((icr & ICR_X2APIC_RESERVED) || ICR_MODE(icr) != ICR_FIXED || !(icr & ICR_LOGICAL) ||
+	    ICR_SHORTHAND(icr) != ICR_SH_NONE || ICR_VECTOR(icr) < 16)
+		return IPI_SLOW;
+	uint32_t dest = ICR_DEST(icr), base = (dest >> 16) << 4, mask = dest & 0xffff;
+	if (dest == ICR_BROADCAST || !mask || (dest >> 16) > 0xfffffffu >> 4)
+		return IPI_SLOW;
+	for (uint32_t m = mask; m; m &= m - 1)
+		if (!pid_table_lookup(d->pid_table, d->last_index, base | (uint32_t)__builtin_ctz(m)))
+			return IPI_SLOW;
+	for (uint32_t m = mask; m; m &= m - 1)
+		ipi_post(d, self, base | (uint32_t)__builtin_ctz(m), ICR_VECTOR(icr));
+	st->fast_logical++;
+	return IPI_DONE;
+}
+
 /* Does vCPU i match the destination of the ICR (no shorthand)? */
 static bool dest_match(const struct ipi_domain *d, uint32_t i, uint64_t icr)
 {

@@ -65,6 +65,7 @@ struct ipi_src_stats {
 	uint64_t refused;              /* SMI, reserved modes, vector < 16, reserved bits */
 	uint64_t init_deassert;        /* INIT level de-assert: ignored, as in x2APIC mode */
 	uint64_t pv_calls, pv_targets, pv_errors;
+	uint64_t fast_logical;         /* logical (x2APIC cluster) ICR writes served by ipi_fast_logical */
 };
 
 /* The guest's vCPUs as the IPI code sees them. */
@@ -91,6 +92,15 @@ enum ipi_result {
 	IPI_SLOW,       /* ipi_fast only: not for the fast path, call ipi_icr_write */
 	IPI_GP,         /* reserved bits set: #GP to the guest, nothing sent */
 };
+
+/* A fixed, logical-destination, no-shorthand ICR write (x2APIC cluster
+ * mode: cluster ID in bits 31:16 of the destination, one bit per member in
+ * 15:0; member b of cluster c has x2APIC ID (c << 4) | b, SDM Vol. 3A,
+ * "Logical Destination Mode in x2APIC Mode"), which IPI virtualization
+ * never virtualizes: posted over the same PID-pointer table to every
+ * member, all or nothing. IPI_SLOW when it does not qualify or a member is
+ * not a vCPU (the slow path then drops and counts it). */
+enum ipi_result ipi_fast_logical(const struct ipi_domain *d, uint32_t self, uint64_t icr, struct ipi_src_stats *st);
 
 /* The fast path (tier `fast`), a software IPI virtualization: fixed mode,
  * physical destination, no shorthand, vector >= 16, no reserved bit (bit 12

@@ -90,6 +90,8 @@ void exit_apic_write(struct vcpu *v)
 	 * (31:20, 17:16, 13); bit 12 (the xAPIC's read-only delivery status)
 	 * only kept the write from being virtualized: ignored, as KVM does. */
 	uint64_t icr = *(volatile uint64_t *)(v->vapic + APIC_ICR) & ~(uint64_t)BIT(12);
+	if (ipi_fast_logical(&virq_domain, v->index, icr, &v->ipi) == IPI_DONE)
+		return;   /* x2APIC cluster mode's unicast: over the PID-pointer table all the same */
 	(void)ipi_icr_write(&virq_domain, v->index, icr, &v->ipi);   /* reserved bits (a CPU that did
 								       not fault): refused and counted */
 }
@@ -97,8 +99,11 @@ void exit_apic_write(struct vcpu *v)
 int virq_icr_write(struct vcpu *v, uint64_t icr)
 {
 	enum ipi_result r = IPI_SLOW;
-	if (vmx_env.tiers_ipi == IPI_FAST)
+	if (vmx_env.tiers_ipi == IPI_FAST) {
 		r = ipi_fast(&virq_domain, v->index, icr, &v->ipi);
+		if (r == IPI_SLOW)
+			r = ipi_fast_logical(&virq_domain, v->index, icr, &v->ipi);
+	}
 	if (r == IPI_SLOW)
 		r = ipi_icr_write(&virq_domain, v->index, icr, &v->ipi);
 	if (r == IPI_GP)
@@ -142,6 +147,8 @@ void virq_ipi_report(struct vcpu *v)
 		(unsigned long long)s->slow_shorthand[ICR_SH_OTHERS], (unsigned long long)s->slow_logical,
 		(unsigned long long)s->refused, (unsigned long long)s->init_deassert);
 	pr_info("hvstat: cpu=%u ipi_dropped=%llu\n", i, (unsigned long long)s->dropped);
+	if (s->fast_logical)
+		pr_info("hvstat: cpu=%u ipi fast_logical=%llu\n", i, (unsigned long long)s->fast_logical);
 	if (vmx_env.cfg.sw_apic)
 		pr_info("hvstat: cpu=%u swapic injected=%llu eoi_exits=%llu pv_eois=%llu pv_armed=%llu pv_eoi=%s\n", i,
 			(unsigned long long)v->sw_injected, (unsigned long long)v->sw_eoi_exits,
