@@ -56,7 +56,7 @@ help:
 	@echo "make test-unit  only the host unit tests"
 	@echo "make test-qemu  only the UEFI boot under QEMU+OVMF"
 	@echo "make test-bochs only the Bochs 3.0 platform runs (no guest)"
-	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (11 runs: both models, the IPI and timer tiers, partition, 4 vCPUs, the hostile guest)"
+	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (15 runs: both models, the IPI and timer tiers, partition, 4 vCPUs, CPU hotplug, the hostile guest, the patched Bochs)"
 	@echo "make lint       the include layers (tools/check-includes.py), cppcheck and clang-tidy over the sources"
 	@echo "make fuzz       each fuzz target for FUZZ_LONG seconds (default 600), corpus in build/fuzz/"
 	@echo "make usb        build/usb.img: FAT stick with \\EFI\\BOOT\\BOOTX64.EFI and \\hv\\hv.cfg"
