@@ -1,5 +1,6 @@
 /* AP start-up: INIT-SIPI-SIPI per CPU (SDM Vol. 3A, "MP Initialization"). */
 #include "smp.h"
+#include "../guest/setup.h"
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
@@ -87,7 +88,8 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		if (id == self)
 			continue;
 		bool keep = housekeeping >= 0 && id == (uint64_t)housekeeping;
-		bool park = keep || ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
+		bool high = !guest_apic_id_usable(id);
+		bool park = keep || high || ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
 		if (park && nparked >= MAX_PARKED) {
 			pr_err("smp: cpu with APIC ID %u left out and not parked (more than %u CPUs to park)\n", id,
 			       MAX_PARKED);
@@ -129,6 +131,12 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 			smp_housekeeper = p;
 			parked[nparked++] = p;
 			pr_info("smp: APIC ID %u kept from the guest for the timer service (housekeeping=%u)\n", id, id);
+			continue;
+		}
+		if (high) {
+			parked[nparked++] = p;
+			pr_warn("smp: APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (docs/scale.md)\n",
+				id, GUEST_MAX_APIC_ID);
 			continue;
 		}
 		if (park) {

@@ -25,4 +25,11 @@ bool guest_hlt_exits(int hlt_opt, bool virt, uint64_t tsc_khz);
  * ACPI tables, every CPU for Linux to start with its own INIT-SIPI (the
  * hypervisor started none). Nothing of the hypervisor runs afterwards. */
 __noreturn void guest_start_native(struct boot_info *bi, const struct acpi_info *acpi, const char *why);
+/* Whether a CPU with this x2APIC ID can be one of the guest's vCPUs. The
+ * guest gets no interrupt remapping (the IOMMU is the hypervisor's, its
+ * DMAR hidden), and Linux without it addresses APIC IDs up to 255 only (the
+ * IOAPIC's and MSI's 8-bit destination): a vCPU above that would never
+ * start. Such a CPU is kept from the guest and parked, with a message. */
+#define GUEST_MAX_APIC_ID 255u
+static inline bool guest_apic_id_usable(uint32_t apic_id) { return apic_id <= GUEST_MAX_APIC_ID; }
 #endif

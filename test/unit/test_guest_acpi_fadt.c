@@ -87,3 +87,15 @@ TEST(guest_acpi_fadt_forces_physical_x2apic_and_dmar_is_hidden)
 	CHECK_EQ(g32(xsdt + 4), 60);
 	munmap(mem, 8 * 4096);
 }
+
+/* Linux without interrupt remapping addresses APIC IDs up to 255 (8-bit
+ * IOAPIC and MSI destinations); the guest gets none, so a CPU above that
+ * is not made a vCPU. */
+#include "../../guest/setup.h"
+TEST(guest_apic_ids_above_255_are_not_vcpus)
+{
+	CHECK(guest_apic_id_usable(0));
+	CHECK(guest_apic_id_usable(255));
+	CHECK(!guest_apic_id_usable(256));
+	CHECK(!guest_apic_id_usable(0xffffffffu));
+}
