@@ -4,6 +4,7 @@
 #include "test.h"
 #include <sys/mman.h>
 #include "../../guest/acpi.h"
+#include "../../guest/setup.h"
 
 /* Below 4 GiB (MAP_32BIT): RSDT entries are 32-bit physical addresses. */
 static uint8_t (*mem)[4096];
@@ -231,4 +232,88 @@ TEST(guest_acpi_copy_clears_enabled_and_online_capable)
 	CHECK_EQ(changed, want_disabled);   /* one flags byte (bits 0 and 1 live in byte 0) per hidden CPU */
 	CHECK(!memcmp(madt, orig, o));      /* the firmware's table untouched */
 	munmap(mem, 4 * 4096 + OUT_SIZE);
+}
+
+/* The FADT copy and the tables the root copies leave out (ACPI 6.x, "Fixed
+ * ACPI Description Table": Flags at byte offset 112, bit 19
+ * FORCE_APIC_PHYSICAL_DESTINATION_MODE; DMAR is VT-d's table, Intel VT-d
+ * specification, "DMA Remapping Reporting Structure"). */
+TEST(guest_acpi_fadt_forces_physical_x2apic_and_dmar_is_hidden)
+{
+	uint8_t (*mem)[4096] = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	CHECK(mem != MAP_FAILED);
+	if (mem == MAP_FAILED)
+		return;
+	uint8_t *rsdp = mem[0], *xsdt = mem[1], *rsdt = mem[1] + 2048, *madt = mem[2], *fadt = mem[3], *dmar = mem[4];
+	uint8_t *out = mem[5];
+	header(madt, "APIC", 52);
+	madt[44] = 0; madt[45] = 8; madt[47] = 0; put32(madt + 48, 1);
+	csum(madt, 52, 9);
+	header(fadt, "FACP", 276);
+	put32(fadt + 112, 0x000084a5);                 /* some flags, bit 19 clear */
+	csum(fadt, 276, 9);
+	header(dmar, "DMAR", 48);
+	csum(dmar, 48, 9);
+	header(xsdt, "XSDT", 36 + 3 * 8);
+	put64(xsdt + 36, (uintptr_t)fadt); put64(xsdt + 44, (uintptr_t)dmar); put64(xsdt + 52, (uintptr_t)madt);
+	csum(xsdt, 60, 9);
+	header(rsdt, "RSDT", 36 + 3 * 4);
+	put32(rsdt + 36, (uint32_t)(uintptr_t)fadt); put32(rsdt + 40, (uint32_t)(uintptr_t)dmar);
+	put32(rsdt + 44, (uint32_t)(uintptr_t)madt);
+	csum(rsdt, 48, 9);
+	memcpy(rsdp, "RSD PTR ", 8);
+	rsdp[15] = 2;
+	put32(rsdp + 16, (uint32_t)(uintptr_t)rsdt);
+	put32(rsdp + 20, 36);
+	put64(rsdp + 24, (uintptr_t)xsdt);
+	csum(rsdp, 20, 8);
+	csum(rsdp, 36, 32);
+
+	struct acpi_info a;
+	memset(&a, 0, sizeof a);
+	a.rsdp = (uintptr_t)rsdp; a.rsdp_revision = 2; a.root = (uintptr_t)xsdt;
+	a.madt = (uintptr_t)madt; a.fadt = (uintptr_t)fadt;
+	const uint32_t ids[] = { 0 };
+	paddr_t copy;
+	uint32_t disabled;
+	char err[160];
+	CHECK_EQ(acpi_guest_copy(&a, ids, 1, out, 3 * 4096, (uintptr_t)out, &copy, &disabled, err, sizeof err), 0);
+	CHECK_EQ(acpi_guest_hidden(), 1);
+	const uint8_t *r = (const uint8_t *)(uintptr_t)copy;
+	CHECK_EQ(sum(r, 20), 0);
+	CHECK_EQ(sum(r, 36), 0);
+	for (int root = 0; root < 2; root++) {
+		const uint8_t *t = root ? (const uint8_t *)(uintptr_t)get64(r + 24) : (const uint8_t *)(uintptr_t)get32(r + 16);
+		unsigned w = root ? 8 : 4, len = get32(t + 4);
+		CHECK(t >= out && t < out + 3 * 4096);
+		CHECK_EQ(len, 36 + 2 * w);               /* DMAR left out */
+		CHECK_EQ(sum(t, len), 0);
+		const uint8_t *f = NULL;
+		for (unsigned o = 36; o + w <= len; o += w) {
+			uint64_t e = w == 8 ? get64(t + o) : get32(t + o);
+			const uint8_t *tab = (const uint8_t *)(uintptr_t)e;
+			CHECK(memcmp(tab, "DMAR", 4) != 0);
+			if (!memcmp(tab, "FACP", 4))
+				f = tab;
+		}
+		CHECK(f && f != fadt);                   /* the copy, not the firmware's */
+		if (!f)
+			continue;
+		CHECK_EQ(get32(f + 112), 0x000084a5u | (1u << 19));
+		CHECK_EQ(sum(f, 276), 0);
+	}
+	CHECK_EQ(get32(fadt + 112), 0x000084a5u);        /* the original untouched */
+	CHECK_EQ(get32(xsdt + 4), 60);
+	munmap(mem, 8 * 4096);
+}
+
+/* Linux without interrupt remapping addresses APIC IDs up to 255 (8-bit
+ * IOAPIC and MSI destinations); the guest gets none, so a CPU above that
+ * is not made a vCPU. */
+TEST(guest_apic_ids_above_255_are_not_vcpus)
+{
+	CHECK(guest_apic_id_usable(0));
+	CHECK(guest_apic_id_usable(255));
+	CHECK(!guest_apic_id_usable(256));
+	CHECK(!guest_apic_id_usable(0xffffffffu));
 }
