@@ -376,9 +376,9 @@ void exit_exception_nmi(struct vcpu *v)
 /* An NMI in root mode. On a CPU that runs no vCPU (parked, the
  * housekeeping CPU; the guest owns the IOAPIC and MSIs and can aim one
  * there) or before its vCPU's launch: counted and ignored. On a vCPU's
- * CPU: kept for its guest, and a kick to itself makes the vCPU exit right
- * after its entry, so the NMI does not wait for an exit that may not come
- * (it may have come after this exit's virq_before_entry). */
+ * CPU: kept for its guest, and (virtual model) a kick to itself makes the
+ * vCPU exit right after its entry, so the NMI does not wait for an exit that
+ * may not come (it may have come after this exit's virq_before_entry). */
 uint64_t virq_nmis_ignored;
 
 bool virq_nmi_in_root(void)
@@ -391,6 +391,9 @@ bool virq_nmi_in_root(void)
 	}
 	v->nmis_host++;
 	__atomic_fetch_add(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
-	lapic_send(p->apic_id, APIC_DM_FIXED | KICK_VECTOR);
+	/* The kick vector is the host's only in the virtual model (in the
+	 * partition model the guest owns the local APIC and would take it). */
+	if (vmx_env.cfg.irq_model == IRQ_VIRTUAL)
+		lapic_send(p->apic_id, APIC_DM_FIXED | KICK_VECTOR);
 	return true;
 }

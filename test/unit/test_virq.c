@@ -495,3 +495,16 @@ TEST(tiers_preempt_timer_hides_mwait)
 	t.timer = TIMER_APICV;
 	CHECK(!tiers_hide_mwait(&t, true, false));
 }
+
+/* In the partition model the guest owns the local APIC: no kick vector
+ * is sent to it (it would arrive in the guest's IDT). */
+TEST(virq_nmi_in_root_mode_partition_sends_no_kick)
+{
+	hw_reset(2);
+	vmx_env.cfg.irq_model = IRQ_PARTITION;
+	hw_set_cpu(1, true);
+	unsigned n = hw_sent();
+	CHECK(virq_nmi_in_root());
+	CHECK_EQ(__atomic_load_n(&hw_vcpu(1)->nmi_pending, __ATOMIC_SEQ_CST), 1);
+	CHECK_EQ(hw_sent(), n);
+}
