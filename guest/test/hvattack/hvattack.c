@@ -312,15 +312,16 @@ static void attack_nmi(void)
  * HPET's legacy replacement route, which takes IRQ 8 from the RTC, is off
  * meanwhile. The IOAPIC and the HPET are at their default addresses (Bochs;
  * the MADT and the HPET table are not consulted). */
-static u32 ioapic_rd(void __iomem *io, u32 reg) { writel(reg, io); return readl(io + 0x10); }
-static void ioapic_wr(void __iomem *io, u32 reg, u32 v) { writel(reg, io); writel(v, io + 0x10); }
+/* IOREGSEL at +0, IOWIN at +0x10 (82093AA IOAPIC datasheet). */
+static u32 ioapic_rd(u8 __iomem *io, u32 reg) { writel(reg, io); return readl(io + 0x10); }
+static void ioapic_wr(u8 __iomem *io, u32 reg, u32 v) { writel(reg, io); writel(v, io + 0x10); }
 static u8 cmos_rd(u8 r) { outb(r, 0x70); return inb(0x71); }
 static void cmos_wr(u8 r, u8 v) { outb(r, 0x70); outb(v, 0x71); }
 
 static void attack_ioapic_nmi(void)
 {
 	const u32 pin = 8;
-	void __iomem *io = ioremap(0xfec00000, 0x20), *hpet = ioremap(0xfed00000, 0x400);
+	u8 __iomem *io = ioremap(0xfec00000, 0x20), *hpet = ioremap(0xfed00000, 0x400);
 	unsigned long flags;
 	int irqs = 0;
 	u64 hpet_cfg = 0;
