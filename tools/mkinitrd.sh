@@ -31,8 +31,6 @@
 #                      exits meanwhile (hvcall exits), the idle figure
 #   hv.hotplug=C    -> insmod /lib/hotplug.ko cycles=C: CPU 1 offline and online C times
 #                      ("hotplug: cycle=K ... verdict=ok", "hotplug: nmi-init ... -> online")
-#   hv.sci=1        -> insmod /lib/scitest.ko: one ACPI SCI, a level-triggered interrupt
-#                      ("scitest: sci events=E tmr vector=0xVV cpu=C" or "tmr NONE")
 #   hv.ipibench=N   -> insmod /lib/ipibench.ko count=N: the seeds' IPI benchmarks
 #                      ("ipibench: roundtrip ..." and "ipibench: micro test=..." lines)
 #   hv.cyclictest=L -> "guest: cyclictest loops=L": cyclictest -q -m -S -p 80 -i 1000 -l L
@@ -116,13 +114,12 @@ is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
 # hvattack.ko plays the hostile guest (hv.attack=1), ipivtab.ko writes a
 # table of ICR values (hv.ipivtab=1), ipibench.ko runs the IPI benchmarks
 # (hv.ipibench=N), hotplug.ko takes CPU 1 offline and online again with
-# exact IPI counts after each start (hv.hotplug=CYCLES), scitest.ko makes
-# one ACPI SCI (level-triggered) and reads the guest's TMR (hv.sci=1).
+# exact IPI counts after each start (hv.hotplug=CYCLES).
 # HV_IPIGEN / HV_HVATTACK / HV_IPIVTAB / HV_IPIBENCH / HV_HOTPLUG
 # name a prebuilt .ko, or "none" to leave it out; by default
 # tools/build-ipigen.sh builds each (or reuses its cached build).
 mod_notes=""
-for mod in ipigen hvattack ipivtab ipibench hotplug scitest; do
+for mod in ipigen hvattack ipivtab ipibench hotplug; do
 	var=HV_$(echo "$mod" | tr a-z A-Z)
 	KO=${!var:-}
 	if [ -z "$KO" ]; then
@@ -334,12 +331,6 @@ if [ -n "$HOTPLUG" ]; then
 	module hotplug cycles="$HOTPLUG"
 	dmesg | grep -q "hotplug: done cycles=$HOTPLUG ok=$HOTPLUG\$" || check_failed hotplug
 	dmesg | grep -q 'hotplug: nmi-init .* -> online' || check_failed hotplug-nmi-init
-fi
-
-# hv.sci=1: one level-triggered interrupt (the ACPI SCI), shown level in the TMR.
-if [ "$(opt hv.sci)" = 1 ]; then
-	module scitest
-	dmesg | grep -q 'scitest: sci events=[1-9][0-9]* tmr vector=' || check_failed scitest
 fi
 
 IPIGEN=$(opt hv.ipigen)
