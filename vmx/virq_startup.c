@@ -98,7 +98,7 @@ void exit_init(struct vcpu *v)
 		return;
 	}
 	v->sipi_base = 0;
-	park(v, true);
+	park(v, false);   /* silent: the guest's SIPI comes straight to the CPU, lost if it is still here */
 }
 
 /* A physical SIPI exit (the vCPU waited for it in VMX non-root operation):
