@@ -55,7 +55,16 @@ void msr_bitmap_all_apic(uint8_t *bitmap)
 		set_bit(bitmap, m, true, true);
 }
 
-void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized, bool deadline_virtualized)
+void msr_bitmap_pass(uint8_t *bitmap, uint32_t msr, bool pass)
+{
+	if (msr > 0x1fff)
+		return;
+	uint8_t bit = (uint8_t)(1u << (msr % 8));
+	bitmap[msr / 8] = pass ? bitmap[msr / 8] & ~bit : bitmap[msr / 8] | bit;
+	bitmap[2048 + msr / 8] = pass ? bitmap[2048 + msr / 8] & ~bit : bitmap[2048 + msr / 8] | bit;
+}
+
+void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized)
 {
 	memset(bitmap, 0, PAGE_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(intercepted); i++)
@@ -71,10 +80,10 @@ void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized, 
 		set_bit(bitmap, m, m == MSR_X2APIC_TMCCT,
 			m != MSR_X2APIC_TPR && m != MSR_X2APIC_EOI && m != MSR_X2APIC_SELF_IPI &&
 			!(m == MSR_X2APIC_ICR && icr_virtualized));
-	/* The guest's TSC deadline is the hypervisor's to serve, unless the
-	 * CPU virtualizes the APIC timer. */
-	if (!deadline_virtualized)
-		set_bit(bitmap, MSR_IA32_TSC_DEADLINE, true, true);
+	/* The guest's TSC deadline is the hypervisor's to serve; with
+	 * timer=apicv a vCPU's own bitmap passes it to the CPU while its LVT
+	 * lets the CPU serve it (msr_bitmap_pass). */
+	set_bit(bitmap, MSR_IA32_TSC_DEADLINE, true, true);
 }
 
 bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write)

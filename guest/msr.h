@@ -4,12 +4,15 @@
 #define GUEST_MSR_H
 #include "../lib/types.h"
 
-/* Fills a 4 KiB VMX MSR bitmap (SDM Vol. 3C, "MSR-Bitmap Address"). */
-/* virtual_apic: the virtual interrupt model's x2APIC policy; icr_virtualized:
- * IPI virtualization serves ICR writes. */
-/* icr_virtualized: IPIv takes the ICR; deadline_virtualized: APIC-timer
- * virtualization takes IA32_TSC_DEADLINE (neither then exits). */
-void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized, bool deadline_virtualized);
+/* Fills a 4 KiB VMX MSR bitmap (SDM Vol. 3C, "MSR-Bitmap Address").
+ * virtual_apic: the virtual interrupt model's x2APIC policy, in which
+ * IA32_TSC_DEADLINE is intercepted (the hypervisor serves the guest's timer);
+ * icr_virtualized: IPI virtualization takes ICR writes (they do not exit). */
+void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized);
+/* Reads and writes of msr (in the low range) pass through, or exit:
+ * APIC-timer virtualization takes IA32_TSC_DEADLINE per vCPU while it
+ * serves the guest's timer (vmx/virq_timer.c). */
+void msr_bitmap_pass(uint8_t *bitmap, uint32_t msr, bool pass);
 /* The software x2APIC: every x2APIC register read and write exits. */
 void msr_bitmap_all_apic(uint8_t *bitmap);
 /* Whether the bitmap makes (msr, write) exit; MSRs outside the two bitmap

@@ -351,6 +351,14 @@ ipiv_checks() {
     if [ -z "$tbad" ]; then ok "$n/apic-timer-virt-balanced"; else bad "$n/apic-timer-virt-balanced" "$tbad"; fi
     echo "  ${n#linux/}: the emulator virtualized $tv ICR writes and delivered $td timer interrupts through APIC-timer virtualization"
   fi
+  # Who served the guest's timer: the CPU only in TSC-deadline mode, unmasked,
+  # APIC enabled; the hand-overs each way (hypervisor), and the deadlines the
+  # emulator saw the VMM arm and take away at VM entries.
+  local ho vmm
+  ho=$(sed -n '/hvstat: begin why=shutdown/,/hvstat: end/p' <<<"$text" |
+       sed -n 's/^hvstat: cpu=\([0-9]*\) timer_apicv server=\([a-z]*\) to_cpu=\([0-9]*\) to_host=\([0-9]*\)$/cpu\1 now \2, to cpu \3, to host \4/p' | paste -sd';' -)
+  vmm=$(sed -n 's/^bochs-hv: cpu=\([0-9]*\) vtimer_vmm_armed=\([0-9]*\) vtimer_vmm_replaced=\([0-9]*\)$/cpu\1 armed \2, replaced \3/p' "${log%.ser}.stdout" 2>/dev/null | paste -sd';' -)
+  echo "  ${n#linux/}: timer hand-overs: ${ho:-none reported}; by the VMM at VM entries (emulator): ${vmm:-none reported}"
   # The table's one NMI (to itself, through the APIC-write exit) arrives exactly once.
   local nmis
   nmis=$(grep -c 'NMI received for unknown reason' <<<"$text")

@@ -120,3 +120,27 @@ int vtimer_expire(struct vtimer *t, uint64_t now)
 	}
 	return (t->lvt & LVT_MASKED) ? -1 : (int)(t->lvt & 0xff);
 }
+
+/* The CPU's timer has one TSC deadline and at it delivers its virtual timer
+ * vector whatever the guest's LVT says (Intel ISE, "APIC-Timer
+ * Virtualization"; Intel's KVM series: "the hardware supports only the TSC
+ * deadline timer", "doesn't respect the emulated LVTT and always generates
+ * an interrupt on timeout"). So it serves only where the APIC would deliver
+ * the LVT's vector at the deadline: TSC-deadline mode, not masked, the APIC
+ * software-enabled (disabled, every LVT is masked), and a legal vector
+ * (0-15 are illegal and never delivered: SDM Vol. 3A, "Error Handling";
+ * virtual-interrupt delivery would hold them in VIRR for good). */
+bool vtimer_cpu_serves(uint32_t lvt, bool svr_enabled)
+{
+	return svr_enabled && !(lvt & LVT_MASKED) && LVT_TIMER_MODE(lvt) == VTIMER_TSC_DEADLINE && (lvt & 0xff) >= 16;
+}
+
+uint64_t vtimer_hand_over(struct vtimer *t)
+{
+	uint64_t d = t->deadline;
+	if (d)
+		t->replaced++;
+	t->deadline = 0;
+	t->tsc_deadline = 0;
+	return d;
+}

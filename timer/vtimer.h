@@ -23,8 +23,10 @@ struct vtimer {
 	uint64_t period;       /* TSC ticks of the initial count (the periodic reload) */
 	uint64_t tsc_deadline; /* IA32_TSC_DEADLINE as the guest reads it */
 	/* Accounting: every arming ends replaced (a new count or deadline, a
-	 * zero, a change to or from TSC-deadline mode) or fired, so armed == replaced + fired + (1 if
-	 * armed now); a lost expiry breaks the equation. */
+	 * zero, a change to or from TSC-deadline mode, a deadline handed to the
+	 * CPU's APIC-timer virtualization) or fired, so armed == replaced +
+	 * fired + (1 if armed now); a lost expiry breaks the equation. A
+	 * deadline taken back from the CPU is armed again here. */
 	uint64_t armed;        /* deadlines set (a periodic timer's every period) */
 	uint64_t replaced;     /* armed deadlines dropped before they came */
 	uint64_t fired;        /* expiries so far, masked ones included */
@@ -46,4 +48,12 @@ int vtimer_expire(struct vtimer *t, uint64_t now);
 unsigned vtimer_late_bucket(uint64_t late);
 /* Divisor shift of a TDCR value: 1 << shift TSC ticks per count. */
 unsigned vtimer_div_shift(uint32_t tdcr);
+/* Whether the CPU's APIC-timer virtualization (Intel ISE) may serve the
+ * timer: only TSC-deadline mode, unmasked, a legal vector (16-255), the
+ * APIC software-enabled (SVR bit 8). */
+bool vtimer_cpu_serves(uint32_t lvt, bool svr_enabled);
+/* The CPU takes the TSC-deadline timer over: returns its deadline (0 none),
+ * which leaves these accounts as replaced. Taking it back is
+ * vtimer_write_tsc_deadline (TSC-deadline mode). */
+uint64_t vtimer_hand_over(struct vtimer *t);
 #endif

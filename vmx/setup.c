@@ -148,7 +148,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 				acpi->ioapic[i].addr, ioapic_mask_all(acpi->ioapic[i].addr));
 
 	uint8_t *msr_bitmap = page_alloc(1), *io_a = page_alloc(1), *io_b = page_alloc(1);
-	msr_bitmap_build(msr_bitmap, virt, virt && tiers->ipi == IPI_IPIV, virt && tiers->timer == TIMER_APICV);
+	msr_bitmap_build(msr_bitmap, virt, virt && tiers->ipi == IPI_IPIV);
 	io_bitmaps_build(io_a, io_b, acpi);
 	res.msr_bitmap = (paddr_t)(uintptr_t)msr_bitmap;
 	res.io_bitmap_a = (paddr_t)(uintptr_t)io_a;
@@ -173,6 +173,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct vcpu *v = vcpu_create(cpus[i], vmx_env.cfg.posted_intr_nv);
 		pid_table_set(pid_table, cpus[i]->apic_id, (paddr_t)(uintptr_t)v->pid);
+		virq_timer_msr_bitmap(v, msr_bitmap);
 	}
 	if (extra) {
 		pid_table_add_test_entries(pid_table, max_id, page_alloc(1), (uint8_t)vmx_env.cfg.posted_intr_nv);

@@ -75,6 +75,9 @@ struct vcpu {
 	struct vtimer timer;             /* the guest's x2APIC timer ... */
 	spinlock_t timer_lock;           /* ... shared with the timer service (timer=posted, housekeeping=) */
 	uint64_t host_deadline;          /* what this CPU's IA32_TSC_DEADLINE holds */
+	uint8_t *msr_bitmap;             /* its MSR bitmap: its own copy with timer=apicv, else the shared one */
+	bool timer_by_cpu;               /* timer=apicv: the CPU serves the guest's timer now (vmx/virq_timer.c) */
+	uint64_t timer_to_cpu, timer_to_host;   /* timer=apicv: hand-overs each way */
 	uint32_t nmi_pending;            /* virtual NMIs to inject (atomic) */
 	struct level_stack level;        /* level-triggered vectors awaiting the guest's EOI */
 	uint64_t eoi_exit[4];            /* the EOI-exit bitmap as written */

@@ -70,7 +70,8 @@ __noreturn void vcpu_launch_this_cpu(void)
 	struct vcpu *v = vcpus[p->index];
 	struct vmcs_host h;
 	struct vmcs_vcpu vv = { .vpid = (uint16_t)(p->index + 1), .pid = (paddr_t)(uintptr_t)v->pid,
-				.virtual_apic = (paddr_t)(uintptr_t)v->vapic };
+				.virtual_apic = (paddr_t)(uintptr_t)v->vapic,
+				.msr_bitmap = (paddr_t)(uintptr_t)v->msr_bitmap };
 	struct vmcs_guest g;
 	char msg[128];
 	int rc;

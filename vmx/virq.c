@@ -67,9 +67,7 @@ static uint32_t guest_apic_version(void)
 void virq_vcpu_init(struct vcpu *v)
 {
 	vapic_reset(v->vapic, v->apic_id, guest_apic_version());
-	spin_lock(&v->timer_lock);
-	vtimer_reset(&v->timer);
-	spin_unlock(&v->timer_lock);
+	virq_timer_init(v);
 	if (vmx_env.cfg.sw_apic) {
 		swapic_update_ppr(v->vapic);
 		v->pv_eoi_msr = 0;
@@ -90,8 +88,9 @@ static void eoi_exit_default(struct vcpu *v)
  * whole interrupt state goes, not only its virtual APIC: the level vectors
  * it holds in the physical ISR are EOId there (else they block their class
  * for good), pending NMIs and 8259 vectors, the posted vectors and the
- * notification, the EOI-exit bitmap, RVI/SVI, the APIC-timer fields and
- * anything queued for injection; nothing is injected in wait-for-SIPI. */
+ * notification, the EOI-exit bitmap, RVI/SVI, the CPU's APIC timer (its
+ * fields, tertiary bit 8, IA32_TSC_DEADLINE intercepted) and anything
+ * queued for injection; nothing is injected in wait-for-SIPI. */
 void virq_vcpu_reset(struct vcpu *v)
 {
 	__atomic_store_n(&v->nmi_pending, 0, __ATOMIC_SEQ_CST);
@@ -108,12 +107,8 @@ void virq_vcpu_reset(struct vcpu *v)
 		__atomic_store_n(&v->pid->pir[w], 0, __ATOMIC_SEQ_CST);
 	__atomic_fetch_and(&v->pid->control, (uint16_t)~PI_ON, __ATOMIC_SEQ_CST);
 	eoi_exit_default(v);
-	if (vmx_env.cfg.apic_timer_virt) {
-		vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, 0);
-		vmcs_write(VMCS_GUEST_DEADLINE, 0);
-	}
 	v->hlt_wanted = false;
-	virq_vcpu_init(v);
+	virq_vcpu_init(v);   /* the APIC-timer fields too (virq_timer_init) */
 }
 
 void virq_vcpu_start(struct vcpu *v)

@@ -29,6 +29,10 @@ void virq_vcpu_start(struct vcpu *v);
 void virq_before_entry(struct vcpu *v);
 /* After the guest's INIT: the virtual APIC and timer as after INIT. */
 void virq_vcpu_init(struct vcpu *v);
+/* At its creation: the vCPU's MSR bitmap, a copy of 'shared' with
+ * timer=apicv (IA32_TSC_DEADLINE's interception follows its LVT), else
+ * 'shared' itself. */
+void virq_timer_msr_bitmap(struct vcpu *v, uint8_t *shared);
 
 /* Exit handlers of the model. */
 void exit_hlt(struct vcpu *v);

@@ -181,10 +181,11 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	default:
 		if (vapic_write(v->vapic, msr, val))
 			return -1;
-		if (off == APIC_SVR) { /* a software disable masked the LVTs */
+		if (off == APIC_SVR) { /* a software disable masked the LVTs: the timer's too, and the CPU's */
 			spin_lock(&v->timer_lock);
 			v->timer.lvt = vapic_get(v->vapic, APIC_LVT_TIMER);
 			spin_unlock(&v->timer_lock);
+			virq_timer_svr_written(v);
 		}
 		if (off == APIC_TPR && vmx_env.cfg.sw_apic)
 			swapic_update_ppr(v->vapic);

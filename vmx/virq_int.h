@@ -32,6 +32,9 @@ void virq_host_timer_program(struct vcpu *v);
 /* The guest's timer MSRs: 0 done, -1 #GP, 1 not a timer register. */
 int virq_timer_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
 void virq_timer_report(struct vcpu *v);
+/* The timer as after INIT (the host serves it); the SVR written. */
+void virq_timer_init(struct vcpu *v);
+void virq_timer_svr_written(struct vcpu *v);
 /* vmx/virq_ipi.c */
 void virq_ipi_init(uint64_t *pid_table, uint32_t last_index);
 int virq_icr_write(struct vcpu *v, uint64_t icr);

@@ -7,11 +7,14 @@
  *  preempt: the VMX-preemption timer exits, the vector is posted;
  *  trap: the host timer exits and the vector is put into the virtual IRR
  *     by hand (RVI raised), no descriptor;
- *  apicv: the CPU's APIC-timer virtualization, for the TSC-deadline mode. */
+ *  apicv: the CPU's APIC-timer virtualization, in the one state it can
+ *     serve (vtimer_cpu_serves: TSC-deadline, unmasked, APIC enabled); in
+ *     every other state the vCPU's own host timer, as timer=posted. */
 #include "virq.h"
 #include "virq_int.h"
 #include "vcpu.h"
 #include "vmcs_ops.h"
+#include "vmx_defs.h"
 #include "../apic/lapic.h"
 #include "../apic/vapic.h"
 #include "../ipi/ipi.h"
@@ -23,6 +26,8 @@
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
 #include "../lib/tsc.h"
+#include "../lib/string.h"
+#include "../guest/msr.h"
 
 struct timer_service *virq_timer_service;
 static struct timer_service service;
@@ -102,6 +107,97 @@ static void timer_changed(struct vcpu *v)
 		virq_timer_check(v);
 }
 
+/* --- timer=apicv: who serves the guest's timer follows its LVT and SVR ---
+ * The CPU (tertiary bit 8 on, IA32_TSC_DEADLINE passed through into the
+ * guest deadline fields, the LVT's vector as the virtual timer vector) only
+ * while vtimer_cpu_serves; else the host, as timer=posted: bit 8 off,
+ * IA32_TSC_DEADLINE intercepted (passed through with bit 8 off, the guest's
+ * WRMSR would reach the host's own timer), the fields clear, the deadline in
+ * v->timer. A deadline moves with the service, so none is lost or doubled.
+ * It all runs in the vCPU's own exits, on its CPU, its VMCS current. */
+
+void virq_timer_msr_bitmap(struct vcpu *v, uint8_t *shared)
+{
+	v->msr_bitmap = shared;
+	if (!vmx_env.cfg.apic_timer_virt)
+		return;
+	v->msr_bitmap = page_alloc(1);
+	memcpy(v->msr_bitmap, shared, PAGE_SIZE);   /* IA32_TSC_DEADLINE intercepted */
+}
+
+static bool cpu_may_serve(struct vcpu *v, uint32_t lvt)
+{
+	return vmx_env.cfg.apic_timer_virt && vtimer_cpu_serves(lvt, vapic_get(v->vapic, APIC_SVR) & APIC_SVR_ENABLED);
+}
+
+static void cpu_timer_on(struct vcpu *v, bool on)
+{
+	uint64_t p3 = vmx_env.cfg.proc3 & ~VMX_PROC3_APIC_TIMER_VIRT;
+	vmcs_write(VMCS_TERTIARY_CONTROLS, on ? p3 | VMX_PROC3_APIC_TIMER_VIRT : p3);
+	msr_bitmap_pass(v->msr_bitmap, MSR_IA32_TSC_DEADLINE, on);
+	v->timer_by_cpu = on;
+}
+
+/* The host takes over: a deadline the CPU holds (TSC-deadline mode, the LVT
+ * not yet changed) is armed in v->timer. The TSC offset is 0: the guest
+ * deadline (host TSC) is the guest's value. */
+static void timer_to_host(struct vcpu *v)
+{
+	uint64_t d = vmcs_read(VMCS_GUEST_DEADLINE);
+	vmcs_write(VMCS_GUEST_DEADLINE, 0);
+	vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, 0);
+	vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, 0);
+	cpu_timer_on(v, false);
+	v->timer_to_host++;
+	if (d) {
+		spin_lock(&v->timer_lock);
+		vtimer_write_tsc_deadline(&v->timer, d);
+		spin_unlock(&v->timer_lock);
+	}
+}
+
+/* The CPU serves (vtimer_cpu_serves holds): the LVT's vector, and when it
+ * takes over, the deadline armed in v->timer. */
+static void timer_to_cpu(struct vcpu *v)
+{
+	vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, v->timer.lvt & 0xff);
+	if (v->timer_by_cpu)
+		return;
+	spin_lock(&v->timer_lock);
+	uint64_t d = vtimer_hand_over(&v->timer);
+	spin_unlock(&v->timer_lock);
+	vmcs_write(VMCS_GUEST_DEADLINE, d);
+	vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, d);
+	cpu_timer_on(v, true);
+	v->timer_to_cpu++;
+}
+
+/* INIT (and the launch): the LVT is masked, the host serves, and whatever
+ * the CPU held is gone. */
+void virq_timer_init(struct vcpu *v)
+{
+	spin_lock(&v->timer_lock);
+	vtimer_reset(&v->timer);
+	spin_unlock(&v->timer_lock);
+	if (!vmx_env.cfg.apic_timer_virt)
+		return;
+	vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, 0);
+	vmcs_write(VMCS_GUEST_DEADLINE, 0);
+	vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, 0);
+	cpu_timer_on(v, false);
+}
+
+/* The SVR was written (a software disable masked the LVTs, v->timer.lvt
+ * follows): the service follows. */
+void virq_timer_svr_written(struct vcpu *v)
+{
+	bool by_cpu = cpu_may_serve(v, v->timer.lvt);
+	if (v->timer_by_cpu && !by_cpu)
+		timer_to_host(v);
+	else if (by_cpu)
+		timer_to_cpu(v);
+}
+
 void virq_host_timer_program(struct vcpu *v)
 {
 	if (timer_by_service())
@@ -144,15 +240,17 @@ int virq_timer_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 			return -1;
 		if (!(vapic_get(v->vapic, APIC_SVR) & APIC_SVR_ENABLED))
 			val |= APIC_LVT_MASKED;
+		bool by_cpu = cpu_may_serve(v, (uint32_t)val);
+		if (v->timer_by_cpu && !by_cpu)
+			timer_to_host(v);   /* its deadline comes under the old LVT, then the write applies */
 		virq_timer_check(v);   /* an expiry due now is judged by the LVT it came under */
 		spin_lock(&v->timer_lock);
-		vtimer_write_lvt(&v->timer, (uint32_t)val, now);
+		vtimer_write_lvt(&v->timer, (uint32_t)val, now);   /* a mode change disarms */
 		spin_unlock(&v->timer_lock);
 		vapic_set(v->vapic, APIC_LVT_TIMER, v->timer.lvt);
 		vapic_set(v->vapic, APIC_TMICT, v->timer.tmict);   /* a change to or from TSC-deadline clears it */
-		if (vmx_env.cfg.apic_timer_virt)   /* the vector the CPU delivers at the guest deadline */
-			vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR,
-				   (v->timer.lvt & APIC_LVT_MASKED) || LVT_TIMER_MODE(v->timer.lvt) != VTIMER_TSC_DEADLINE ? 0 : v->timer.lvt & 0xff);
+		if (by_cpu)
+			timer_to_cpu(v);
 		timer_changed(v);
 		return 0;
 	case APIC_TMICT:
@@ -203,6 +301,9 @@ void virq_timer_report(struct vcpu *v)
 		(unsigned long long)__atomic_load_n(&v->timer_posts, __ATOMIC_RELAXED), t.deadline ? 1u : 0u,
 		(unsigned long long)v->timer_exits_arm, (unsigned long long)v->timer_exits_fire,
 		(unsigned long long)t.late_max);
+	if (vmx_env.cfg.apic_timer_virt)
+		pr_info("hvstat: cpu=%u timer_apicv server=%s to_cpu=%llu to_host=%llu\n", i, v->timer_by_cpu ? "cpu" : "host",
+			(unsigned long long)v->timer_to_cpu, (unsigned long long)v->timer_to_host);
 	char buf[400];
 	size_t n = 0;
 	for (unsigned b = 0; b < VTIMER_LATE_BUCKETS && n < sizeof buf - 32; b++)

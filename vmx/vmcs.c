@@ -173,12 +173,16 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	 * into the guest deadline (0x2830, with its shadow 0x204e), and at the
 	 * deadline the CPU delivers the guest timer vector (0x000a) through
 	 * virtual-interrupt delivery: neither arming nor delivery exits. It
-	 * needs VID; no emulator has it (model-tested only). */
-	if (virt && t->timer == TIMER_APICV && cfg->proc3_active && (cfg->proc2 & VMX_PROC2_VIRT_INTR_DELIVERY)) {
+	 * needs VID and RDTSC exiting 0 (VM-entry checks); bit 8 is in proc3
+	 * here as allowed, and is on per vCPU only while its LVT lets the CPU
+	 * serve the timer (vmx/virq_timer.c). */
+	if (virt && t->timer == TIMER_APICV && cfg->proc3_active && (cfg->proc2 & VMX_PROC2_VIRT_INTR_DELIVERY) &&
+	    !(cfg->proc & VMX_PROC_RDTSC_EXITING)) {
 		cfg->proc3 |= vmx_adjust_ctl3(c->proc3_allowed1, VMX_PROC3_APIC_TIMER_VIRT, NULL);
 		cfg->apic_timer_virt = cfg->proc3 & VMX_PROC3_APIC_TIMER_VIRT;
 	}
-	if (virt && t->timer == TIMER_APICV && need(cfg->apic_timer_virt, "APIC-timer virtualization with VID (timer=apicv)", err, errlen))
+	if (virt && t->timer == TIMER_APICV &&
+	    need(cfg->apic_timer_virt, "APIC-timer virtualization with VID and without RDTSC exiting (timer=apicv)", err, errlen))
 		return -1;
 
 	cfg->eptp = res->eptp;
@@ -223,8 +227,11 @@ void vmcs_write_controls(const struct vmcs_config *cfg, const struct vmcs_vcpu *
 	vmcs_write(VMCS_PIN_CONTROLS, cfg->pin);
 	vmcs_write(VMCS_PROC_CONTROLS, cfg->proc);
 	vmcs_write(VMCS_PROC2_CONTROLS, cfg->proc2);
+	/* APIC-timer virtualization starts off: INIT's LVT is masked, and the
+	 * run time turns it on while the guest's LVT lets the CPU serve the
+	 * timer (vmx/virq_timer.c). */
 	if (cfg->proc3_active)
-		vmcs_write(VMCS_TERTIARY_CONTROLS, cfg->proc3);
+		vmcs_write(VMCS_TERTIARY_CONTROLS, cfg->proc3 & ~VMX_PROC3_APIC_TIMER_VIRT);
 	vmcs_write(VMCS_EXIT_CONTROLS, cfg->exit);
 	vmcs_write(VMCS_ENTRY_CONTROLS, cfg->entry);
 	vmcs_write(VMCS_EXCEPTION_BITMAP, 0);
@@ -235,7 +242,7 @@ void vmcs_write_controls(const struct vmcs_config *cfg, const struct vmcs_vcpu *
 	vmcs_write(VMCS_EXIT_MSR_LOAD_COUNT, 0);
 	vmcs_write(VMCS_ENTRY_MSR_LOAD_COUNT, 0);
 	vmcs_write(VMCS_ENTRY_INTR_INFO, 0);
-	vmcs_write(VMCS_MSR_BITMAP, cfg->msr_bitmap);
+	vmcs_write(VMCS_MSR_BITMAP, v->msr_bitmap ? v->msr_bitmap : cfg->msr_bitmap);
 	vmcs_write(VMCS_IO_BITMAP_A, cfg->io_bitmap_a);
 	vmcs_write(VMCS_IO_BITMAP_B, cfg->io_bitmap_b);
 	vmcs_write(VMCS_EPT_POINTER, cfg->eptp);
@@ -266,8 +273,7 @@ void vmcs_write_controls(const struct vmcs_config *cfg, const struct vmcs_vcpu *
 		vmcs_write(VMCS_LAST_PID_POINTER_INDEX, cfg->last_pid_index);
 	}
 	if (cfg->apic_timer_virt) {
-		/* Disarmed until the guest programs its timer (vmx/virq.c keeps
-		 * the vector in step with the LVT timer register). */
+		/* Disarmed until the guest programs its timer. */
 		vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, 0);
 		vmcs_write(VMCS_GUEST_DEADLINE, 0);
 		vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, 0);

@@ -68,6 +68,7 @@ struct vmcs_vcpu {
 	uint16_t vpid;
 	paddr_t pid;                 /* this vCPU's posted-interrupt descriptor */
 	paddr_t virtual_apic;        /* 4 KiB virtual-APIC page (IRQ_VIRTUAL) */
+	paddr_t msr_bitmap;          /* its own MSR bitmap (timer=apicv), or 0: the config's */
 };
 
 /* A guest register snapshot for the state areas. */

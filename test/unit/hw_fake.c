@@ -8,6 +8,7 @@
 #include "../../lib/percpu.h"
 #include "../../lib/memmap.h"
 #include "../../apic/pi.h"
+#include "../../guest/msr.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,9 +110,15 @@ void vcpu_dump(struct vcpu *v) { (void)v; }
 static void *page(void) { void *p = aligned_alloc(4096, 4096); memset(p, 0, 4096); return p; }
 
 static uint64_t *pid_table;
+static uint8_t *shared_bitmap;
+static unsigned msr_exits, host_msr_writes, vtimer_fires[256];
 static uint8_t heap[1 << 20] __attribute__((aligned(4096)));
 void hw_reset(unsigned n)
 {
+	free(shared_bitmap);
+	shared_bitmap = NULL;
+	msr_exits = host_msr_writes = 0;
+	memset(vtimer_fires, 0, sizeof vtimer_fires);
 	for (unsigned i = 0; i < ncpus; i++) {
 		free(vcpus[i]->vapic);
 		free(vcpus[i]->pid);
@@ -158,3 +165,117 @@ void hw_exit_external(struct vcpu *v, uint8_t vec)
 	exit_external_intr(v);
 	virq_before_entry(v);
 }
+
+/* --- timer=apicv: the CPU of hw_fake.h --- */
+void hw_reset_apicv(unsigned n)
+{
+	hw_reset(n);
+	hw_tsc = 1000;
+	struct vmcs_config *c = &vmx_env.cfg;
+	c->timer = TIMER_APICV;
+	c->proc = VMX_PROC_USE_MSR_BITMAPS | VMX_PROC_ACTIVATE_SECONDARY | VMX_PROC_ACTIVATE_TERTIARY | VMX_PROC_USE_TPR_SHADOW;
+	c->proc2 = VMX_PROC2_VIRT_X2APIC_MODE | VMX_PROC2_APIC_REG_VIRT | VMX_PROC2_VIRT_INTR_DELIVERY;
+	c->pin |= VMX_PIN_EXT_INT_EXITING | VMX_PIN_POSTED_INTR;
+	c->proc3_active = true;
+	c->proc3 = VMX_PROC3_APIC_TIMER_VIRT;
+	c->apic_timer_virt = true;
+	shared_bitmap = page();
+	msr_bitmap_build(shared_bitmap, true, false);
+	c->msr_bitmap = (paddr_t)(uintptr_t)shared_bitmap;
+	vmcs_record_clear();
+	for (unsigned i = 0; i < n; i++) {
+		struct vcpu *v = vcpus[i];
+		virq_timer_msr_bitmap(v, shared_bitmap);   /* as vmx/setup.c */
+		struct vmcs_vcpu vv = { .vpid = (uint16_t)(i + 1), .pid = (paddr_t)(uintptr_t)v->pid,
+					.virtual_apic = (paddr_t)(uintptr_t)v->vapic,
+					.msr_bitmap = (paddr_t)(uintptr_t)v->msr_bitmap };
+		hw_set_cpu(i, true);
+		vmcs_write_controls(c, &vv);
+		virq_vcpu_start(v);
+	}
+}
+
+static bool bit8(void)
+{
+	return (vmcs_read(VMCS_PROC_CONTROLS) & VMX_PROC_ACTIVATE_TERTIARY) &&
+	       (vmcs_read(VMCS_TERTIARY_CONTROLS) & VMX_PROC3_APIC_TIMER_VIRT);
+}
+
+static bool exits(uint32_t msr, bool write)
+{
+	const uint8_t *bm = (const uint8_t *)(uintptr_t)vmcs_read(VMCS_MSR_BITMAP);
+	return !(vmcs_read(VMCS_PROC_CONTROLS) & VMX_PROC_USE_MSR_BITMAPS) || !bm || msr_bitmap_intercepts(bm, msr, write);
+}
+
+/* The events due at an instruction boundary of the guest. */
+static void boundary(struct vcpu *v)
+{
+	uint64_t d = vmcs_read(VMCS_GUEST_DEADLINE);
+	if (bit8() && d && hw_tsc >= d) {
+		uint8_t vec = (uint8_t)vmcs_read(VMCS_VIRTUAL_TIMER_VECTOR);
+		vmcs_write(VMCS_GUEST_DEADLINE, 0);
+		vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, 0);
+		vtimer_fires[vec]++;
+		uint32_t w;
+		memcpy(&w, v->vapic + 0x200 + 0x10 * (vec / 32), 4);
+		w |= 1u << (vec % 32);
+		memcpy(v->vapic + 0x200 + 0x10 * (vec / 32), &w, 4);
+		uint16_t st = (uint16_t)vmcs_read(VMCS_GUEST_INTR_STATUS);
+		if (vec > (st & 0xff))
+			vmcs_write(VMCS_GUEST_INTR_STATUS, (st & 0xff00) | vec);
+	}
+	uint64_t h = rdmsr(0x6e0);
+	if (h && hw_tsc >= h) {
+		wrmsr(0x6e0, 0);
+		if (hw_lapic_accept(HOST_TIMER_VECTOR, false))
+			hw_exit_external(v, HOST_TIMER_VECTOR);
+	}
+}
+
+int hw_guest_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	boundary(v);
+	if (exits(msr, true)) {
+		msr_exits++;
+		int r = virq_wrmsr(v, msr, val);
+		virq_before_entry(v);
+		return r < 0 ? -1 : 0;
+	}
+	if (msr == 0x6e0 && bit8()) {
+		vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, val);
+		vmcs_write(VMCS_GUEST_DEADLINE, val);
+		return 0;
+	}
+	host_msr_writes++;
+	wrmsr(msr, val);
+	return 0;
+}
+
+int hw_guest_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
+{
+	boundary(v);
+	if (exits(msr, false)) {
+		msr_exits++;
+		int r = virq_rdmsr(v, msr, val);
+		virq_before_entry(v);
+		return r < 0 ? -1 : 0;
+	}
+	if (msr >= 0x800 && msr <= 0x8ff && (vmcs_read(VMCS_PROC2_CONTROLS) & VMX_PROC2_APIC_REG_VIRT)) {
+		uint32_t w;   /* APIC-register virtualization: the virtual-APIC page */
+		memcpy(&w, v->vapic + ((msr - 0x800) << 4), 4);
+		*val = w;
+		return 0;
+	}
+	*val = msr == 0x6e0 && bit8() ? vmcs_read(VMCS_GUEST_DEADLINE_SHADOW) : rdmsr(msr);
+	return 0;
+}
+
+void hw_run_to(struct vcpu *v, uint64_t tsc)
+{
+	hw_tsc = tsc;
+	boundary(v);
+}
+
+unsigned hw_msr_exits(void) { return msr_exits; }
+unsigned hw_guest_host_msr_writes(void) { return host_msr_writes; }
+unsigned hw_vtimer_fires(uint8_t vec) { return vtimer_fires[vec]; }

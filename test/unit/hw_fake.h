@@ -38,4 +38,31 @@ uint64_t hw_msr(uint32_t msr);
 /* An exit as the CPU would report it, and the handler run as vmx/exit.c does
  * (the handler, then virq_before_entry). */
 void hw_exit_external(struct vcpu *v, uint8_t vec);
+
+/* timer=apicv on a CPU with APIC-timer virtualization (Intel ISE, "APIC-Timer
+ * Virtualization"): hw_reset, then each vCPU launched as vmx/setup.c and
+ * vmx/vcpu_launch.c do (its controls, its MSR bitmap, virq_vcpu_start). The
+ * VMCS record is one VMCS: the last vCPU launched owns it.
+ * The CPU, by the ISE's rules, for the guest's instructions below:
+ *  - WRMSR/RDMSR exits when the MSR bitmap in the VMCS says so (the handler
+ *    and virq_before_entry run, as vmx/exit.c does);
+ *  - else, with tertiary control bit 8 "APIC-timer virtualization",
+ *    WRMSR IA32_TSC_DEADLINE (0x6E0) writes the guest deadline shadow
+ *    (0x204E) with the value and the guest deadline (0x2830) with it in
+ *    host TSC (the TSC offset is 0 here), and RDMSR reads the shadow;
+ *  - else the access reaches the physical MSR: for 0x6E0, the HOST's own
+ *    TSC-deadline timer (counted: hw_guest_host_msr_writes);
+ *  - at each instruction boundary in non-root operation, a guest deadline
+ *    reached (TSC >= it, non-zero) fires with bit 8 on: both fields are
+ *    cleared and the virtual timer vector (0x000A) is recorded in VIRR and
+ *    RVI (virtual-interrupt delivery), whatever the guest's LVT says; a
+ *    host TSC deadline reached raises the host's timer vector, which exits
+ *    (external-interrupt exiting), and the MSR clears. */
+void hw_reset_apicv(unsigned ncpus);   /* the TSC starts at 1000 */
+int hw_guest_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);   /* 0, or -1 (#GP) */
+int hw_guest_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
+void hw_run_to(struct vcpu *v, uint64_t tsc);   /* the guest runs until TSC = tsc */
+unsigned hw_msr_exits(void);
+unsigned hw_guest_host_msr_writes(void);        /* guest WRMSRs that reached the physical MSR */
+unsigned hw_vtimer_fires(uint8_t vec);          /* the CPU's virtual-timer expiries, by vector */
 #endif

@@ -17,7 +17,7 @@
 
 #define SDM_VMCS_FIELDS(X) \
 	/* 16-bit control */ \
-	X(VPID, 0x0000) X(POSTED_INTR_NV, 0x0002) X(LAST_PID_POINTER_INDEX, 0x0008) \
+	X(VPID, 0x0000) X(POSTED_INTR_NV, 0x0002) X(LAST_PID_POINTER_INDEX, 0x0008) X(VIRTUAL_TIMER_VECTOR, 0x000a) \
 	/* 16-bit guest state */ \
 	X(GUEST_ES_SEL, 0x0800) X(GUEST_CS_SEL, 0x0802) X(GUEST_SS_SEL, 0x0804) X(GUEST_DS_SEL, 0x0806) \
 	X(GUEST_FS_SEL, 0x0808) X(GUEST_GS_SEL, 0x080a) X(GUEST_LDTR_SEL, 0x080c) X(GUEST_TR_SEL, 0x080e) \
@@ -31,10 +31,11 @@
 	X(APIC_ACCESS_ADDR, 0x2014) X(POSTED_INTR_DESC_ADDR, 0x2016) X(EPT_POINTER, 0x201a) \
 	X(EOI_EXIT_BITMAP0, 0x201c) X(EOI_EXIT_BITMAP1, 0x201e) X(EOI_EXIT_BITMAP2, 0x2020) \
 	X(EOI_EXIT_BITMAP3, 0x2022) X(XSS_EXIT_BITMAP, 0x202c) X(TERTIARY_CONTROLS, 0x2034) \
-	X(PID_POINTER_TABLE, 0x2042) \
+	X(PID_POINTER_TABLE, 0x2042) X(GUEST_DEADLINE_SHADOW, 0x204e) \
 	/* 64-bit guest state */ \
 	X(LINK_POINTER, 0x2800) X(GUEST_DEBUGCTL, 0x2802) X(GUEST_PAT, 0x2804) X(GUEST_EFER, 0x2806) \
 	X(GUEST_PDPTE0, 0x280a) X(GUEST_PDPTE1, 0x280c) X(GUEST_PDPTE2, 0x280e) X(GUEST_PDPTE3, 0x2810) \
+	X(GUEST_DEADLINE, 0x2830) \
 	/* 64-bit host state */ \
 	X(HOST_PAT, 0x2c00) X(HOST_EFER, 0x2c02) \
 	/* 32-bit control */ \
@@ -79,6 +80,7 @@ const char *sdm_vmcs_name(uint32_t encoding);
 #define SDM_PIN_PREEMPTION_TIMER         SDM_B(6)
 #define SDM_PIN_POSTED_INTR              SDM_B(7)
 /* Primary processor-based VM-execution controls. */
+#define SDM_PROC_RDTSC_EXITING           SDM_B(12)
 #define SDM_PROC_ACTIVATE_TERTIARY       SDM_B(17)
 #define SDM_PROC_USE_TPR_SHADOW          SDM_B(21)
 #define SDM_PROC_NMI_WINDOW_EXITING      SDM_B(22)
@@ -100,13 +102,11 @@ const char *sdm_vmcs_name(uint32_t encoding);
 #define SDM_PROC2_SUBPAGE_WRITE_PERM     SDM_B(23)
 /* Tertiary processor-based VM-execution controls (64 bits). */
 #define SDM_PROC3_IPI_VIRT               (1ull << 4)
-/* APIC-timer virtualization (Intel's ISE, as the issue cites it): tertiary
- * bit 8; the guest timer vector (16-bit control 0x000A), the guest deadline
- * (64-bit 0x2830) and its shadow (64-bit 0x204E). */
+/* APIC-timer virtualization (Intel's ISE, "APIC-Timer Virtualization";
+ * the same encodings in Intel's KVM series): tertiary bit 8; the virtual
+ * timer vector (16-bit control 0x000A), the guest deadline (64-bit guest
+ * state 0x2830) and its shadow (64-bit control 0x204E), in the field list. */
 #define SDM_PROC3_APIC_TIMER_VIRT        (1ull << 8)
-#define SDM_VIRTUAL_TIMER_VECTOR         0x000Au
-#define SDM_GUEST_DEADLINE               0x2830u
-#define SDM_GUEST_DEADLINE_SHADOW        0x204Eu
 /* Primary VM-exit controls. */
 #define SDM_EXIT_HOST_ADDR_SPACE_SIZE    SDM_B(9)
 #define SDM_EXIT_ACK_INTR_ON_EXIT        SDM_B(15)

@@ -220,7 +220,7 @@ static uint8_t *msr_map(void)
 {
 	static uint8_t bm[4096];
 	memset(bm, 0xa5, sizeof bm);                   /* build must clear everything */
-	msr_bitmap_build(bm, false, false, false);
+	msr_bitmap_build(bm, false, false);
 	return bm;
 }
 
@@ -296,7 +296,7 @@ TEST(msr_bitmap_virtual_model)
 {
 	static uint8_t bm[4096];
 	for (int ipiv = 0; ipiv < 2; ipiv++) {
-		msr_bitmap_build(bm, true, ipiv, false);
+		msr_bitmap_build(bm, true, ipiv);
 		for (uint32_t m = 0x800; m <= 0x8ff; m++) {
 			CHECK_EQ(msr_bitmap_intercepts(bm, m, false), m == 0x839);
 			bool pass = m == 0x808 || m == 0x80b || m == 0x83f || (m == 0x830 && ipiv);
@@ -307,6 +307,26 @@ TEST(msr_bitmap_virtual_model)
 		CHECK(msr_bitmap_intercepts(bm, 0x1b, true));
 		CHECK(msr_bitmap_intercepts(bm, 0x10, true));
 	}
+}
+
+/* timer=apicv toggles IA32_TSC_DEADLINE (0x6E0) in a vCPU's own bitmap: its
+ * read bit (byte 0x6E0 / 8 of the read-low quarter) and its write bit (the
+ * same bit 2048 bytes on), nothing else. */
+TEST(msr_bitmap_pass_toggles_one_msr)
+{
+	static uint8_t bm[4096], ref[4096];
+	msr_bitmap_build(bm, true, false);
+	memcpy(ref, bm, sizeof bm);
+	msr_bitmap_pass(bm, 0x6e0, true);
+	CHECK(!msr_bitmap_intercepts(bm, 0x6e0, false) && !msr_bitmap_intercepts(bm, 0x6e0, true));
+	unsigned diff = 0;
+	for (size_t i = 0; i < sizeof bm; i++)
+		diff += (unsigned)__builtin_popcount(bm[i] ^ ref[i]);
+	CHECK_EQ(diff, 2);
+	CHECK_EQ(bm[0x6e0 / 8] ^ ref[0x6e0 / 8], 1u << (0x6e0 % 8));
+	CHECK_EQ(bm[2048 + 0x6e0 / 8] ^ ref[2048 + 0x6e0 / 8], 1u << (0x6e0 % 8));
+	msr_bitmap_pass(bm, 0x6e0, false);
+	CHECK(!memcmp(bm, ref, sizeof bm));
 }
 
 TEST(msr_outside_bitmap_ranges_always_exit)

@@ -13,7 +13,7 @@ TEST(guest_tsc_writes_exit_reads_do_not)
 {
 	static uint8_t bm[4096];
 	for (int virt = 0; virt < 2; virt++) {
-		msr_bitmap_build(bm, virt, false, false);
+		msr_bitmap_build(bm, virt, false);
 		CHECK(m_write_exits(bm, 0x10));
 		CHECK(m_write_exits(bm, 0x3b));
 		CHECK(!m_read_exits(bm, 0x10));

@@ -204,14 +204,13 @@ static void icr(unsigned from, uint64_t val)
  * its whole interrupt state is reset. */
 TEST(virq_init_over_pending_nmi_resets_everything)
 {
-	hw_reset(2);
+	hw_reset_apicv(2);                               /* timer=apicv: the CPU holds a guest timer vector */
 	struct vcpu *v = hw_vcpu(1);
 	hw_set_cpu(1, true);
 	device_irq(v, 0x51, true);                       /* a level vector in flight */
 	vmcs_write(SDM_GUEST_INTERRUPTIBILITY, 8);       /* blocking by NMI */
 	__atomic_store_n(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
 	virq_pic_queue(v, 0x30);
-	vmx_env.cfg.apic_timer_virt = true;             /* timer=apicv: the CPU holds a guest timer vector */
 	vmcs_write(SDM_VIRTUAL_TIMER_VECTOR, 0xec);
 	icr(0, M_ICR(1, M_DM_INIT | M_LEVEL_ASSERT));
 	hw_set_cpu(1, true);

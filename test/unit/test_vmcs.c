@@ -269,9 +269,12 @@ TEST(vmcs_spr_ipiv_virtual_programs_the_pid_table)
 	pid_set_free(&s);
 }
 
-/* The same profile allows APIC-timer virtualization: timer=apicv sets
- * tertiary bit 8 beside IPIv and writes the timer's three fields, disarmed;
- * the VM-entry model still accepts every state. */
+/* The same profile allows APIC-timer virtualization: timer=apicv keeps
+ * tertiary bit 8 in the config beside IPIv but launches with it off (INIT's
+ * LVT is masked; vmx/virq_timer.c turns it on per vCPU) and writes the
+ * timer's three fields, disarmed; the VM-entry model accepts every state,
+ * and with bit 8 on as the run time sets it, unless a check of the ISE's
+ * fails: virtual-interrupt delivery 1, RDTSC exiting 0, vector <= 255. */
 TEST(vmcs_spr_apic_timer_virtualization_fields)
 {
 	struct vmx_raw_caps raw;
@@ -287,12 +290,35 @@ TEST(vmcs_spr_apic_timer_virtualization_fields)
 	for (enum state s2 = ST_LINUX; s2 <= ST_AFTER_SIPI; s2++) {
 		write_vmcs(&e, s2);
 		uint64_t p3 = vmcs_record_get(SDM_TERTIARY_CONTROLS);
-		CHECK((p3 & SDM_PROC3_APIC_TIMER_VIRT) && (p3 & SDM_PROC3_IPI_VIRT));
+		CHECK(!(p3 & SDM_PROC3_APIC_TIMER_VIRT) && (p3 & SDM_PROC3_IPI_VIRT));
+		CHECK(e.cfg.proc3 & SDM_PROC3_APIC_TIMER_VIRT);
 		CHECK(vmcs_record_has(SDM_VIRTUAL_TIMER_VECTOR) && vmcs_record_get(SDM_VIRTUAL_TIMER_VECTOR) == 0);
 		CHECK(vmcs_record_has(SDM_GUEST_DEADLINE) && vmcs_record_get(SDM_GUEST_DEADLINE) == 0);
 		CHECK(vmcs_record_has(SDM_GUEST_DEADLINE_SHADOW) && vmcs_record_get(SDM_GUEST_DEADLINE_SHADOW) == 0);
 		CHECK(vmcs_record_get(SDM_PROC2_CONTROLS) & SDM_PROC2_VIRT_INTR_DELIVERY);
+		CHECK(!(vmcs_record_get(SDM_PROC_CONTROLS) & SDM_PROC_RDTSC_EXITING));
 		CHECK_EQ(enters(&e, "synthetic spr+apicv", IRQ_VIRTUAL, s2), 0);
+		/* The CPU serving the guest's timer. */
+		vmcs_write(SDM_TERTIARY_CONTROLS, p3 | SDM_PROC3_APIC_TIMER_VIRT);
+		vmcs_write(SDM_VIRTUAL_TIMER_VECTOR, 0xec);
+		vmcs_write(SDM_GUEST_DEADLINE, 0x123456789);
+		vmcs_write(SDM_GUEST_DEADLINE_SHADOW, 0x123456789);
+		CHECK_EQ(enters(&e, "synthetic spr+apicv, bit 8 on", IRQ_VIRTUAL, s2), 0);
+		char why[512];
+		uint64_t proc = vmcs_record_get(SDM_PROC_CONTROLS), proc2 = vmcs_record_get(SDM_PROC2_CONTROLS);
+		vmcs_write(SDM_PROC_CONTROLS, proc | SDM_PROC_RDTSC_EXITING);
+		CHECK(vmentry_check(&e.c, why, sizeof why) > 0);
+		CHECK_CONTAINS(why, "needs \"RDTSC exiting\" 0");
+		vmcs_write(SDM_PROC_CONTROLS, proc);
+		vmcs_write(SDM_VIRTUAL_TIMER_VECTOR, 0x1ec);
+		CHECK(vmentry_check(&e.c, why, sizeof why) > 0);
+		CHECK_CONTAINS(why, "virtual timer vector 0x1ec: bits 15:8 must be 0");
+		vmcs_write(SDM_VIRTUAL_TIMER_VECTOR, 0xec);
+		/* Without VID (posted interrupts and IPIv then fail too): bit 8 adds its own violation. */
+		vmcs_write(SDM_PROC2_CONTROLS, proc2 & ~(uint64_t)SDM_PROC2_VIRT_INTR_DELIVERY);
+		int with8 = vmentry_check(&e.c, why, sizeof why);
+		vmcs_write(SDM_TERTIARY_CONTROLS, p3);
+		CHECK_EQ(with8, vmentry_check(&e.c, why, sizeof why) + 1);
 	}
 	/* Bochs's sapphire_rapids allows neither: no bit 8, no timer fields. */
 	struct env b;

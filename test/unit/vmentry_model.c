@@ -127,6 +127,9 @@ static void check_fields(struct ctx *x)
 	field_exists(x, SDM_GUEST_INTR_STATUS, s1 & SDM_PROC2_VIRT_INTR_DELIVERY, "virtual-interrupt delivery");
 	field_exists(x, SDM_PID_POINTER_TABLE, c->proc3_allowed1 & SDM_PROC3_IPI_VIRT, "IPI virtualization");
 	field_exists(x, SDM_LAST_PID_POINTER_INDEX, c->proc3_allowed1 & SDM_PROC3_IPI_VIRT, "IPI virtualization");
+	field_exists(x, SDM_VIRTUAL_TIMER_VECTOR, c->proc3_allowed1 & SDM_PROC3_APIC_TIMER_VIRT, "APIC-timer virtualization");
+	field_exists(x, SDM_GUEST_DEADLINE, c->proc3_allowed1 & SDM_PROC3_APIC_TIMER_VIRT, "APIC-timer virtualization");
+	field_exists(x, SDM_GUEST_DEADLINE_SHADOW, c->proc3_allowed1 & SDM_PROC3_APIC_TIMER_VIRT, "APIC-timer virtualization");
 	field_exists(x, SDM_GUEST_PAT, (c->entry.allowed1 & SDM_ENTRY_LOAD_PAT) || (c->exit.allowed1 & SDM_EXIT_SAVE_PAT),
 		     "load IA32_PAT");
 	field_exists(x, SDM_HOST_PAT, c->exit.allowed1 & SDM_EXIT_LOAD_PAT, "load IA32_PAT");
@@ -232,6 +235,16 @@ static void check_exec_controls(struct ctx *x)
 		     "[hv] IPI virtualization needs virtual-interrupt delivery, APIC-register virtualization, virtualize "
 		     "x2APIC mode and process posted interrupts (x2APIC ICR writes are only virtualized with them, and "
 		     "targets receive through posted-interrupt processing): proc2 0x%08x pin 0x%08x", p2, pin);
+	}
+	/* Intel's ISE, "APIC-Timer Virtualization", checks on VMX controls (as
+	 * Intel's KVM series applies them to a nested guest's VMCS). */
+	if (x->proc3 & SDM_PROC3_APIC_TIMER_VIRT) {
+		uint64_t vec = rd(x, SDM_VIRTUAL_TIMER_VECTOR);
+		rd(x, SDM_GUEST_DEADLINE);
+		rd(x, SDM_GUEST_DEADLINE_SHADOW);
+		RULE(vid, "[VMX controls, ISE] \"APIC-timer virtualization\" needs \"virtual-interrupt delivery\"");
+		RULE(!(proc & SDM_PROC_RDTSC_EXITING), "[VMX controls, ISE] \"APIC-timer virtualization\" needs \"RDTSC exiting\" 0");
+		RULE(vec <= 0xff, "[VMX controls, ISE] virtual timer vector 0x%llx: bits 15:8 must be 0", ULL(vec));
 	}
 }
 

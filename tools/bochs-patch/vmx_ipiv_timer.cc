@@ -23,10 +23,15 @@
 #include <stdlib.h>
 
 // Per-CPU counters, printed to stderr when Bochs exits so that a test can
-// check them: every arming ends replaced, fired, or still pending.
+// check them: every arming ends replaced, fired, or still pending. The
+// guest arms and replaces by WRMSR; the VMM by what the next VM entry finds
+// in the guest-deadline field (written in root mode, or the control turned
+// off or on), counted apart as well (vmm_*).
 static struct {
   Bit64u ipi_virtualized, ipi_apic_write_exits;
   Bit64u timer_armed, timer_replaced, timer_fired, timer_delivered;
+  Bit64u timer_vmm_armed, timer_vmm_replaced;
+  Bit64u timer_counted;   // the deadline the counts hold armed (0: none)
   bool used;
 } hv_stats[BX_MAX_SMP_THREADS_SUPPORTED];
 static bool hv_stats_hooked;
@@ -35,13 +40,15 @@ static void hv_stats_print(void)
 {
   for (unsigned i = 0; i < BX_MAX_SMP_THREADS_SUPPORTED; i++) {
     if (! hv_stats[i].used) continue;
-    Bit64u pending = BX_CPU(i)->vmcs.guest_deadline != 0;
+    Bit64u pending = hv_stats[i].timer_counted != 0;
     fprintf(stderr, "bochs-hv: cpu=%u ipiv_virtualized=%llu ipiv_apic_write_exits=%llu "
             "vtimer_armed=%llu vtimer_replaced=%llu vtimer_fired=%llu vtimer_delivered=%llu vtimer_pending=%llu\n",
             i, (unsigned long long) hv_stats[i].ipi_virtualized, (unsigned long long) hv_stats[i].ipi_apic_write_exits,
             (unsigned long long) hv_stats[i].timer_armed, (unsigned long long) hv_stats[i].timer_replaced,
             (unsigned long long) hv_stats[i].timer_fired, (unsigned long long) hv_stats[i].timer_delivered,
             (unsigned long long) pending);
+    fprintf(stderr, "bochs-hv: cpu=%u vtimer_vmm_armed=%llu vtimer_vmm_replaced=%llu\n", i,
+            (unsigned long long) hv_stats[i].timer_vmm_armed, (unsigned long long) hv_stats[i].timer_vmm_replaced);
   }
 }
 
@@ -49,6 +56,20 @@ static void hv_stats_use(unsigned cpu)
 {
   hv_stats[cpu].used = true;
   if (! hv_stats_hooked) { hv_stats_hooked = true; atexit(hv_stats_print); }
+}
+
+// The timer's counts follow a new deadline (0: disarmed).
+static void hv_timer_count(unsigned cpu, Bit64u deadline, bool by_vmm)
+{
+  hv_stats_use(cpu);
+  Bit64u old = hv_stats[cpu].timer_counted;
+  hv_stats[cpu].timer_replaced += old != 0;
+  hv_stats[cpu].timer_armed += deadline != 0;
+  if (by_vmm) {
+    hv_stats[cpu].timer_vmm_replaced += old != 0;
+    hv_stats[cpu].timer_vmm_armed += deadline != 0;
+  }
+  hv_stats[cpu].timer_counted = deadline;
 }
 
 // ---------------------------------------------------------------------------
@@ -76,13 +97,25 @@ Bit32u BX_CPU_C::VMenterCheckIpivApicTimer(void)
   }
 
   if (vm->vmexec_ctrls3.APIC_TIMER_VIRTUALIZATION()) {
-    // The virtual timer interrupt is delivered through virtual-interrupt
-    // delivery, so the control needs it.
+    // Intel's ISE, "APIC-Timer Virtualization", checks on VMX controls (as
+    // Intel's KVM series applies them to a nested guest's VMCS): the
+    // virtual timer interrupt is delivered through virtual-interrupt
+    // delivery, so the control needs it; "RDTSC exiting" must be 0; the
+    // 16-bit virtual timer vector field must hold a vector (at most 255).
     if (! vm->vmexec_ctrls2.VIRTUAL_INT_DELIVERY()) {
       BX_ERROR(("VMFAIL: VMCS EXEC CTRL: APIC-timer virtualization without virtual-interrupt delivery"));
       return VMXERR_VMENTRY_INVALID_VM_CONTROL_FIELD;
     }
-    vm->guest_timer_vector = VMread16(VMCS_16BIT_CONTROL_VIRTUAL_TIMER_VECTOR) & 0xff;
+    if (vm->vmexec_ctrls1.RDTSC_VMEXIT()) {
+      BX_ERROR(("VMFAIL: VMCS EXEC CTRL: APIC-timer virtualization with RDTSC exiting"));
+      return VMXERR_VMENTRY_INVALID_VM_CONTROL_FIELD;
+    }
+    Bit16u vector = VMread16(VMCS_16BIT_CONTROL_VIRTUAL_TIMER_VECTOR);
+    if (vector > 0xff) {
+      BX_ERROR(("VMFAIL: VMCS EXEC CTRL: virtual timer vector 0x%x above 255", vector));
+      return VMXERR_VMENTRY_INVALID_VM_CONTROL_FIELD;
+    }
+    vm->guest_timer_vector = (Bit8u) vector;
   }
 
   return 0;
@@ -202,14 +235,20 @@ void BX_CPU_C::VMX_Virtual_Timer_Arm(void)
     bx_pc_system.activate_timer_ticks(vtimer_handle[id], vm->guest_deadline - now, 0);
 }
 
-// VM entry: load the fields and start counting.
+// VM entry: load the fields and start counting. With the control 0 the
+// fields are ignored: no virtual timer runs. A deadline other than the one
+// the counts hold was set by the VMM (a VMWRITE in root mode, or the
+// control turned on or off).
 void BX_CPU_C::VMX_Virtual_Timer_Entry(void)
 {
   VMCS_CACHE *vm = &BX_CPU_THIS_PTR vmcs;
-  if (! vm->vmexec_ctrls3.APIC_TIMER_VIRTUALIZATION()) return;
-  vm->guest_deadline = VMread64(VMCS_64BIT_GUEST_DEADLINE);
-  vm->guest_deadline_shadow = VMread64(VMCS_64BIT_CONTROL_GUEST_DEADLINE_SHADOW);
-  VMX_Virtual_Timer_Arm();
+  unsigned id = BX_CPU_THIS_PTR bx_cpuid;
+  bool on = vm->vmexec_ctrls3.APIC_TIMER_VIRTUALIZATION();
+  vm->guest_deadline = on ? VMread64(VMCS_64BIT_GUEST_DEADLINE) : 0;
+  vm->guest_deadline_shadow = on ? VMread64(VMCS_64BIT_CONTROL_GUEST_DEADLINE_SHADOW) : 0;
+  if (vm->guest_deadline != hv_stats[id].timer_counted)
+    hv_timer_count(id, vm->guest_deadline, true);
+  if (on) VMX_Virtual_Timer_Arm();
 }
 
 // VM exit: stop counting and store the fields (a deadline that passed but
@@ -243,10 +282,6 @@ Bit64u BX_CPU_C::VMX_Guest_TSC_To_Host(Bit64u guest_tsc)
 void BX_CPU_C::VMX_Virtual_Timer_Write_Deadline(Bit64u val)
 {
   VMCS_CACHE *vm = &BX_CPU_THIS_PTR vmcs;
-  unsigned id = BX_CPU_THIS_PTR bx_cpuid;
-  hv_stats_use(id);
-  hv_stats[id].timer_replaced += (vm->guest_deadline != 0);
-  hv_stats[id].timer_armed += (val != 0);
   vm->guest_deadline_shadow = val;
   if (val == 0)
     vm->guest_deadline = 0;
@@ -254,6 +289,7 @@ void BX_CPU_C::VMX_Virtual_Timer_Write_Deadline(Bit64u val)
     Bit64u host = VMX_Guest_TSC_To_Host(val);
     vm->guest_deadline = host ? host : 1;
   }
+  hv_timer_count(BX_CPU_THIS_PTR bx_cpuid, vm->guest_deadline, false);
   VMX_Virtual_Timer_Arm();
 }
 
@@ -276,6 +312,7 @@ void BX_CPU_C::VMX_Virtual_Timer_Fire(void)
   vm->guest_deadline = 0;
   vm->guest_deadline_shadow = 0;
   hv_stats[BX_CPU_THIS_PTR bx_cpuid].timer_fired++;
+  hv_stats[BX_CPU_THIS_PTR bx_cpuid].timer_counted = 0;
   Bit8u vector = vm->guest_timer_vector;
   if (vector < 16) return;     // no vector programmed: nothing to deliver
   unsigned virr = BX_LAPIC_IRR1 + 16 * (vector / 32);   // VIRR[vector] <- 1
