@@ -385,7 +385,7 @@ TEST(msr_bitmap_range_edges)
 	/* The built bitmap (either interrupt model) intercepts no high MSR, and
 	 * MSR 0 and C0000000H pass. */
 	for (int virt = 0; virt < 2; virt++) {
-		msr_bitmap_build(bm, virt, false, false);
+		msr_bitmap_build(bm, virt, false);
 		for (int b = 1024; b < 2048; b++)
 			CHECK_EQ(bm[b] | bm[b + 2048], 0);
 		CHECK(!msr_bitmap_intercepts(bm, 0xc0000000, false) && !msr_bitmap_intercepts(bm, 0xc0000000, true));
