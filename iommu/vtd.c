@@ -80,10 +80,13 @@ int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen)
 
 int vtd_levels(const struct vtd_unit *u, uint64_t need)
 {
-	uint64_t sagaw = VTD_CAP_SAGAW(u->cap);
-	for (int levels = 3; levels <= 5; levels++)
-		if ((sagaw & BIT(levels - 2)) && (levels == 5 || need <= 1ull << (12 + 9 * levels)))
+	uint64_t sagaw = VTD_CAP_SAGAW(u->cap), mgaw = VTD_CAP_MGAW(u->cap);
+	for (int levels = 5; levels >= 3; levels--) {
+		int width = 12 + 9 * levels;
+		if ((sagaw & BIT(levels - 2)) && (uint64_t)width <= (mgaw > 48 ? 57 : mgaw > 39 ? 48 : 39) &&
+		    (width >= 64 || need <= 1ull << width))
 			return levels;
+	}
 	return 0;
 }
 
