@@ -68,6 +68,12 @@ int iommu_init(const struct acpi_info *acpi, int opt, struct memmap *mem, char *
 			(u->ecap & VTD_ECAP_QI) ? ", queued invalidation (unused: register-based)" : "");
 	}
 	io.nunits = io.dmar.ndrhd;
+	bool all = false;
+	for (uint32_t i = 0; i < io.dmar.ndrhd; i++)
+		all = all || (io.dmar.drhd[i].flags & DMAR_DRHD_INCLUDE_PCI_ALL);
+	if (!all)
+		pr_warn("iommu: no DRHD has INCLUDE_PCI_ALL: only the devices in the DRHDs' scopes are remapped (%u scopes)\n",
+			io.dmar.nscopes);
 	io.available = true;
 	io.state = "on";
 	pr_info("DMA isolation: on: %u remapping unit%s (VT-d), turned on before the guest starts\n", io.nunits,
@@ -87,7 +93,7 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
 	int levels = 5;
 	bool lp2m = true, lp1g = true;
 	for (uint32_t i = 0; i < io.nunits; i++) {
-		int l = vtd_levels(&io.unit[i], need);
+		int l = vtd_levels(io.unit[i].cap, need);
 		if (!l) {
 			snprintf(err, errlen, "iommu: unit %u: no table layout in SAGAW 0x%llx reaches 0x%llx", i,
 				 (unsigned long long)VTD_CAP_SAGAW(io.unit[i].cap), (unsigned long long)need);

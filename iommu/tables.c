@@ -168,3 +168,22 @@ paddr_t vtd_root_build(paddr_t slpt, int levels, uint16_t did, struct vtd_map_st
 	}
 	return (paddr_t)(uintptr_t)root;
 }
+
+/* Prefers the layout that matches MGAW, so that a 48-bit unit runs
+ * 4-level tables. */
+int vtd_levels(uint64_t cap, uint64_t need)
+{
+	uint64_t sagaw = VTD_CAP_SAGAW(cap), mgaw = VTD_CAP_MGAW(cap);
+	for (int levels = 5; levels >= 3; levels--) {
+		uint64_t width = 12 + 9 * (uint64_t)levels;
+		if ((sagaw & BIT(levels - 2)) && width <= (mgaw > 48 ? 57 : mgaw > 39 ? 48 : 39) &&
+		    (width >= 64 || need <= 1ull << width))
+			return levels;
+	}
+	/* A unit whose MGAW is below every layout it offers (SAGAW 4-level
+	 * only, MGAW 39): any layout it offers; MGAW bounds the addresses. */
+	for (int levels = 3; levels <= 5; levels++)
+		if ((sagaw & BIT(levels - 2)) && (levels == 5 || need <= 1ull << (12 + 9 * levels)))
+			return levels;
+	return 0;
+}

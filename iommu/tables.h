@@ -32,6 +32,11 @@ paddr_t vtd_sl_build(const struct memmap *m, const struct dmar_rmrr *rmrr, uint3
  * tables 'slpt' of 'levels' levels. Returns the root table's address. */
 paddr_t vtd_root_build(paddr_t slpt, int levels, uint16_t did, struct vtd_map_stats *st);
 
+/* The deepest table layout (3, 4 or 5 levels: 39, 48, 57 bits) that the
+ * capability register's SAGAW offers within its MGAW and that reaches
+ * 'need' bytes, or 0. */
+int vtd_levels(uint64_t cap, uint64_t need);
+
 /* Whether the memory map and RMRRs make [a, a + len) mappable: 1 all of
  * it, 0 none, -1 some (used by the builder and its tests). */
 int vtd_region_class(const struct memmap *m, const struct dmar_rmrr *rmrr, uint32_t nrmrr, uint64_t a, uint64_t len);

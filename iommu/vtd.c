@@ -78,18 +78,6 @@ int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen)
 	return 0;
 }
 
-int vtd_levels(const struct vtd_unit *u, uint64_t need)
-{
-	uint64_t sagaw = VTD_CAP_SAGAW(u->cap), mgaw = VTD_CAP_MGAW(u->cap);
-	for (int levels = 5; levels >= 3; levels--) {
-		int width = 12 + 9 * levels;
-		if ((sagaw & BIT(levels - 2)) && (uint64_t)width <= (mgaw > 48 ? 57 : mgaw > 39 ? 48 : 39) &&
-		    (width >= 64 || need <= 1ull << width))
-			return levels;
-	}
-	return 0;
-}
-
 static void clear_faults(const struct vtd_unit *u)
 {
 	for (uint32_t i = 0; i < u->nfr; i++)

@@ -25,9 +25,6 @@ struct vtd_fault {
 /* Reads VER, CAP and ECAP. Returns 0, or -1 with err (registers that read
  * as all ones: no unit there). */
 int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen);
-/* The deepest table layout (3, 4 or 5 levels: 39, 48, 57 bits) that
- * CAP.SAGAW offers within CAP.MGAW and that reaches 'need' bytes, or 0. */
-int vtd_levels(const struct vtd_unit *u, uint64_t need);
 /* Masks the fault event, clears old faults, flushes the write buffer when
  * CAP.RWBF asks, sets the root table (legacy mode), invalidates the
  * context cache and the IOTLB globally (register-based), then enables
