@@ -185,6 +185,8 @@ linux_checks() {
     'hv: EPT: guest read of hypervisor memory at GPA 0x[0-9a-f]+ .*denied'
   expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'ipigen: report hypercall rc=0'
   expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 reason=SIPI code=4 count=[1-9]' 'hvstat: end total_exits=[0-9]+'
+  # Bochs has no IOMMU: the run says DMA isolation is off, loudly, and the report repeats it.
+  expect "$n/dma-isolation-off" "$log" 'DMA isolation: off: no DMAR' 'dma_isolation=off' 'hvstat: iommu dma_isolation=off units=0'
 }
 
 # ipigen_checks NAME virtual|partition: the guest/test/ipigen module's lines (hv.ipigen=ROUNDS).
@@ -664,10 +666,14 @@ level_bochs() {
   # (The tier *choice* only: this run has no guest. That VID is really on
   # and EOIs do not exit is checked on the Linux run linux/skx.)
   expect bochs/skx-tier-choice "$log" 'tier: ipi=fast' 'tier: eoi=vid' 'tier: timer=posted'
+  # Bochs has no IOMMU (no DMAR): auto says so loudly; require refuses.
+  expect bochs/skx-dma-off-loud "$log" 'DMA isolation: off: no DMAR'
   bochs_run bochs-spr "sapphire_rapids" 1 "exit=bochs guest=none"
   expect bochs/spr-tertiary "$log" 'vmxcap: tertiary controls available, IA32_VMX_PROCBASED_CTLS3=0x0000000000000080' 'vmx: cpu0 VMXON ok' 'hv: result=pass'
   bochs_run bochs-spr-ipiv "sapphire_rapids" 1 "exit=bochs guest=none ipi=ipiv"
   expect bochs/spr-ipiv-refused "$log" 'ipi=ipiv refused' 'hv: result=fail'
+  bochs_run bochs-iommu-require "sapphire_rapids" 1 "exit=bochs guest=none iommu=require"
+  expect bochs/iommu-require-refused "$log" 'hv: iommu=require: the firmware has no DMAR \(no VT-d\): refusing to start the guest' 'hv: result=fail'
 }
 
 # Static analysis (make lint: cppcheck), clean.
