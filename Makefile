@@ -12,16 +12,18 @@ Q       := $(if $(V),,@)
 # Sources, per folder (shared by both images).
 BOOT_SRCS := boot/main.c boot/smp.c
 LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
-             lib/desc.c lib/trap.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c lib/mtrr.c
+             lib/desc.c lib/trap.c lib/percpu.c lib/paging.c lib/tsc.c lib/power.c lib/panic.c lib/mtrr.c \
+             lib/dmar.c
 APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c apic/level.c
 IPI_SRCS  := ipi/ipi.c
 TIMER_SRCS := timer/vtimer.c timer/service.c
+IOMMU_SRCS := iommu/tables.c iommu/vtd.c iommu/iommu.c iommu/edutest.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c vmx/vcpu_launch.c \
              vmx/report.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c \
              vmx/exit_io.c vmx/event.c vmx/forced.c vmx/setup.c
 GUEST_SRCS := guest/startup.c guest/linux.c guest/boot.c guest/setup.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c \
               guest/acpi.c guest/gwalk.c
-CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
+CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(IOMMU_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
 CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm vmx/entry.asm
 MB2_SRCS  := boot/multiboot2.c boot/mb2_info.c
 MB2_ASM   := boot/mb2_entry.asm
@@ -31,7 +33,7 @@ EFI_SRCS  := boot/efi.c boot/cfg.c
 UNIT_SRCS := apic/level.c guest/startup.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c \
              lib/hist.c lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
              vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c boot/mb2_info.c apic/pi.c apic/vapic.c apic/swapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c boot/cfg.c \
-             $(wildcard test/unit/*.c)
+             lib/dmar.c iommu/tables.c $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror
 FREE    := -std=gnu11 -O2 -g -ffreestanding -fno-stack-protector -mno-red-zone -mgeneral-regs-only \
@@ -105,7 +107,7 @@ $(B)/hv.efi: $(B)/hv.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
 	    --target efi-app-x86_64 --subsystem=10 $< $@
 
-$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h timer/*.h test/unit/*.h)
+$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h timer/*.h iommu/*.h test/unit/*.h)
 	@mkdir -p $(B)
 	@echo "  HOSTCC $@"
 	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
@@ -122,8 +124,8 @@ $(B)/ipiv-verdict: test/tools/ipiv_verdict.c test/unit/ipiv_model.c test/unit/ip
 # FUZZ_SECONDS (test/run-tests.sh, level "fuzz"); `make fuzz` runs each for
 # FUZZ_LONG seconds, keeping what it finds in build/fuzz/NAME.corpus.
 FUZZ_CC ?= $(shell command -v clang-14 || command -v clang)
-FUZZ_TARGETS := options cfg mb2 memmap acpi linux guest
-FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c \
+FUZZ_TARGETS := options cfg mb2 memmap acpi linux guest dmar
+FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/dmar.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c \
              guest/hypercall.c guest/msr.c guest/io.c guest/cpuid.c vmx/event.c boot/cfg.c test/fuzz/stubs.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer -Wall -Werror
@@ -143,7 +145,7 @@ lint: lint-includes
 	@command -v cppcheck >/dev/null || { echo "lint: cppcheck not found (apt-get install cppcheck)"; exit 1; }
 	@command -v clang-tidy-14 >/dev/null || { echo "lint: clang-tidy-14 not found (apt-get install clang-tidy-14)"; exit 1; }
 	cppcheck --quiet --enable=warning,portability --inline-suppr --error-exitcode=1 -D__x86_64__ --std=c11 \
-	  --template='{file}:{line}: {severity}: {message} [{id}]' boot vmx guest apic ipi timer lib
+	  --template='{file}:{line}: {severity}: {message} [{id}]' boot vmx guest apic ipi timer iommu lib
 	@echo "  clang-tidy (.clang-tidy) over $(words $(CORE_SRCS) $(MB2_SRCS) $(EFI_SRCS)) files"
 	$(Q)printf '%s\n' $(CORE_SRCS) $(MB2_SRCS) | xargs -P$$(nproc) -n4 sh -c \
 	  'clang-tidy-14 --quiet "$$@" -- -ffreestanding -fno-builtin -I. -D__x86_64__ -std=gnu11' sh

@@ -24,6 +24,8 @@
 #include "../vmx/report.h"
 #include "../vmx/setup.h"
 #include "../guest/setup.h"
+#include "../iommu/iommu.h"
+#include "../iommu/edutest.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -141,6 +143,12 @@ __noreturn void hv_main(struct boot_info *bi)
 
 	tsc_calibrate();
 
+	/* DMA isolation: decided here, turned on just before the guest runs. */
+	if (iommu_init(&acpi, opts.iommu, &bi->mem, err, sizeof err))
+		hv_fail(err);
+	if (opts.iommu_test)
+		hv_exit(iommu_edu_test(&bi->mem));
+
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */
 	cpuid_count(1, 0, &a, &b, &c, &d);
@@ -194,8 +202,8 @@ __noreturn void hv_main(struct boot_info *bi)
 
 	report_periodic_init(opts.report_s);
 	tiers_summary(&tiers, err, sizeof err);
-	pr_info("hv: platform report: loader=%s cpus=%u vmx=yes %s heap_used=%llu KiB\n", bi->loader, ncpus, err,
-		(unsigned long long)(page_alloc_used() >> 10));
+	pr_info("hv: platform report: loader=%s cpus=%u vmx=yes %s dma_isolation=%s heap_used=%llu KiB\n", bi->loader, ncpus,
+		err, iommu_available() ? "on" : "off", (unsigned long long)(page_alloc_used() >> 10));
 	if (opts.vmx_smoke_only) {
 		pr_info("hv: guest=none: stopping after the VMX smoke test\n");
 		hv_exit(true);

@@ -461,6 +461,8 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 			out->madt = pa;
 		else if (!out->fadt && memcmp(sig, "FACP", 4) == 0)
 			out->fadt = pa;
+		else if (!out->dmar && memcmp(sig, "DMAR", 4) == 0)
+			out->dmar = pa;
 	}
 
 	if (!out->madt)

@@ -27,6 +27,7 @@ struct acpi_ioapic {
 
 struct acpi_info {
 	paddr_t rsdp, root, madt, fadt, dsdt;   /* root = XSDT or RSDT; 0 = absent */
+	paddr_t dmar;                           /* VT-d's table, found, not parsed (lib/dmar.h) */
 	bool xsdt;                              /* root is an XSDT */
 	uint8_t rsdp_revision;
 	uint32_t lapic_addr;                    /* MADT, or the 64-bit override (type 5) */

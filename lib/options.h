@@ -11,6 +11,7 @@ enum irq_opt    { IRQ_OPT_AUTO = 0, IRQ_OPT_VIRTUAL, IRQ_OPT_PARTITION };
 enum hlt_opt    { HLT_OPT_AUTO = 0, HLT_OPT_GUEST, HLT_OPT_EXIT };
 enum novmx_opt  { NOVMX_LINUX = 0, NOVMX_STOP };
 enum exit_mode  { EXIT_NONE = 0, EXIT_AUTO, EXIT_S5, EXIT_QEMU, EXIT_BOCHS };
+enum iommu_opt  { IOMMU_OPT_AUTO = 0, IOMMU_OPT_REQUIRE, IOMMU_OPT_OFF };
 
 extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
 extern const char *const eoi_tier_names[];
@@ -19,6 +20,7 @@ extern const char *const exit_mode_names[];
 extern const char *const irq_opt_names[];
 extern const char *const hlt_opt_names[];
 extern const char *const novmx_opt_names[];
+extern const char *const iommu_opt_names[];
 
 struct hv_options {
 	uint16_t serial_port;   /* console=com1|com2|com3|com4|0xNNNN (default com1) */
@@ -38,6 +40,9 @@ struct hv_options {
 	uint32_t report_s;      /* report=SECONDS: an interval report every SECONDS (0, the default: none) */
 	bool ipiv_test;         /* ipivtest=1: test aid, three PID-pointer entries past the last vCPU
 	                           (absent, reserved bits set, a spare descriptor with SN=1) */
+	int iommu;              /* iommu=auto|require|off: DMA isolation with VT-d */
+	bool iommu_test;        /* iommutest=1: test aid, DMA remapping as for a guest, then the edu
+	                           device's DMA engine against it; no guest */
 };
 
 void options_defaults(struct hv_options *o);

@@ -58,7 +58,7 @@ qemu_run() {
     tools/mkusb.sh "$img" $B/hv.efi >/dev/null || { rc=255; return; }
   local t0=$SECONDS
   tools/run-qemu.sh "$img" "$log" "$3" 120; rc=$?
-  echo "  $1: QEMU exit $rc after $((SECONDS - t0)) s"
+  echo "  $1: QEMU exit $rc after $((SECONDS - t0)) s${HV_QEMU_DEVICES:+ ($HV_QEMU_DEVICES)}"
   rm -f "$img"
 }
 
@@ -110,6 +110,40 @@ level_qemu() {
   HV_CFG_EXTRA='kernal=\hv\vmlinuz' qemu_run qemu-cfg-malformed "exit=qemu" 1
   [ "$rc" = 35 ] && ok qemu/catalog-malformed-cfg-fails || bad qemu/catalog-malformed-cfg-fails "QEMU exit $rc (35 = fail)"
   expect qemu/catalog-malformed-cfg-named "$log" "efi: hv.cfg line [0-9]+ 'kernal=.hv.vmlinuz': not options=" 'hv: result=fail'
+  # DMA isolation (VT-d) judged by QEMU's own intel-iommu: iommutest=1 turns
+  # remapping on as for a guest, then drives the edu device's DMA engine:
+  # a guest page through the device (equal, no fault), a hypervisor page read
+  # and written (blocked, data unchanged, one fault each with edu's source ID,
+  # the page and the reason), a write above the guest's memory and one
+  # beyond the tables' address width (blocked, recorded).
+  local iommu_cfg name levels
+  for iommu_cfg in "aw-bits=39:3" "aw-bits=48:4" "aw-bits=48,caching-mode=on:4"; do
+    levels=${iommu_cfg##*:}; iommu_cfg=${iommu_cfg%:*}
+    name=qemu-iommu-${iommu_cfg//[=,]/-}
+    HV_QEMU_DEVICES="-device intel-iommu,$iommu_cfg -device edu,dma_mask=0xffffffffffffffff" \
+      qemu_run "$name" "exit=qemu iommutest=1" 2
+    [ "$rc" = 33 ] && ok "qemu/$name-pass" || { bad "qemu/$name-pass" "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+    expect "qemu/$name-on" "$log" 'DMAR: .*1 DRHD' 'DRHD 0: registers at 0x[0-9a-f]+, segment 0, [1-9][0-9]* scopes' \
+      'DMAR:     scope endpoint id 0 bus 0 path 2\.0' \
+      'memmap: hypervisor owns .* VT-d registers' 'DMA isolation: on: 1 remapping unit' \
+      "iommu: identity tables \\($levels-level" 'iommu: unit 0 at 0x[0-9a-f]+: root table .* translation on'
+    expect "qemu/$name-guest-page" "$log" 'iommutest: guest-page: .*data equal, 0 faults: ok' 'iommutest: guest-page-again: ok'
+    expect "qemu/$name-hv-blocked" "$log" 'iommutest: hv-read: 1 fault recorded, .* reason 6 .*: ok' \
+      'iommutest: hv-read: edu read of hypervisor page 0x[0-9a-f]+: blocked.*: ok' \
+      'iommutest: hv-write: 1 fault recorded, .* reason 5 .*: ok' 'iommutest: hv-write: .*page unchanged: ok'
+    expect "qemu/$name-above" "$log" 'iommutest: above-guest: 1 fault recorded, .* write, reason 5 .*: ok' \
+      'iommutest: beyond-width: 1 fault recorded, .* reason 4 .*: ok'
+    expect "qemu/$name-report" "$log" 'hvstat: iommu dma_isolation=on units=1 levels='"$levels"' faults=4 reads=1 writes=3 overflows=0' \
+      'iommutest: 6 of 6 checks passed' 'hv: result=pass'
+  done
+  # No DMAR (q35 without intel-iommu): auto says so loudly; require refuses.
+  HV_QEMU_DEVICES="-device edu" qemu_run qemu-iommu-require-none "exit=qemu iommu=require" 1
+  [ "$rc" = 35 ] && ok qemu/iommu-require-refuses || bad qemu/iommu-require-refuses "QEMU exit $rc (35 = fail)"
+  expect qemu/iommu-require-named "$log" 'hv: iommu=require: the firmware has no DMAR \(no VT-d\): refusing to start the guest' 'hv: result=fail'
+  expect qemu/iommu-auto-off-loud "$LOGS/qemu-silent-cpu.ser" 'DMA isolation: off: no DMAR'
+  HV_QEMU_DEVICES="-device intel-iommu -device edu,dma_mask=0xffffffffffffffff" qemu_run qemu-iommu-off "exit=qemu iommu=off iommutest=1" 1
+  [ "$rc" = 35 ] && ok qemu/iommu-off-test-fails || bad qemu/iommu-off-test-fails "QEMU exit $rc (35 = fail: iommutest without remapping)"
+  expect qemu/iommu-off-said "$log" 'DMA isolation: off: iommu=off'
   qemu_run qemu-badopt "exit=qemu ipi=bogus" 1
   [ "$rc" = 35 ] && ok qemu/bad-option-fails || bad qemu/bad-option-fails "QEMU exit $rc (35 = fail)"
   expect qemu/bad-option-message "$log" "hv: option 'ipi=bogus': bad value, expected one of auto, ipiv, fast, pv, trap" 'hv: result=fail'
@@ -151,6 +185,8 @@ linux_checks() {
     'hv: EPT: guest read of hypervisor memory at GPA 0x[0-9a-f]+ .*denied'
   expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'ipigen: report hypercall rc=0'
   expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 reason=SIPI code=4 count=[1-9]' 'hvstat: end total_exits=[0-9]+'
+  # Bochs has no IOMMU: the run says DMA isolation is off, loudly, and the report repeats it.
+  expect "$n/dma-isolation-off" "$log" 'DMA isolation: off: no DMAR' 'dma_isolation=off' 'hvstat: iommu dma_isolation=off units=0'
 }
 
 # ipigen_checks NAME virtual|partition: the guest/test/ipigen module's lines (hv.ipigen=ROUNDS).
@@ -638,10 +674,14 @@ level_bochs() {
   # (The tier *choice* only: this run has no guest. That VID is really on
   # and EOIs do not exit is checked on the Linux run linux/skx.)
   expect bochs/skx-tier-choice "$log" 'tier: ipi=fast' 'tier: eoi=vid' 'tier: timer=posted'
+  # Bochs has no IOMMU (no DMAR): auto says so loudly; require refuses.
+  expect bochs/skx-dma-off-loud "$log" 'DMA isolation: off: no DMAR'
   bochs_run bochs-spr "sapphire_rapids" 1 "exit=bochs guest=none"
   expect bochs/spr-tertiary "$log" 'vmxcap: tertiary controls available, IA32_VMX_PROCBASED_CTLS3=0x0000000000000080' 'vmx: cpu0 VMXON ok' 'hv: result=pass'
   bochs_run bochs-spr-ipiv "sapphire_rapids" 1 "exit=bochs guest=none ipi=ipiv"
   expect bochs/spr-ipiv-refused "$log" 'ipi=ipiv refused' 'hv: result=fail'
+  bochs_run bochs-iommu-require "sapphire_rapids" 1 "exit=bochs guest=none iommu=require"
+  expect bochs/iommu-require-refused "$log" 'hv: iommu=require: the firmware has no DMAR \(no VT-d\): refusing to start the guest' 'hv: result=fail'
 }
 
 # Static analysis (make lint: cppcheck), clean.
@@ -681,7 +721,7 @@ level_fuzz() {
     tail -n 5 "$LOGS/fuzz-build.log"
     return
   fi
-  for t in options cfg mb2 memmap acpi linux guest; do
+  for t in options cfg mb2 memmap acpi linux guest dmar; do
     work=$(mktemp -d "${TMPDIR:-/tmp}/hv-fuzz.XXXXXX")
     cp test/fuzz/corpus/$t/* "$work/" 2>/dev/null
     out=$($B/fuzz/$t -max_total_time="${FUZZ_SECONDS:-10}" -artifact_prefix="$LOGS/fuzz-$t-" "$work" 2>&1); rc=$?

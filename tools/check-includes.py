@@ -6,7 +6,7 @@
                                 fixtures in test/fixtures/includes/), with
                                 no allow-list
 
-Every .c and .h under boot lib apic ipi timer vmx guest (not guest/test/) is
+Every .c and .h under boot lib apic ipi timer iommu vmx guest (not guest/test/) is
 read; each `#include "..."` is resolved relative to the including file. A
 module is a .c with its .h (path without extension: lib/desc). Fails (exit 1)
 and names:
@@ -22,15 +22,15 @@ import os
 import re
 import sys
 
-FOLDERS = ["boot", "lib", "apic", "ipi", "timer", "vmx", "guest"]
+FOLDERS = ["boot", "lib", "apic", "ipi", "timer", "iommu", "vmx", "guest"]
 EXCLUDE = ["guest/test"]          # the test guest's programs (Linux modules, user tools)
 MAX_LINES = 650
 
 # The layers, bottom to top, as what each folder may include besides itself.
 #   lib                      the freestanding core: includes nothing above it
-#   apic, timer, ipi         may include lib; ipi may include apic (the
+#   apic, timer, ipi, iommu  may include lib; ipi may include apic (the
 #                            PID-pointer table), never the other way; timer
-#                            includes neither
+#                            and iommu (VT-d) include neither
 #   guest, vmx               may include everything below; vmx may include
 #                            guest (the policies its exit handlers apply),
 #                            never the other way
@@ -40,9 +40,10 @@ LAYERS = {
     "apic": {"lib"},
     "timer": {"lib"},
     "ipi": {"lib", "apic"},
-    "guest": {"lib", "apic", "ipi", "timer"},
-    "vmx": {"lib", "apic", "ipi", "timer", "guest"},
-    "boot": {"lib", "apic", "ipi", "timer", "guest", "vmx"},
+    "iommu": {"lib"},
+    "guest": {"lib", "apic", "ipi", "timer", "iommu"},
+    "vmx": {"lib", "apic", "ipi", "timer", "iommu", "guest"},
+    "boot": {"lib", "apic", "ipi", "timer", "iommu", "guest", "vmx"},
 }
 
 # ---------------------------------------------------------------------------

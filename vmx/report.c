@@ -3,6 +3,7 @@
 #include "vcpu.h"
 #include "virq.h"
 #include "../apic/pi.h"
+#include "../iommu/iommu.h"
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
 #include "../lib/spinlock.h"
@@ -93,6 +94,7 @@ void report_print(const char *why)
 			(unsigned long long)s->pir[3], (unsigned long long)s->pir[2], (unsigned long long)s->pir[1],
 			(unsigned long long)s->pir[0], s->control & PI_ON ? 1 : 0, s->control & PI_SN ? 1 : 0);
 	}
+	iommu_report();         /* DMA isolation and the DMA faults, polled now */
 	pr_info("hvstat: end total_exits=%llu\n", (unsigned long long)total);
 	spin_unlock(&report_lock);
 }

@@ -22,6 +22,7 @@
 #include "../guest/msr.h"
 #include "../guest/io.h"
 #include "../timer/service.h"
+#include "../iommu/iommu.h"
 
 /* The housekeeping CPU's work: the timer service, forever. */
 static void housekeeping_main(void)
@@ -196,5 +197,8 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	vmx_env.mem = &s->bi->mem;
 	vmx_env.acpi = acpi;
 
+	/* DMA isolation before any guest instruction runs (iommu=auto|require). */
+	if (iommu_enable(&s->bi->mem, err, sizeof err))
+		hv_fail(err);
 	launch_all(&gb);
 }

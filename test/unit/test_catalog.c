@@ -28,6 +28,7 @@ TEST(catalog_options)
 		{ "ipi", "expected key=value" }, { "smp=99999999999999999999", "smp=99999999999999999999" },
 		{ "irq=", "irq=" }, { "console=", "console=" }, { "housekeeping=", "housekeeping=" },
 		{ "aptimeout=abc", "aptimeout=abc" }, { "exit=bochs timer=trap ipi=ipi", "ipi=ipi" },
+		{ "iommu=on", "iommu=on': bad value, expected one of auto, require, off" }, { "iommutest=yes", "iommutest=yes" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct hv_options o;

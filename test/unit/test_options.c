@@ -446,3 +446,22 @@ TEST(options_novmx)
 	CHECK_CONTAINS(err, "novmx=windows");
 	CHECK_CONTAINS(err, "linux, stop");
 }
+
+TEST(options_iommu)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.iommu, IOMMU_OPT_AUTO);
+	CHECK(!o.iommu_test);
+	CHECK_EQ(options_parse("iommu=require iommutest=1", &o, err, sizeof err), 0);
+	CHECK_EQ(o.iommu, IOMMU_OPT_REQUIRE);
+	CHECK(o.iommu_test);
+	CHECK_EQ(options_parse("iommu=off iommutest=0", &o, err, sizeof err), 0);
+	CHECK_EQ(o.iommu, IOMMU_OPT_OFF);
+	CHECK(!o.iommu_test);
+	CHECK_EQ(options_parse("iommu=auto", &o, err, sizeof err), 0);
+	CHECK_EQ(o.iommu, IOMMU_OPT_AUTO);
+	CHECK_EQ(options_parse("iommu=strict", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "iommu=strict");
+}

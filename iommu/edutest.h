@@ -1,0 +1,14 @@
+/* iommutest=1, a test aid for machines without VMX (QEMU's TCG with
+ * -device intel-iommu and -device edu): DMA remapping programmed as for a
+ * guest, then QEMU's edu device (vendor 1234, device 11e8) driven through its
+ * DMA engine against it: to and from a guest page (must work), from and to
+ * a hypervisor page (must be blocked and recorded), above the guest's memory
+ * and beyond the address width (blocked, recorded). */
+#ifndef IOMMU_EDUTEST_H
+#define IOMMU_EDUTEST_H
+#include "../lib/types.h"
+#include "../lib/memmap.h"
+
+/* Runs every check, printing one "iommutest:" line each; true when all pass. */
+bool iommu_edu_test(const struct memmap *mem);
+#endif

@@ -1,0 +1,171 @@
+/* DMA isolation (see iommu.h). */
+#include "iommu.h"
+#include "tables.h"
+#include "vtd_defs.h"
+#include "../lib/dmar.h"
+#include "../lib/options.h"
+#include "../lib/printk.h"
+#include "../lib/string.h"
+
+#define FAULT_REASONS 16
+
+static struct {
+	const char *state;              /* for the banner and the report */
+	bool available, on;
+	struct dmar_info dmar;
+	uint32_t nunits;
+	struct vtd_unit unit[DMAR_MAX_DRHD];
+	int levels;
+	struct vtd_map_stats st;
+	uint64_t faults, overflows, by_reason[FAULT_REASONS + 1], reads, writes;
+} io = { .state = "off: not set up" };
+
+bool iommu_available(void) { return io.available; }
+const char *iommu_state_name(void) { return io.state; }
+int iommu_levels(void) { return io.levels; }
+
+int iommu_init(const struct acpi_info *acpi, int opt, struct memmap *mem, char *err, size_t errlen)
+{
+	if (opt == IOMMU_OPT_OFF) {
+		io.state = "off: iommu=off (test aid: devices reach every byte, the hypervisor's included)";
+		pr_warn("DMA isolation: %s\n", io.state);
+		return 0;
+	}
+	if (!acpi->dmar) {
+		if (opt == IOMMU_OPT_REQUIRE) {
+			snprintf(err, errlen, "iommu=require: the firmware has no DMAR (no VT-d): refusing to start the guest");
+			return -1;
+		}
+		io.state = "off: no DMAR";
+		pr_warn("DMA isolation: off: no DMAR: every device the guest drives can read and write the hypervisor's memory\n");
+		return 0;
+	}
+	uint64_t avail = acpi->dmar >= acpi_readable_lo && acpi->dmar < acpi_readable_hi ? acpi_readable_hi - acpi->dmar : 0;
+	if (dmar_parse((const uint8_t *)(uintptr_t)acpi->dmar, avail, &io.dmar, err, errlen))
+		return -1;
+	dmar_print(&io.dmar);
+	for (uint32_t i = 0; i < io.dmar.ndrhd; i++) {
+		const struct dmar_drhd *d = &io.dmar.drhd[i];
+		uint64_t len = PAGE_SIZE << d->size;
+		if (d->base + len > acpi_readable_hi) {
+			snprintf(err, errlen, "iommu: DRHD %u registers at 0x%llx lie outside the identity map", i,
+				 (unsigned long long)d->base);
+			return -1;
+		}
+		if (vtd_probe(&io.unit[i], d->base, err, errlen))
+			return -1;
+		if (!memmap_claim(mem, d->base, len)) {
+			snprintf(err, errlen, "memmap: table full while claiming the VT-d registers");
+			return -1;
+		}
+		pr_info("memmap: hypervisor owns [%016llx-%016llx] VT-d registers (DRHD %u)\n", (unsigned long long)d->base,
+			(unsigned long long)(d->base + len - 1), i);
+		const struct vtd_unit *u = &io.unit[i];
+		pr_info("iommu: unit %u: version %u.%u, CAP 0x%llx, ECAP 0x%llx: SAGAW 0x%llx, MGAW %llu, %u fault registers at 0x%x, IOTLB at 0x%x%s%s%s\n",
+			i, (u->ver >> 4) & 0xf, u->ver & 0xf, (unsigned long long)u->cap, (unsigned long long)u->ecap,
+			(unsigned long long)VTD_CAP_SAGAW(u->cap), (unsigned long long)VTD_CAP_MGAW(u->cap), u->nfr, u->fro,
+			u->iro, (u->cap & VTD_CAP_CM) ? ", caching mode" : "", (u->cap & VTD_CAP_RWBF) ? ", write-buffer flush" : "",
+			(u->ecap & VTD_ECAP_QI) ? ", queued invalidation (unused: register-based)" : "");
+	}
+	io.nunits = io.dmar.ndrhd;
+	bool all = false;
+	for (uint32_t i = 0; i < io.dmar.ndrhd; i++)
+		all = all || (io.dmar.drhd[i].flags & DMAR_DRHD_INCLUDE_PCI_ALL);
+	if (!all)
+		pr_warn("iommu: no DRHD has INCLUDE_PCI_ALL: only the devices in the DRHDs' scopes are remapped (%u scopes)\n",
+			io.dmar.nscopes);
+	io.available = true;
+	io.state = "on";
+	pr_info("DMA isolation: on: %u remapping unit%s (VT-d), turned on before the guest starts\n", io.nunits,
+		io.nunits == 1 ? "" : "s");
+	return 0;
+}
+
+int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
+{
+	if (!io.available)
+		return 0;
+	/* One layout for every unit: the deepest each offers, the least of them. */
+	uint64_t need = memmap_end(mem);
+	for (uint32_t i = 0; i < io.dmar.nrmrr; i++)
+		if (io.dmar.rmrr[i].limit + 1 > need)
+			need = io.dmar.rmrr[i].limit + 1;
+	int levels = 5;
+	bool lp2m = true, lp1g = true;
+	for (uint32_t i = 0; i < io.nunits; i++) {
+		int l = vtd_levels(io.unit[i].cap, need);
+		if (!l) {
+			snprintf(err, errlen, "iommu: unit %u: no table layout in SAGAW 0x%llx reaches 0x%llx", i,
+				 (unsigned long long)VTD_CAP_SAGAW(io.unit[i].cap), (unsigned long long)need);
+			return -1;
+		}
+		levels = l < levels ? l : levels;
+		lp2m = lp2m && (VTD_CAP_SLLPS(io.unit[i].cap) & 1);
+		lp1g = lp1g && (VTD_CAP_SLLPS(io.unit[i].cap) & 2);
+	}
+	for (uint32_t i = 0; i < io.nunits; i++)
+		if (!(VTD_CAP_SAGAW(io.unit[i].cap) & BIT(levels - 2))) {
+			snprintf(err, errlen, "iommu: the units share no table layout (unit %u lacks %d levels)", i, levels);
+			return -1;
+		}
+	paddr_t sl = vtd_sl_build(mem, io.dmar.rmrr, io.dmar.nrmrr, levels, lp2m, lp1g, &io.st, err, errlen);
+	if (!sl)
+		return -1;
+	paddr_t root = vtd_root_build(sl, levels, VTD_DOMAIN_ID, &io.st);
+	io.levels = levels;
+	pr_info("iommu: identity tables (%d-level, %d-bit) to 0x%llx: %llu x 1G, %llu x 2M, %llu x 4K pages, %llu 4K hypervisor pages left out, %llu tables; %u RMRRs mapped%s\n",
+		levels, 12 + 9 * levels, (unsigned long long)io.st.end, (unsigned long long)io.st.pages_1g,
+		(unsigned long long)io.st.pages_2m, (unsigned long long)io.st.pages_4k, (unsigned long long)io.st.hv_pages_out,
+		(unsigned long long)io.st.tables, io.dmar.nrmrr, io.st.rmrr_hv_conflicts ? " (some overlap the hypervisor: those pages left out)" : "");
+	for (uint32_t i = 0; i < io.nunits; i++) {
+		if (vtd_enable(&io.unit[i], root, err, errlen))
+			return -1;
+		pr_info("iommu: unit %u at 0x%llx: root table 0x%llx, context cache and IOTLB invalidated, translation on\n", i,
+			(unsigned long long)io.unit[i].base, (unsigned long long)root);
+	}
+	io.on = true;
+	return 0;
+}
+
+uint32_t iommu_poll_faults(struct vtd_fault *last)
+{
+	struct vtd_fault f[16];
+	uint32_t total = 0;
+	for (uint32_t i = 0; i < io.nunits; i++) {
+		if (!io.unit[i].on)
+			continue;
+		bool overflow;
+		uint32_t n = vtd_read_faults(&io.unit[i], f, ARRAY_SIZE(f), &overflow);
+		if (overflow) {
+			io.overflows++;
+			pr_warn("iommu: unit %u: fault recording overflowed: faults lost\n", i);
+		}
+		for (uint32_t k = 0; k < n; k++) {
+			io.faults++;
+			io.by_reason[f[k].reason < FAULT_REASONS ? f[k].reason : FAULT_REASONS]++;
+			if (f[k].read)
+				io.reads++;
+			else
+				io.writes++;
+			pr_warn("iommu: DMA fault %llu on unit %u: source %02x:%02x.%u (0x%04x) %s at 0x%llx, reason %u (%s): blocked, recorded\n",
+				(unsigned long long)io.faults, i, f[k].sid >> 8, (f[k].sid >> 3) & 31, f[k].sid & 7, f[k].sid,
+				f[k].read ? "read" : "write", (unsigned long long)f[k].addr, f[k].reason,
+				vtd_fault_reason_name(f[k].reason));
+			if (last)
+				*last = f[k];
+		}
+		total += n;
+	}
+	return total;
+}
+
+void iommu_report(void)
+{
+	iommu_poll_faults(NULL);
+	pr_info("hvstat: iommu dma_isolation=%s units=%u levels=%d faults=%llu reads=%llu writes=%llu overflows=%llu\n",
+		io.on ? "on" : "off", io.nunits, io.levels, (unsigned long long)io.faults, (unsigned long long)io.reads,
+		(unsigned long long)io.writes, (unsigned long long)io.overflows);
+	for (uint32_t r = 0; r <= FAULT_REASONS; r++)
+		if (io.by_reason[r])
+			pr_info("hvstat: iommu fault_reason=%u count=%llu\n", r, (unsigned long long)io.by_reason[r]);
+}

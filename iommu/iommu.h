@@ -1,0 +1,32 @@
+/* DMA isolation: the hypervisor's use of VT-d. iommu_init decides from the
+ * firmware's DMAR and iommu=, claims every unit's registers (so that EPT and
+ * the guest's e820 leave them out: the guest reads the sink there);
+ * iommu_enable builds the tables and turns translation on, before the
+ * guest runs; faults are polled, counted and reported, never fatal. */
+#ifndef IOMMU_IOMMU_H
+#define IOMMU_IOMMU_H
+#include "../lib/types.h"
+#include "../lib/memmap.h"
+#include "../lib/acpi.h"
+#include "vtd.h"
+
+/* Parses the DMAR and probes its units. iommu=off: nothing; auto without a
+ * DMAR: "DMA isolation: off: no DMAR" said loudly; require without one, a
+ * bad DMAR, or a unit that does not answer: -1 with err. Prints the
+ * "DMA isolation:" line. */
+int iommu_init(const struct acpi_info *acpi, int opt, struct memmap *mem, char *err, size_t errlen);
+/* Whether iommu_init found units to program. */
+bool iommu_available(void);
+/* Identity tables of everything but the hypervisor's memory (and the RMRRs),
+ * translation on in every unit. Returns 0, or -1 with err. */
+int iommu_enable(const struct memmap *mem, char *err, size_t errlen);
+/* Reads every unit's recorded faults: each logged and counted. Returns how
+ * many were new; the last one in *last when last is not NULL. */
+uint32_t iommu_poll_faults(struct vtd_fault *last);
+/* "on", "off: no DMAR", ... for the banner and the platform report. */
+const char *iommu_state_name(void);
+/* hvstat: lines: the state, the units, the faults by reason. */
+void iommu_report(void);
+/* The deepest table levels chosen (after iommu_enable), the units. */
+int iommu_levels(void);
+#endif

@@ -1,0 +1,178 @@
+/* A VT-d remapping unit (see vtd.h). The sequence follows the VT-d
+ * specification, "Register Descriptions" (GCMD: write the current status
+ * without the one-shot bits, plus the one command; poll GSTS) and
+ * "Invalidation of Translation Caches" (register-based: context cache,
+ * then IOTLB, globally, after the root table is set). */
+#include "vtd.h"
+#include "vtd_defs.h"
+#include "../lib/printk.h"
+#include "../lib/tsc.h"
+#include "../lib/cpu.h"
+
+#define VTD_TIMEOUT_US 1000000
+
+static uint32_t rd32(const struct vtd_unit *u, uint32_t off)
+{
+	return *(volatile uint32_t *)(uintptr_t)(u->base + off);
+}
+static uint64_t rd64(const struct vtd_unit *u, uint32_t off)
+{
+	return *(volatile uint64_t *)(uintptr_t)(u->base + off);
+}
+static void wr32(const struct vtd_unit *u, uint32_t off, uint32_t v)
+{
+	*(volatile uint32_t *)(uintptr_t)(u->base + off) = v;
+}
+static void wr64(const struct vtd_unit *u, uint32_t off, uint64_t v)
+{
+	*(volatile uint64_t *)(uintptr_t)(u->base + off) = v;
+}
+
+/* Waits until (reg & mask) == want; false on timeout. */
+static bool wait32(const struct vtd_unit *u, uint32_t off, uint32_t mask, uint32_t want)
+{
+	uint64_t until = rdtsc() + tsc_from_us(VTD_TIMEOUT_US);
+	while ((rd32(u, off) & mask) != want)
+		if (rdtsc() > until)
+			return false;
+	return true;
+}
+static bool wait64_clear(const struct vtd_unit *u, uint32_t off, uint64_t bit)
+{
+	uint64_t until = rdtsc() + tsc_from_us(VTD_TIMEOUT_US);
+	while (rd64(u, off) & bit)
+		if (rdtsc() > until)
+			return false;
+	return true;
+}
+
+/* One global command: the status minus one-shot bits, plus cmd (set) or
+ * minus it (clear); then GSTS must follow. */
+static bool gcmd(const struct vtd_unit *u, uint32_t cmd, bool set, uint32_t status_bit)
+{
+	uint32_t sts = rd32(u, VTD_GSTS) & ~VTD_GSTS_ONESHOT;
+	wr32(u, VTD_GCMD, set ? sts | cmd : sts & ~cmd);
+	return wait32(u, VTD_GSTS, status_bit, set ? status_bit : 0);
+}
+
+int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen)
+{
+	u->base = base;
+	u->on = false;
+	u->ver = rd32(u, VTD_VER);
+	u->cap = rd64(u, VTD_CAP);
+	u->ecap = rd64(u, VTD_ECAP);
+	if (u->ver == 0xffffffffu || u->cap == ~0ull || !u->cap) {
+		snprintf(err, errlen, "iommu: no remapping unit answers at 0x%llx (CAP 0x%llx)", (unsigned long long)base,
+			 (unsigned long long)u->cap);
+		return -1;
+	}
+	u->fro = (uint32_t)VTD_CAP_FRO(u->cap);
+	u->nfr = (uint32_t)VTD_CAP_NFR(u->cap);
+	u->iro = (uint32_t)VTD_ECAP_IRO(u->ecap);
+	if (u->fro + 16 * u->nfr > 0x10000 || u->iro + 16 > 0x10000) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: fault registers at 0x%x x%u or IOTLB at 0x%x beyond its registers",
+			 (unsigned long long)base, u->fro, u->nfr, u->iro);
+		return -1;
+	}
+	return 0;
+}
+
+static void clear_faults(const struct vtd_unit *u)
+{
+	for (uint32_t i = 0; i < u->nfr; i++)
+		wr32(u, u->fro + 16 * i + 12, (uint32_t)(VTD_FRCD_F >> 32));   /* F is write-1-to-clear */
+	wr32(u, VTD_FSTS, rd32(u, VTD_FSTS) & (VTD_FSTS_PFO | VTD_FSTS_PPF));
+}
+
+int vtd_enable(struct vtd_unit *u, paddr_t root, char *err, size_t errlen)
+{
+	const char *step;
+	uint32_t sts = rd32(u, VTD_GSTS);
+	if (sts & VTD_GCMD_TE) {
+		pr_warn("iommu: unit at 0x%llx: translation already on (GSTS 0x%x): turned off first\n",
+			(unsigned long long)u->base, sts);
+		if (!gcmd(u, VTD_GCMD_TE, false, VTD_GCMD_TE)) { step = "turning translation off"; goto timeout; }
+	}
+	if (sts & VTD_GCMD_IRE)
+		pr_warn("iommu: unit at 0x%llx: interrupt remapping left on by the firmware\n", (unsigned long long)u->base);
+	/* The register-based invalidation interface cannot be used while the
+	 * queued one is on (left on by the firmware): turn it off. */
+	if (sts & VTD_GCMD_QIE) {
+		pr_warn("iommu: unit at 0x%llx: queued invalidation left on by the firmware: turned off\n",
+			(unsigned long long)u->base);
+		if (!gcmd(u, VTD_GCMD_QIE, false, VTD_GCMD_QIE)) { step = "turning queued invalidation off"; goto timeout; }
+	}
+	/* Faults are polled (the report, the test aid), never an interrupt. */
+	wr32(u, VTD_FECTL, VTD_FECTL_IM);
+	clear_faults(u);
+	/* Tables in write-back memory: a unit that does not snoop (ECAP.C
+	 * clear) reads them from memory. */
+	if (!(u->ecap & BIT(0)))
+		__asm__ volatile("wbinvd" ::: "memory");
+	if (u->cap & VTD_CAP_RWBF) {
+		uint32_t s = rd32(u, VTD_GSTS) & ~VTD_GSTS_ONESHOT;
+		wr32(u, VTD_GCMD, s | VTD_GCMD_WBF);
+		if (!wait32(u, VTD_GSTS, VTD_GCMD_WBF, 0)) { step = "write-buffer flush"; goto timeout; }
+	}
+	wr64(u, VTD_RTADDR, root & VTD_ADDR_MASK);   /* TTM 00b: legacy mode */
+	if (!gcmd(u, VTD_GCMD_SRTP, true, VTD_GCMD_SRTP)) { step = "setting the root table"; goto timeout; }
+	wr64(u, VTD_CCMD, VTD_CCMD_ICC | VTD_CCMD_GLOBAL);
+	if (!wait64_clear(u, VTD_CCMD, VTD_CCMD_ICC)) { step = "context-cache invalidation"; goto timeout; }
+	wr64(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT | VTD_IOTLB_GLOBAL | VTD_IOTLB_DR | VTD_IOTLB_DW);
+	if (!wait64_clear(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT)) { step = "IOTLB invalidation"; goto timeout; }
+	if (!gcmd(u, VTD_GCMD_TE, true, VTD_GCMD_TE)) { step = "enabling translation"; goto timeout; }
+	u->on = true;
+	return 0;
+timeout:
+	snprintf(err, errlen, "iommu: unit at 0x%llx: %s timed out (GSTS 0x%x)", (unsigned long long)u->base, step,
+		 rd32(u, VTD_GSTS));
+	return -1;
+}
+
+uint32_t vtd_read_faults(struct vtd_unit *u, struct vtd_fault *f, uint32_t max, bool *overflow)
+{
+	uint32_t n = 0, fsts = rd32(u, VTD_FSTS);
+	*overflow = fsts & VTD_FSTS_PFO;
+	if (fsts & VTD_FSTS_PPF) {
+		/* From the index FSTS names, every register with F set, around. */
+		uint32_t first = (uint32_t)VTD_FSTS_FRI(fsts) % u->nfr;
+		for (uint32_t k = 0; k < u->nfr; k++) {
+			uint32_t off = u->fro + 16 * ((first + k) % u->nfr);
+			uint64_t hi = rd64(u, off + 8);
+			if (!(hi & VTD_FRCD_F))
+				continue;
+			if (n < max) {
+				f[n].sid = (uint16_t)VTD_FRCD_SID(hi);
+				f[n].reason = (uint8_t)VTD_FRCD_REASON(hi);
+				f[n].read = hi & VTD_FRCD_T_READ;
+				f[n].addr = rd64(u, off) & ~0xfffull;
+			}
+			n++;
+			wr32(u, off + 12, (uint32_t)(VTD_FRCD_F >> 32));
+		}
+	}
+	if (*overflow)
+		wr32(u, VTD_FSTS, VTD_FSTS_PFO);
+	return n < max ? n : max;
+}
+
+const char *vtd_fault_reason_name(uint8_t r)
+{
+	switch (r) {
+	case VTD_FR_ROOT_P:    return "root entry not present";
+	case VTD_FR_CTX_P:     return "context entry not present";
+	case VTD_FR_CTX_INV:   return "context entry invalid";
+	case VTD_FR_BEYOND_AW: return "address beyond the address width";
+	case VTD_FR_WRITE:     return "write to a page not writable (not mapped)";
+	case VTD_FR_READ:      return "read of a page not readable (not mapped)";
+	case 0x7:              return "second-level entry unreadable";
+	case 0x8:              return "root table unreadable";
+	case 0x9:              return "context table unreadable";
+	case 0xa:              return "root entry reserved bits";
+	case 0xb:              return "context entry reserved bits";
+	case 0xc:              return "second-level entry reserved bits";
+	case 0xd:              return "translation type blocked";
+	default:               return "other";
+	}
+}

@@ -1,0 +1,38 @@
+/* One VT-d remapping hardware unit (a DRHD): its capabilities, turning DMA
+ * remapping on with a given root table, and reading its fault recording
+ * registers. The registers are reached through the identity map. */
+#ifndef IOMMU_VTD_H
+#define IOMMU_VTD_H
+#include "../lib/types.h"
+
+struct vtd_unit {
+	uint64_t base;          /* register page(s) */
+	uint32_t ver;
+	uint64_t cap, ecap;
+	uint32_t fro, nfr;      /* fault recording registers: offset, count */
+	uint32_t iro;           /* IOTLB registers' offset */
+	bool on;                /* translation enabled by us */
+};
+
+/* A DMA fault read from a fault recording register. */
+struct vtd_fault {
+	uint16_t sid;           /* source ID: bus << 8 | device << 3 | function */
+	uint64_t addr;          /* the page of the faulting request */
+	uint8_t reason;
+	bool read;
+};
+
+/* Reads VER, CAP and ECAP. Returns 0, or -1 with err (registers that read
+ * as all ones: no unit there). */
+int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen);
+/* Masks the fault event, clears old faults, flushes the write buffer when
+ * CAP.RWBF asks, sets the root table (legacy mode), invalidates the
+ * context cache and the IOTLB globally (register-based), then enables
+ * translation and waits for GSTS.TES. Returns 0, or -1 with err. */
+int vtd_enable(struct vtd_unit *u, paddr_t root, char *err, size_t errlen);
+/* Reads every recorded fault into f (up to max), clearing each; *overflow
+ * is set when the unit dropped faults (FSTS.PFO, cleared). Returns the count. */
+uint32_t vtd_read_faults(struct vtd_unit *u, struct vtd_fault *f, uint32_t max, bool *overflow);
+/* A short description of a fault reason. */
+const char *vtd_fault_reason_name(uint8_t reason);
+#endif

@@ -1,0 +1,92 @@
+/* Intel VT-d (Virtualization Technology for Directed I/O) architecture
+ * constants: the remapping unit's registers ("Register Descriptions"), the
+ * legacy-mode root and context entries and the second-level paging entries
+ * ("Translation Structure Formats"), and the fault reasons ("Non-recoverable
+ * Fault Reason Encodings"). */
+#ifndef IOMMU_VTD_DEFS_H
+#define IOMMU_VTD_DEFS_H
+#include "../lib/types.h"
+
+/* Register offsets. */
+#define VTD_VER      0x00
+#define VTD_CAP      0x08
+#define VTD_ECAP     0x10
+#define VTD_GCMD     0x18
+#define VTD_GSTS     0x1c
+#define VTD_RTADDR   0x20
+#define VTD_CCMD     0x28
+#define VTD_FSTS     0x34
+#define VTD_FECTL    0x38
+/* IOTLB registers at ECAP.IRO * 16: IVA at +0, IOTLB at +8. */
+#define VTD_IOTLB_OFF 8
+
+/* CAP fields. */
+#define VTD_CAP_ND(c)      ((c) & 7)
+#define VTD_CAP_RWBF       BIT(4)                   /* write-buffer flush required */
+#define VTD_CAP_CM         BIT(7)                   /* caching mode */
+#define VTD_CAP_SAGAW(c)   (((c) >> 8) & 0x1f)      /* bit 1: 39-bit 3-level, 2: 48-bit 4-level, 3: 57-bit 5-level */
+#define VTD_CAP_MGAW(c)    ((((c) >> 16) & 0x3f) + 1)
+#define VTD_CAP_FRO(c)     ((((c) >> 24) & 0x3ff) * 16)
+#define VTD_CAP_SLLPS(c)   (((c) >> 34) & 0xf)      /* bit 0: 2 MiB, bit 1: 1 GiB pages */
+#define VTD_CAP_NFR(c)     ((((c) >> 40) & 0xff) + 1)
+/* ECAP fields. */
+#define VTD_ECAP_QI        BIT(1)
+#define VTD_ECAP_IRO(e)    ((((e) >> 8) & 0x3ff) * 16)
+
+/* GCMD / GSTS bits. */
+#define VTD_GCMD_TE        BIT(31)
+#define VTD_GCMD_SRTP      BIT(30)
+#define VTD_GCMD_WBF       BIT(27)
+#define VTD_GCMD_QIE       BIT(26)
+#define VTD_GCMD_IRE       BIT(25)
+/* GSTS bits that are status of one-shot commands (SRTP, SFL, WBF, SIRTP):
+ * cleared from the status before it is written back with one more bit. */
+#define VTD_GSTS_ONESHOT   0x69000000u
+
+/* CCMD: invalidate the context cache, globally. */
+#define VTD_CCMD_ICC       BIT(63)
+#define VTD_CCMD_GLOBAL    (1ull << 61)
+/* IOTLB register: invalidate, globally, draining reads and writes. */
+#define VTD_IOTLB_IVT      BIT(63)
+#define VTD_IOTLB_GLOBAL   (1ull << 60)
+#define VTD_IOTLB_DR       BIT(49)
+#define VTD_IOTLB_DW       BIT(48)
+
+/* FSTS / FECTL. */
+#define VTD_FSTS_PFO       BIT(0)
+#define VTD_FSTS_PPF       BIT(1)
+#define VTD_FSTS_FRI(s)    (((s) >> 8) & 0xff)
+#define VTD_FECTL_IM       BIT(31)
+
+/* A fault recording register: 128 bits; the high quadword holds F (127),
+ * T (126: 1 read, 0 write), the reason (103:96) and the source ID (79:64);
+ * the low one the faulting page address (63:12). */
+#define VTD_FRCD_F         BIT(63)
+#define VTD_FRCD_T_READ    BIT(62)
+#define VTD_FRCD_REASON(h) (((h) >> 32) & 0xff)
+#define VTD_FRCD_SID(h)    ((h) & 0xffff)
+
+/* Root entry (legacy mode, 128 bits): present, context-table pointer. */
+#define VTD_ROOT_P         BIT(0)
+/* Context entry (legacy mode, 128 bits). Low: present, fault processing
+ * disable, translation type (00b: untranslated requests through the
+ * second-level tables), the second-level table pointer. High: address
+ * width (1: 39-bit 3-level, 2: 48-bit 4-level, 3: 57-bit 5-level), domain ID. */
+#define VTD_CTX_P          BIT(0)
+#define VTD_CTX_FPD        BIT(1)
+#define VTD_CTX_AW(levels) ((uint64_t)((levels) - 2))
+#define VTD_CTX_DID_SHIFT  8
+/* Second-level paging entries. */
+#define VTD_SL_R           BIT(0)
+#define VTD_SL_W           BIT(1)
+#define VTD_SL_PS          BIT(7)
+#define VTD_ADDR_MASK      0x000ffffffffff000ull
+
+/* Fault reasons (DMA remapping). */
+#define VTD_FR_ROOT_P      0x1
+#define VTD_FR_CTX_P       0x2
+#define VTD_FR_CTX_INV     0x3
+#define VTD_FR_BEYOND_AW   0x4
+#define VTD_FR_WRITE       0x5
+#define VTD_FR_READ        0x6
+#endif
