@@ -23,6 +23,7 @@
 #include "../vmx/vmxon.h"
 #include "../vmx/report.h"
 #include "../vmx/setup.h"
+#include "../vmx/virq.h"
 #include "../guest/setup.h"
 #include "../iommu/iommu.h"
 #include "../iommu/edutest.h"
@@ -201,6 +202,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	smp_park(&caps);
 
 	report_periodic_init(opts.report_s);
+	virq_hang_init(opts.hangcheck_s);
 	tiers_summary(&tiers, err, sizeof err);
 	pr_info("hv: platform report: loader=%s cpus=%u vmx=yes %s dma_isolation=%s heap_used=%llu KiB\n", bi->loader, ncpus,
 		err, iommu_available() ? "on" : "off", (unsigned long long)(page_alloc_used() >> 10));

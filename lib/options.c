@@ -23,6 +23,7 @@ void options_defaults(struct hv_options *o)
 	o->ap_timeout_us = 200000;
 	o->phantom_cpu = -1;
 	o->housekeeping = -1;
+	o->hangcheck_s = 10;
 }
 
 static bool word_eq(const char *s, size_t n, const char *lit)
@@ -184,6 +185,13 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			}
 			o->report_s = (uint32_t)num;
 			return 0;
+		} else if (word_eq(w, kl, "hangcheck")) {
+			if (!str_to_u64(v, vl, &num) || num > 3600) {
+				snprintf(err, errlen, "option '%.*s': expected seconds 0..3600 (0: no hang check)", (int)wl, w);
+				return -1;
+			}
+			o->hangcheck_s = (uint32_t)num;
+			return 0;
 		} else if (word_eq(w, kl, "ipivtest")) {
 			if (vl != 1 || (v[0] != '0' && v[0] != '1')) {
 				snprintf(err, errlen, "option '%.*s': expected 0 or 1", (int)wl, w);
@@ -199,7 +207,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->iommu_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, iommu, iommutest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, hangcheck, iommu, iommutest)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

@@ -38,6 +38,8 @@ struct hv_options {
 	int64_t housekeeping;   /* housekeeping=APICID: the CPU kept from the guest to serve its timers (-1: none) */
 	int64_t phantom_cpu;    /* phantomcpu=ID: test aid, also start a CPU that does not exist (-1: none) */
 	uint32_t report_s;      /* report=SECONDS: an interval report every SECONDS (0, the default: none) */
+	uint32_t hangcheck_s;   /* hangcheck=SECONDS: a vCPU with an interrupt pending and no exit for this
+	                           long is diagnosed (vmx/hang.c; default 10, 0: off) */
 	bool ipiv_test;         /* ipivtest=1: test aid, three PID-pointer entries past the last vCPU
 	                           (absent, reserved bits set, a spare descriptor with SN=1) */
 	int iommu;              /* iommu=auto|require|off: DMA isolation with VT-d */

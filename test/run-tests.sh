@@ -173,6 +173,9 @@ linux_checks() {
   expect "$n/result" "$log" 'hv: result=pass'
   expect_not "$n/no-panic" "$log" '^PANIC|^EXCEPTION|VM entry failed'
   expect_not "$n/guest-healthy" "$log" 'Kernel panic - not syncing|BUG: soft lockup|rcu: INFO: .* detected stalls'
+  # The hypervisor's hang check (hangcheck=, default 10 s): no vCPU kept an
+  # interrupt pending without an exit that long.
+  expect_not "$n/no-stuck-vcpu" "$log" '^hvdiag: cpu=[0-9]+ stuck'
   expect "$n/cpus-online" "$log" "${sipis[@]}" "guest: cpus=$cpus"
   expect "$n/ipis" "$log" 'guest: ipitest rounds=[0-9]+ ok' 'guest: ipi CAL before=[0-9]+ after=[0-9]+'
   # ... and the function-call IPIs the guest counted did go up during ipitest.
@@ -471,14 +474,14 @@ attack_checks() {
 # background (its summary line in $LOGS/NAME.run); CHECKS is run with $log set once it ended.
 # A run whose guest kernel panicked (or the hypervisor: PANIC) is stopped then, not at its timeout.
 # LX_BOCHS=PATH (set for one linux_spawn call) runs that Bochs binary on the
-# host, the project's patched build (tools/bochs-patched.sh); retries keep it.
-declare -A lx_pid=() lx_checks=() lx_args=() lx_retried=() lx_bochs=()
+# host, the project's patched build (tools/bochs-patched.sh).
+declare -A lx_pid=() lx_checks=() lx_bochs=()
 # What Linux prints when it notices that it hangs (an RCU stall, a task
-# blocked for 120 s, a soft or hard lockup): the run is stopped and retried.
+# blocked for 120 s, a soft or hard lockup): the run is stopped; it fails.
 lx_hang_re='rcu: INFO: rcu_(preempt|sched) (self-)?detected stall|INFO: task .* blocked for more than [0-9]+ seconds|watchdog: BUG: soft lockup|Watchdog detected hard LOCKUP'
 # LINUX_ONLY=REGEX (a developer's aid) makes only the runs whose name matches.
 linux_spawn() {
-  [ -n "${LINUX_ONLY:-}" ] && [ -z "${lx_retried[$1]:-}" ] && ! [[ $1 =~ $LINUX_ONLY ]] && return
+  [ -n "${LINUX_ONLY:-}" ] && ! [[ $1 =~ $LINUX_ONLY ]] && return
   while [ ${#lx_pid[@]} -ge "${LINUX_JOBS:-2}" ]; do linux_reap; done
   [ -n "${LX_BOCHS:-}" ] && lx_bochs[$1]=$LX_BOCHS
   (
@@ -521,7 +524,6 @@ linux_spawn() {
   ) > "$LOGS/$1.run" 2>&1 &
   lx_pid[$1]=$!
   lx_checks[$1]=$7
-  lx_args[$1]=$(printf '%q ' "$@")
   sleep 5    # run-bochs.sh rewrites the shared bochs.cont; let this Bochs read it first
 }
 # linux_reap: waits for one run to end, prints its summary and runs its checks.
@@ -532,34 +534,26 @@ linux_reap() {
   unset "lx_pid[$name]"
   cat "$LOGS/$name.run"
   log=$LOGS/$name.ser
-  # Bochs 3.0 defect 3 (../shared/TESTING.md): with EPT and several CPUs a
-  # guest can die at its first user-space page fault, its exception frame
-  # written at a stale stack pointer. Said out loud and run again, once; a
-  # second death fails the checks below.
-  # Also a guest that hung silent (an intermittent lost interrupt in the
-  # virtual model under Bochs, open: docs/interrupts.md). Both are counted
-  # and their first log kept.
+  # No retry (issue 19): a death or a hang fails the run's checks. What
+  # stopped it is said, and the hypervisor's hang diagnosis (hvdiag: lines,
+  # hangcheck=) is shown.
   local why=""
+  # Bochs 3.0 defect 3 (docs/bochs.md): an exception frame written at a
+  # stale stack pointer; the guest dies at its first user-space page fault.
   # (The BUG line can be cut up by the hypervisor's own output on the same
   # UART; the die line after it stands alone.)
   tr -d '\r' < "$log" | grep -Eq 'BUG: ENTRY_TRAMPOLINE stack guard page was hit|^\[ *[0-9.]+\] stack guard page: 0000 \[#1\]' &&
     why="the guest died at its first user-space page fault (Bochs 3.0 defect 3)"
-  grep -q 'stopped: the console was silent' "$LOGS/$name.run" && why="the guest hung silent (open issue: a lost interrupt)"
-  grep -q 'stopped: the guest reported an RCU stall' "$LOGS/$name.run" && why="the guest stalled (RCU stall or hung-task report; open issue: a lost interrupt)"
+  grep -q 'stopped: the console was silent' "$LOGS/$name.run" && why="the guest hung silent"
+  grep -q 'stopped: the guest reported an RCU stall' "$LOGS/$name.run" && why="the guest stalled (RCU stall or hung-task report)"
   # A run that reached its timeout without a result line hung too (in a way
   # the signs above missed, e.g. a console that kept printing).
   [ -z "$why" ] && grep -Eq 'exit 124 after' "$LOGS/$name.run" && ! grep -q 'hv: result=' "$log" 2>/dev/null &&
-    why="the guest reached the run's timeout without a result (hung; open issue: a lost interrupt)"
-  # At most LINUX_RETRIES (default 2) more boots; every attempt's log is kept.
-  local n=${lx_retried[$name]:-0}
-  if [ -n "$why" ] && [ "$n" -lt "${LINUX_RETRIES:-2}" ]; then
-    lx_retried[$name]=$((n + 1))
-    cp "$log" "$LOGS/$name.try$((n + 1)).ser"
-    echo "  $name: RETRY $((n + 1)) of ${LINUX_RETRIES:-2}: $why; that log kept as $name.try$((n + 1)).ser"
-    eval "linux_spawn ${lx_args[$name]}"
-    return
+    why="the guest reached the run's timeout without a result (hung)"
+  if [ -n "$why" ]; then
+    echo "  $name: $why: its checks below fail (no retry)"
+    tr -d '\r' < "$log" | grep -E '^hvdiag: ' | head -n 40 | sed 's/^/    /'
   fi
-  [ -n "$why" ] && echo "  $name: $why, on every attempt: the checks below fail"
   grep -q 'hv: result=pass' "$log" 2>/dev/null || show_tail "$log" 15
   eval "${lx_checks[$name]}"
 }
@@ -584,6 +578,7 @@ level_linux() {
      expect linux/skx4/dropped-counted \"\$log\" 'ipigen: rawdrop verdict=ok' 'hvstat: cpu=[0-9]+ ipi_dropped=[1-9]'"
   linux_spawn linux-skx "corei7_skylake_x" 2 "exit=bochs" "$g=${IPIGEN_ROUNDS:-100000} hv.timercheck=5 hv.ipibench=500" "$tmo" \
     "linux_checks linux/skx; ipigen_checks linux/skx virtual; timer_checks linux/skx posted; ipibench_checks linux/skx 500
+     expect linux/skx/hangcheck-on \"\$log\" 'hvstat: hangcheck stuck=0'
      expect linux/skx/vid-on \"\$log\" 'tier: eoi=vid' 'vmcs: pin=.* proc2=0x[0-9a-f]*[2367abef][0-9a-f]{2} '
      expect_not linux/skx/eoi-never-exits \"\$log\" 'hvstat: cpu=[0-9]+ (reason=VIRTUALIZED_EOI|msr=0x80b )'"
   linux_spawn linux-spr "sapphire_rapids" 2 "exit=bochs" "$g=${IPIGEN_ROUNDS:-100000}" "$tmo" \

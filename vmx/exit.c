@@ -556,6 +556,7 @@ void vmx_exit_handler(struct guest_regs *r)
 	v->exits_total++;
 	if (basic < EXIT_REASON_MAX)
 		v->exits[basic]++;
+	virq_hang_exit(v, t0);
 	if (v->reason & EXIT_REASON_FAILED_ENTRY) {
 		vcpu_dump(v);
 		panic("VM entry failed on cpu%u: exit reason %u (%s), qualification 0x%llx\n", v->index, basic,

@@ -88,6 +88,8 @@ void report_print(const char *why)
 	}
 	if (virq_nmis_ignored)   /* NMIs the guest aimed at a CPU that runs no vCPU */
 		pr_info("hvstat: nmi ignored=%llu (at CPUs without a vCPU)\n", (unsigned long long)virq_nmis_ignored);
+	if (vmx_env.cfg.irq_model == IRQ_VIRTUAL)
+		pr_info("hvstat: hangcheck stuck=%u\n", virq_hangs);
 	if (pid_test_spare) {   /* ipivtest=1: what the CPU's virtualized IPIs left in the spare descriptor */
 		const struct pi_desc *s = pid_test_spare;
 		pr_info("hvstat: ipivtest spare pir=%016llx%016llx%016llx%016llx on=%u sn=%u\n",

@@ -12,6 +12,7 @@
 #include "vmcs.h"
 #include "vmcs_fields.h"
 #include "event.h"
+#include "hang.h"
 
 /* Saved by vmx/entry.asm; its offsets are pinned below. */
 struct guest_regs {
@@ -94,6 +95,13 @@ struct vcpu {
 	uint64_t pv_eoi_msr;
 	bool pv_eoi_armed;
 	uint64_t sw_injected, sw_eoi_exits, sw_pv_eois, sw_pv_armed, sw_eoi_empty;
+	/* The hang check (vmx/virq_hang.c): the last exits, what another CPU
+	 * saw pending, and a diagnosis asked of this vCPU at its next exit. */
+	struct exit_trace { uint64_t tsc; uint32_t reason; uint32_t qual; } trace[16];
+	uint32_t trace_n;
+	struct hang_watch hang;
+	uint32_t diag_wanted;            /* atomic */
+	uint32_t diags;                  /* diagnoses printed for it */
 };
 
 _Static_assert(offsetof(struct vcpu, regs) == 0, "entry.asm: regs first");

@@ -57,11 +57,18 @@ int64_t virq_vec_posts(uint32_t apic_id, uint32_t vector);
  * and ignored elsewhere; true (handled) always. */
 bool virq_nmi_in_root(void);
 extern uint64_t virq_nmis_ignored;
+extern uint32_t virq_hangs;   /* stuck vCPUs the hang check found */
 /* An 8259 (ExtINT) vector for the vCPU, injected when it can take one. */
 void virq_pic_queue(struct vcpu *v, uint8_t vec);
 bool virq_pic_pending(const struct vcpu *v);
 /* Report lines of one vCPU. */
 void virq_report(struct vcpu *v);
+/* The hang check (hangcheck=SECONDS), at every exit of every vCPU: once a
+ * second, the other vCPUs are sampled; one stuck with an interrupt pending
+ * is described as seen from here and kicked, and describes its own VMCS
+ * state at the exit that follows. */
+void virq_hang_init(uint32_t seconds);
+void virq_hang_exit(struct vcpu *v, uint64_t now);
 /* What vCPU v was served without an exit of its own, so far: vectors
  * posted into its descriptor, notifications sent to it, timer expiries
  * posted, EOIs the guest signalled through PV EOI. */
