@@ -48,7 +48,7 @@ HOST_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=address,undefined -fn
 MB2_OBJS := $(patsubst %.c,$(B)/mb2/%.o,$(CORE_SRCS) $(MB2_SRCS)) $(patsubst %.asm,$(B)/mb2/%.o,$(CORE_ASM) $(MB2_ASM))
 EFI_OBJS := $(patsubst %.c,$(B)/efi/%.o,$(CORE_SRCS) $(EFI_SRCS)) $(patsubst %.asm,$(B)/efi/%.o,$(CORE_ASM))
 
-.PHONY: all help run test test-unit test-qemu test-bochs test-linux usb iso qemu qemu-kvm deps clean bench bench-seeds bench-boot fuzz fuzz-build lint lint-includes
+.PHONY: all help run test soak test-unit test-qemu test-bochs test-linux usb iso qemu qemu-kvm deps clean bench bench-seeds bench-boot fuzz fuzz-build lint lint-includes
 all: $(B)/hv.elf $(B)/hv.efi
 
 help:
@@ -59,6 +59,7 @@ help:
 	@echo "make test-qemu  only the UEFI boot under QEMU+OVMF"
 	@echo "make test-bochs only the Bochs 3.0 platform runs (no guest)"
 	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (15 runs: both models, the IPI and timer tiers, partition, 4 vCPUs, CPU hotplug, the hostile guest, the patched Bochs)"
+	@echo "make soak       SOAK_BOOTS (100, about an hour) Linux boots through the tiers, no retries, then one boot of 10^6 IPIs"
 	@echo "make lint       the include layers (tools/check-includes.py), cppcheck and clang-tidy over the sources"
 	@echo "make fuzz       each fuzz target for FUZZ_LONG seconds (default 600), corpus in build/fuzz/"
 	@echo "make usb        build/usb.img: FAT stick with \\EFI\\BOOT\\BOOTX64.EFI and \\hv\\hv.cfg"
@@ -192,6 +193,10 @@ test-qemu: $(B)/hv.efi
 	test/run-tests.sh qemu
 test-bochs: $(B)/hv.elf
 	test/run-tests.sh bochs
+soak: $(B)/hv.elf
+	tools/deps.sh
+	test/run-tests.sh soak
+
 test-linux: $(B)/hv.elf $(B)/ipiv-verdict
 	test/run-tests.sh linux
 

@@ -10,7 +10,8 @@ levels=${*:-unit lint fuzz tools qemu bochs linux}
 pass=0 fail=0
 
 ok()  { pass=$((pass + 1)); echo "PASS $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1${2:+: $2}"; }
+bad() { fail=$((fail + 1)); failed_names+=" $1"; echo "FAIL $1${2:+: $2}"; }
+failed_names=""
 
 # expect NAME LOG PATTERN...: every extended regex must match a line of LOG.
 expect() {
@@ -158,11 +159,12 @@ bochs_run() {
   HV_CMDLINE="$4" GUEST_CMDLINE="console=ttyS0${8:+ $8}" tools/mkiso.sh "$iso" $B/hv.elf ${6:-} ${7:-} || { rc=255; return; }
   local t0=$SECONDS
   tools/run-bochs.sh "$iso" "$log" "$2" "$3" "${5:-180}" $megs; rc=$?
-  echo "  $1: Bochs $2 x$3${HV_BOCHS:+ (patched: $HV_BOCHS)} exit $rc after $((SECONDS - t0)) s"
-  # (Bochs 3.0 does not replay an ISO exactly, even with "clock: sync=none":
-  # measured, two boots of one ISO part in the guest's timestamps within its
-  # first second. Nothing is gained by keeping it.)
-  rm -f "$iso"
+  echo "  $1: Bochs $2 x$3${HV_BOCHS:+ (patched: $HV_BOCHS)} seed=${HV_BOCHS_SEED:-946684800} exit $rc after $((SECONDS - t0)) s"
+  # A boot replays exactly (tools/run-bochs.sh): tools/replay.sh NAME boots
+  # this one again from what is kept here (the ISO of a run that did not
+  # pass, and the arguments).
+  printf '%q ' "$iso" "$2" "$3" "${5:-180}" "$megs" "${HV_BOCHS_SEED:-946684800}" "${HV_BOCHS:-}" > "$LOGS/$1.replay"
+  grep -q 'hv: result=pass' "$log" 2>/dev/null && rm -f "$iso"
 }
 
 # The Linux guest under the hypervisor: Debian's kernel and the project's initramfs.
@@ -762,6 +764,72 @@ level_tools() {
   else bad tools/benchtab-missing-named "a configuration without a log must be named and fail"; fi
 }
 
+# make soak (issue 19): SOAK_BOOTS consecutive Linux boots (default 100,
+# about an hour on two cores, LINUX_JOBS at a time), cycling through the
+# tiers, each with the exact-count IPI generator and (where the tier has one)
+# the timer balance; then one boot that sends SOAK_MILLION (10^6) unicast IPIs
+# with exact counts. No retry. Each boot is classed: passed, death (Bochs
+# defect 3's signature), hang (a silent console, an RCU stall or hung task,
+# the run's timeout, or the hypervisor's hang check), lost or duplicated
+# interrupts (an IPI count or a timer balance that does not add up), other.
+declare -A soak_fail0=()
+soak_pass=0 soak_death=0 soak_hang=0 soak_lost=0 soak_other=0 soak_boots=0
+soak_begin() { soak_fail0[$1]=$failed_names; }
+soak_end() {
+  local name=$1 tier=$2 mine why=passed
+  mine=${failed_names#"${soak_fail0[$name]}"}
+  soak_boots=$((soak_boots + 1))
+  if [ -z "$mine" ]; then soak_pass=$((soak_pass + 1))
+  elif tr -d '\r' < "$log" | grep -Eq 'BUG: ENTRY_TRAMPOLINE stack guard page was hit|^\[ *[0-9.]+\] stack guard page: 0000 \[#1\]'; then
+    why=death; soak_death=$((soak_death + 1))
+  elif grep -Eq 'stopped: the (console was silent|guest reported an RCU stall)|exit 124 after' "$LOGS/$name.run" ||
+       tr -d '\r' < "$log" | grep -Eq '^hvdiag: cpu=[0-9]+ stuck'; then
+    why=hang; soak_hang=$((soak_hang + 1))
+  elif [[ $mine =~ ipigen-(verdicts|no-mismatch|all-posted|posted)|timer-balanced ]]; then
+    why=lost-or-duplicated; soak_lost=$((soak_lost + 1))
+  else why=other; soak_other=$((soak_other + 1)); fi
+  local words=($mine)
+  echo "  soak: boot $name ($tier): $why${mine:+ (${#words[@]} checks failed, the first ${words[0]}; log kept as soak-failed-$name.ser)}"
+  [ "$why" = passed ] || cp "$log" "$LOGS/soak-failed-$name.ser" 2>/dev/null
+}
+level_soak() {
+  echo "== soak: consecutive Linux boots under the hypervisor, no retries"
+  local kernel hvb="" i t0=$SECONDS nboots=${SOAK_BOOTS:-100} r=${IPIGEN_SMALL:-20000} tmo=${LINUX_TIMEOUT:-480}
+  kernel=$(tools/guest-kernel.sh) || { bad soak/kernel "tools/guest-kernel.sh failed"; return; }
+  tools/mkinitrd.sh $B/initrd.cpio.gz || { bad soak/initrd "tools/mkinitrd.sh failed"; return; }
+  hvb=$(tools/bochs-patched.sh) || { bad soak/patched-bochs "tools/bochs-patched.sh failed"; return; }
+  local g="idle=halt hv.ipigen=$r hv.timercheck=5"
+  # name | Bochs (stock or patched) | model | CPUs | hypervisor options | checks
+  local tiers=(
+    "skx|stock|corei7_skylake_x|2|exit=bochs|ipigen_checks \$n virtual; timer_checks \$n posted"
+    "skx-preempt|stock|corei7_skylake_x|2|exit=bochs timer=preempt|ipigen_checks \$n virtual; timer_checks \$n preempt"
+    "skx-pv|stock|corei7_skylake_x|2|exit=bochs ipi=pv|ipigen_checks \$n virtual; timer_checks \$n posted"
+    "skx-pveoi|stock|corei7_skylake_x|2|exit=bochs eoi=pv|ipigen_checks \$n virtual; timer_checks \$n preempt"
+    "spr|stock|sapphire_rapids|2|exit=bochs|ipigen_checks \$n virtual; timer_checks \$n posted"
+    "hv-spr|patched|sapphire_rapids|2|exit=bochs hlt=guest|IPIV_MIN_UNICAST=$r ipigen_checks \$n ipiv"
+  )
+  for ((i = 0; i < nboots; i++)); do
+    local spec=${tiers[i % ${#tiers[@]}]} name tier bochs model cpus opts checks
+    IFS='|' read -r tier bochs model cpus opts checks <<<"$spec"
+    name=$(printf 'soak-%03d-%s' "$i" "$tier")
+    checks="n=soak/${name#soak-}; soak_begin $name; linux_checks \$n $cpus; $checks; soak_end $name $tier"
+    # Each boot its own RDRAND seed, said in its .run line: a failure replays (tools/replay.sh).
+    export HV_BOCHS_SEED=$(( ${SOAK_SEED:-1000} + i ))
+    if [ "$bochs" = patched ]; then LX_BOCHS=$hvb linux_spawn "$name" "$model" "$cpus" "$opts" "$g" "$tmo" "$checks"
+    else linux_spawn "$name" "$model" "$cpus" "$opts" "$g" "$tmo" "$checks"; fi
+  done
+  unset HV_BOCHS_SEED
+  # One boot, 10^6 unicast IPIs, every one counted by the guest and the hypervisor.
+  local m=${SOAK_MILLION:-1000000}
+  if [ "$m" -gt 0 ]; then
+    linux_spawn soak-million corei7_skylake_x 2 "exit=bochs" "idle=halt hv.ipigen=$m" "$((tmo + m / 300))" \
+      "n=soak/million; soak_begin soak-million; linux_checks \$n 2; ipigen_checks \$n virtual
+       expect \$n/rounds \"\$log\" 'ipigen: start rounds=$m '; soak_end soak-million million"
+  fi
+  while [ ${#lx_pid[@]} -gt 0 ]; do linux_reap; done
+  echo "soak: boots=$soak_boots passed=$soak_pass hangs=$soak_hang deaths=$soak_death lost_or_duplicated=$soak_lost other=$soak_other in $(( (SECONDS - t0) / 60 )) min"
+}
+
 for l in $levels; do
   case $l in
     unit) level_unit ;;
@@ -771,7 +839,8 @@ for l in $levels; do
     tools) level_tools ;;
     fuzz) level_fuzz ;;
     lint) level_lint ;;
-    *) bad "level/$l" "unknown level (unit, lint, fuzz, tools, qemu, bochs, linux)" ;;
+    soak) level_soak ;;
+    *) bad "level/$l" "unknown level (unit, lint, fuzz, tools, qemu, bochs, linux, soak)" ;;
   esac
 done
 echo "$pass passed, $fail failed"

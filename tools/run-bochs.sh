@@ -4,6 +4,13 @@
 # HV_BOCHS=PATH runs that Bochs binary on the host instead (the project's
 # patched build, tools/bochs-patched.sh), with the chroot's BIOS images.
 # Exit status: Bochs's (1 after a "Shutdown" or S5), 124 on timeout, 125 when a bind mount fails.
+# A boot replays exactly (docs/bochs.md, "Replay"): emulated time only
+# ("clock: sync=none", a fixed time0, "vga: realtime=0": Bochs's default VGA
+# timer runs on the host's clock and its callbacks reorder the CPUs' turns),
+# and RDRAND's seed is HV_BOCHS_SEED (default 946684800) through
+# tools/bochs-seed.c, preloaded: the same ISO, model, CPUs and seed give the
+# same serial log, byte for byte. The seed is said in SERIAL_LOG's .run line.
+# HV_BOCHSRC_EXTRA: more bochsrc lines (tools/replay.sh: Bochs's debug log).
 set -uo pipefail
 iso=$(readlink -f "$1") ser=$(readlink -m "$2") model=${3:-corei7_skylake_x} cpus=${4:-2} tmo=${5:-300} megs=${6:-256}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +29,7 @@ romimage: file=$bios
 vgaromimage: file=$vga
 cpu: model=$model, count=$cpus, ips=50000000, reset_on_triple_fault=0
 clock: sync=none, time0=946684800
+vga: realtime=0
 ata0-master: type=cdrom, path=$iso, status=inserted
 boot: cdrom
 com1: enabled=1, mode=file, dev=$ser
@@ -29,8 +37,17 @@ display_library: $display
 panic: action=fatal
 error: action=report
 log: $work/$(basename "$ser" .ser).bochslog
+${HV_BOCHSRC_EXTRA:-}
 RC
 echo c > "$work/bochs.cont"
+# The seed shim, built once per source change, kept beside the logs (which
+# the chroot sees at the same path).
+seed_so=$work/bochs-seed.so
+if [ ! -f "$seed_so" ] || [ "$here/bochs-seed.c" -nt "$seed_so" ]; then
+  cc -shared -fPIC -O2 -o "$seed_so.$$" "$here/bochs-seed.c" && mv "$seed_so.$$" "$seed_so" ||
+    { echo "run-bochs: cannot build $here/bochs-seed.c (cc missing? apt-get install build-essential)" >&2; exit 125; }
+fi
+export HV_BOCHS_SEED=${HV_BOCHS_SEED:-946684800} LD_PRELOAD=$seed_so
 export BOCHSRC="$rc_file" BOCHSCONT="$work/bochs.cont"
 # Bind the work paths at the same place inside the chroot, in a private mount
 # namespace: the mounts vanish with the run, and parallel runs do not meet.
