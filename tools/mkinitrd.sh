@@ -426,7 +426,11 @@ chmod 755 "$STAGE/init"
 
 mkdir -p "$(dirname "$OUT")"
 TMP_OUT="$OUT.tmp.$$"
-(cd "$STAGE" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -9 >"$TMP_OUT" ||
+# Reproducible: every file's time fixed, names sorted, no name or time in
+# the gzip header, so that the same inputs give the same bytes (a boot in
+# Bochs replays exactly: tools/run-bochs.sh).
+find "$STAGE" -mindepth 1 -exec touch -h -d @946684800 {} +
+(cd "$STAGE" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --reproducible --quiet) | gzip -9 -n >"$TMP_OUT" ||
 	{ rm -f "$TMP_OUT"; die "cpio | gzip failed"; }
 mv -f "$TMP_OUT" "$OUT"
 say "wrote $OUT ($(wc -c <"$OUT") bytes; busybox from $BUSYBOX, $n applets, ipitest$mod_notes)"
