@@ -432,6 +432,23 @@ TEST(options_report)
 	CHECK_CONTAINS(err, "seconds");
 }
 
+TEST(options_hangcheck)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.hangcheck_s, 10);   /* on by default */
+	CHECK_EQ(options_parse("hangcheck=0", &o, err, sizeof err), 0);
+	CHECK_EQ(o.hangcheck_s, 0);
+	CHECK_EQ(options_parse("hangcheck=3600", &o, err, sizeof err), 0);
+	CHECK_EQ(o.hangcheck_s, 3600);
+	CHECK_EQ(options_parse("hangcheck=3601", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "hangcheck=3601");
+	CHECK_CONTAINS(err, "seconds 0..3600");
+	CHECK_EQ(options_parse("hangcheck=", &o, err, sizeof err), -1);
+	CHECK_EQ(options_parse("hangcheck=ten", &o, err, sizeof err), -1);
+}
+
 TEST(options_novmx)
 {
 	struct hv_options o;
