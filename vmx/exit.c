@@ -67,11 +67,7 @@ void vcpu_skip_insn(struct vcpu *v)
 	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
 	if (intr & 3)
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
-	/* With RFLAGS.TF set it ends in a single-step trap (BS pending). */
-	uint64_t dbg = vmcs_read(VMCS_GUEST_PENDING_DBG);
-	uint64_t bs = event_pending_dbg_bs(dbg, vmcs_read(VMCS_GUEST_RFLAGS), vmcs_read(VMCS_GUEST_DEBUGCTL));
-	if (bs != dbg)
-		vmcs_write(VMCS_GUEST_PENDING_DBG, bs);
+	vmcs_sync_pending_bs();   /* with RFLAGS.TF set it ends in a single-step trap */
 }
 
 static void exit_triple_fault(struct vcpu *v);

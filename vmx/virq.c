@@ -224,12 +224,9 @@ static void hlt_finish(struct vcpu *v)
 		v->hlt_skipped++;
 		return;
 	}
+	/* (TF = 1 in the HLT state needs BS pending, a VM-entry check:
+	 * exit_hlt's vcpu_skip_insn set it when the HLT retired.) */
 	vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_HLT);
-	/* TF = 1 in the HLT state needs BS pending (a VM-entry check). */
-	uint64_t dbg = vmcs_read(VMCS_GUEST_PENDING_DBG);
-	uint64_t bs = event_pending_dbg_bs(dbg, vmcs_read(VMCS_GUEST_RFLAGS), vmcs_read(VMCS_GUEST_DEBUGCTL));
-	if (bs != dbg)
-		vmcs_write(VMCS_GUEST_PENDING_DBG, bs);
 }
 
 void virq_before_entry(struct vcpu *v)

@@ -1,5 +1,6 @@
 /* Checked VMCS accessors and names for error messages. */
 #include "vmcs_ops.h"
+#include "event.h"
 #include "../lib/printk.h"
 
 static const struct { uint32_t f; const char *n; } names[] = {
@@ -57,6 +58,17 @@ const char *vmx_insn_error_name(uint32_t err)
 		[26] = "entry with events blocked by MOV SS", [28] = "invalid operand to INVEPT/INVVPID",
 	};
 	return err < ARRAY_SIZE(e) && e[err] ? e[err] : "unknown VM-instruction error";
+}
+
+/* Guest RFLAGS.TF = 1 where an instruction retires in the hypervisor's hands
+ * (emulated, or the HLT state entered): BS pending, as the CPU would have
+ * left it (vmx/event.c, event_pending_dbg_bs). */
+void vmcs_sync_pending_bs(void)
+{
+	uint64_t dbg = vmcs_read(VMCS_GUEST_PENDING_DBG);
+	uint64_t bs = event_pending_dbg_bs(dbg, vmcs_read(VMCS_GUEST_RFLAGS), vmcs_read(VMCS_GUEST_DEBUGCTL));
+	if (bs != dbg)
+		vmcs_write(VMCS_GUEST_PENDING_DBG, bs);
 }
 
 #ifndef HV_HOST_TEST

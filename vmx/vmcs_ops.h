@@ -8,6 +8,9 @@
 
 void vmcs_write(uint32_t field, uint64_t value);
 uint64_t vmcs_read(uint32_t field);
+/* BS in the pending debug exceptions when guest RFLAGS.TF is set (an
+ * instruction retired by the hypervisor, or the HLT state entered). */
+void vmcs_sync_pending_bs(void);
 const char *vmcs_field_name(uint32_t field);
 const char *vmx_insn_error_name(uint32_t err);
 #ifndef HV_HOST_TEST

@@ -104,6 +104,7 @@ void vcpu_skip_insn(struct vcpu *v)
 {
 	(void)v;
 	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
+	vmcs_sync_pending_bs();   /* as vmx/exit.c does */
 }
 void vcpu_dump(struct vcpu *v) { (void)v; }
 
