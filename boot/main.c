@@ -147,7 +147,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	if (iommu_init(&acpi, opts.iommu, opts.iommu_qi, &bi->mem, err, sizeof err))
 		hv_fail(err);
 	if (opts.iommu_test)
-		hv_exit(iommu_edu_test(&bi->mem));
+		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()));
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */

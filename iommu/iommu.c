@@ -136,6 +136,22 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
 	return 0;
 }
 
+int iommu_ir_enable(paddr_t irt, unsigned size_field, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < io.nunits; i++)
+		if (vtd_enable_ir(&io.unit[i], irt, size_field, false, err, errlen))
+			return -1;
+	return 0;
+}
+
+int iommu_iec_invalidate(char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < io.nunits; i++)
+		if (vtd_invalidate_iec(&io.unit[i], err, errlen))
+			return -1;
+	return 0;
+}
+
 uint32_t iommu_poll_faults(struct vtd_fault *last)
 {
 	struct vtd_fault f[16];

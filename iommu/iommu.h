@@ -22,6 +22,11 @@ bool iommu_available(void);
 /* Identity tables of everything but the hypervisor's memory (and the RMRRs),
  * translation on in every unit. Returns 0, or -1 with err. */
 int iommu_enable(const struct memmap *mem, char *err, size_t errlen);
+/* Interrupt remapping on in every unit with the table irt (test aid; see
+ * vtd_enable_ir); iommu_iec_invalidate after the table changes. 0, or -1
+ * with err. */
+int iommu_ir_enable(paddr_t irt, unsigned size_field, char *err, size_t errlen);
+int iommu_iec_invalidate(char *err, size_t errlen);
 /* Reads every unit's recorded faults: each logged and counted. Returns how
  * many were new; the last one in *last when last is not NULL. */
 uint32_t iommu_poll_faults(struct vtd_fault *last);

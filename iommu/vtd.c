@@ -163,6 +163,27 @@ int vtd_invalidate_iec(struct vtd_unit *u, char *err, size_t errlen)
 	return qi_submit(u, &iec, 1, err, errlen);
 }
 
+int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen)
+{
+	if (!(u->ecap & VTD_ECAP_IR) || !u->qi || (eime && !(u->ecap & VTD_ECAP_EIM)) || size_field > 15) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: interrupt remapping needs ECAP.IR%s and the queue (ECAP 0x%llx, queue %s)",
+			 (unsigned long long)u->base, eime ? " and EIM" : "", (unsigned long long)u->ecap, u->qi ? "on" : "off");
+		return -1;
+	}
+	wr64(u, VTD_IRTA, (irt & VTD_ADDR_MASK) | (eime ? VTD_IRTA_EIME : 0) | size_field);
+	if (!gcmd(u, VTD_GCMD_SIRTP, true, VTD_GCMD_SIRTP)) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: setting the interrupt-remapping table timed out", (unsigned long long)u->base);
+		return -1;
+	}
+	if (vtd_invalidate_iec(u, err, errlen))
+		return -1;
+	if (!gcmd(u, VTD_GCMD_IRE, true, VTD_GCMD_IRE)) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: enabling interrupt remapping timed out", (unsigned long long)u->base);
+		return -1;
+	}
+	return 0;
+}
+
 int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t errlen)
 {
 	const char *step;

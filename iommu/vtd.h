@@ -42,6 +42,12 @@ int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen);
  * whose status write is polled) when queued is set and ECAP.QI offers it,
  * else through the registers. Returns 0, or -1 with err. */
 int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t errlen);
+/* Interrupt remapping on (the first step of the posted-interrupt design,
+ * docs/iommu.md; used by the iommutest aid only): IRTA (the table, 2^(S+1)
+ * entries, EIME for 32-bit destinations), GCMD.SIRTP, the interrupt entry
+ * cache invalidated, GCMD.CFI left clear (compatibility-format requests
+ * blocked), GCMD.IRE. Needs ECAP.IR and the queue. 0, or -1 with err. */
+int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen);
 /* Invalidates the interrupt entry cache globally (queued only: there is no
  * register for it). Returns 0, or -1 with err. */
 int vtd_invalidate_iec(struct vtd_unit *u, char *err, size_t errlen);

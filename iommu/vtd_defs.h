@@ -23,6 +23,10 @@
 #define VTD_IQH      0x80
 #define VTD_IQT      0x88
 #define VTD_IQA      0x90
+/* Interrupt-remapping table address: 63:12 base, 11 EIME (32-bit x2APIC
+ * destinations), 3:0 S (2^(S+1) entries). */
+#define VTD_IRTA     0xb8
+#define VTD_IRTA_EIME BIT(11)
 /* IOTLB registers at ECAP.IRO * 16: IVA at +0, IOTLB at +8. */
 #define VTD_IOTLB_OFF 8
 
@@ -38,6 +42,7 @@
 /* ECAP fields. */
 #define VTD_ECAP_QI        BIT(1)
 #define VTD_ECAP_IR        BIT(3)
+#define VTD_ECAP_EIM       BIT(4)
 #define VTD_ECAP_IRO(e)    ((((e) >> 8) & 0x3ff) * 16)
 
 /* GCMD / GSTS bits. */
@@ -46,6 +51,8 @@
 #define VTD_GCMD_WBF       BIT(27)
 #define VTD_GCMD_QIE       BIT(26)
 #define VTD_GCMD_IRE       BIT(25)
+#define VTD_GCMD_SIRTP     BIT(24)
+#define VTD_GCMD_CFI       BIT(23)
 /* GSTS bits that are status of one-shot commands (SRTP, SFL, WBF, SIRTP):
  * cleared from the status before it is written back with one more bit. */
 #define VTD_GSTS_ONESHOT   0x69000000u
