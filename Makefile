@@ -17,7 +17,7 @@ LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/
 APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c apic/level.c
 IPI_SRCS  := ipi/ipi.c
 TIMER_SRCS := timer/vtimer.c timer/service.c
-IOMMU_SRCS := iommu/tables.c iommu/vtd.c iommu/iommu.c iommu/edutest.c
+IOMMU_SRCS := iommu/tables.c iommu/vtd.c iommu/iommu.c iommu/edutest.c iommu/irte.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/vcpu.c vmx/vcpu_launch.c \
              vmx/report.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c \
              vmx/exit_io.c vmx/event.c vmx/forced.c vmx/setup.c vmx/hang.c vmx/virq_hang.c
@@ -33,7 +33,7 @@ EFI_SRCS  := boot/efi.c boot/cfg.c
 UNIT_SRCS := apic/level.c guest/startup.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c \
              vmx/hang.c vmx/virq_hang.c lib/hist.c lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
              vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c boot/mb2_info.c apic/pi.c apic/vapic.c apic/swapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c boot/cfg.c \
-             lib/dmar.c iommu/tables.c $(wildcard test/unit/*.c)
+             lib/dmar.c iommu/tables.c iommu/irte.c $(wildcard test/unit/*.c)
 
 WARN    := -Wall -Wextra -Werror
 FREE    := -std=gnu11 -O2 -g -ffreestanding -fno-stack-protector -mno-red-zone -mgeneral-regs-only \
@@ -125,13 +125,13 @@ $(B)/ipiv-verdict: test/tools/ipiv_verdict.c test/unit/ipiv_model.c test/unit/ip
 # FUZZ_SECONDS (test/run-tests.sh, level "fuzz"); `make fuzz` runs each for
 # FUZZ_LONG seconds, keeping what it finds in build/fuzz/NAME.corpus.
 FUZZ_CC ?= $(shell command -v clang-14 || command -v clang)
-FUZZ_TARGETS := options cfg mb2 memmap acpi linux guest dmar
-FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/dmar.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c \
+FUZZ_TARGETS := options cfg mb2 memmap acpi linux guest dmar irq
+FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/dmar.c iommu/irte.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c \
              guest/hypercall.c guest/msr.c guest/io.c guest/cpuid.c vmx/event.c boot/cfg.c test/fuzz/stubs.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer -Wall -Werror
 
-$(B)/fuzz/%: test/fuzz/fuzz_%.c $(FUZZ_LIBS) $(wildcard lib/*.h guest/*.h boot/*.h ipi/*.h apic/*.h vmx/*.h)
+$(B)/fuzz/%: test/fuzz/fuzz_%.c $(FUZZ_LIBS) $(wildcard lib/*.h guest/*.h boot/*.h ipi/*.h apic/*.h vmx/*.h iommu/*.h)
 	@mkdir -p $(B)/fuzz
 	@test -n "$(FUZZ_CC)" || { echo "fuzz: clang not found (apt-get install clang-14 libclang-rt-14-dev)"; exit 1; }
 	@echo "  FUZZCC  $@"

@@ -145,10 +145,10 @@ __noreturn void hv_main(struct boot_info *bi)
 	tsc_calibrate();
 
 	/* DMA isolation: decided here, turned on just before the guest runs. */
-	if (iommu_init(&acpi, opts.iommu, &bi->mem, err, sizeof err))
+	if (iommu_init(&acpi, opts.iommu, opts.iommu_qi, &bi->mem, err, sizeof err))
 		hv_fail(err);
 	if (opts.iommu_test)
-		hv_exit(iommu_edu_test(&bi->mem));
+		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()));
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */

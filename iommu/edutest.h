@@ -3,12 +3,17 @@
  * guest, then QEMU's edu device (vendor 1234, device 11e8) driven through its
  * DMA engine against it: to and from a guest page (must work), from and to
  * a hypervisor page (must be blocked and recorded), above the guest's memory
- * and beyond the address width (blocked, recorded). */
+ * and beyond the address width (blocked, recorded); then edu's MSI through
+ * interrupt remapping. */
 #ifndef IOMMU_EDUTEST_H
 #define IOMMU_EDUTEST_H
 #include "../lib/types.h"
 #include "../lib/memmap.h"
 
-/* Runs every check, printing one "iommutest:" line each; true when all pass. */
-bool iommu_edu_test(const struct memmap *mem);
+/* Runs every check, printing one "iommutest:" line each; true when all pass.
+ * Where the unit remaps interrupts (ECAP.IR) and uses the queue, also the
+ * interrupt-remapping checks: edu's MSI in remappable format through IRTEs
+ * from iommu/irte.c, seen arriving (or not) in the local APIC's IRR
+ * (requested(vector)) of the CPU with apic_id. */
+bool iommu_edu_test(const struct memmap *mem, bool (*requested)(uint8_t vector), uint32_t apic_id);
 #endif

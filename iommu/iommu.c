@@ -12,6 +12,7 @@
 static struct {
 	const char *state;              /* for the banner and the report */
 	bool available, on;
+	bool queued;                    /* iommuqi=auto: queued invalidation where offered */
 	struct dmar_info dmar;
 	uint32_t nunits;
 	struct vtd_unit unit[DMAR_MAX_DRHD];
@@ -24,8 +25,9 @@ bool iommu_available(void) { return io.available; }
 const char *iommu_state_name(void) { return io.state; }
 int iommu_levels(void) { return io.levels; }
 
-int iommu_init(const struct acpi_info *acpi, int opt, struct memmap *mem, char *err, size_t errlen)
+int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem, char *err, size_t errlen)
 {
+	io.queued = qi == IOMMU_QI_AUTO;
 	if (opt == IOMMU_OPT_OFF) {
 		io.state = "off: iommu=off (test aid: devices reach every byte, the hypervisor's included)";
 		pr_warn("DMA isolation: %s\n", io.state);
@@ -65,7 +67,7 @@ int iommu_init(const struct acpi_info *acpi, int opt, struct memmap *mem, char *
 			i, (u->ver >> 4) & 0xf, u->ver & 0xf, (unsigned long long)u->cap, (unsigned long long)u->ecap,
 			(unsigned long long)VTD_CAP_SAGAW(u->cap), (unsigned long long)VTD_CAP_MGAW(u->cap), u->nfr, u->fro,
 			u->iro, (u->cap & VTD_CAP_CM) ? ", caching mode" : "", (u->cap & VTD_CAP_RWBF) ? ", write-buffer flush" : "",
-			(u->ecap & VTD_ECAP_QI) ? ", queued invalidation (unused: register-based)" : "");
+			(u->ecap & VTD_ECAP_QI) ? (io.queued ? ", queued invalidation" : ", queued invalidation (unused: iommuqi=off)") : "");
 	}
 	io.nunits = io.dmar.ndrhd;
 	bool all = false;
@@ -118,12 +120,35 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
 		(unsigned long long)io.st.pages_2m, (unsigned long long)io.st.pages_4k, (unsigned long long)io.st.hv_pages_out,
 		(unsigned long long)io.st.tables, io.dmar.nrmrr, io.st.rmrr_hv_conflicts ? " (some overlap the hypervisor: those pages left out)" : "");
 	for (uint32_t i = 0; i < io.nunits; i++) {
-		if (vtd_enable(&io.unit[i], root, err, errlen))
+		const struct vtd_unit *u = &io.unit[i];
+		if (vtd_enable(&io.unit[i], root, io.queued, err, errlen))
 			return -1;
-		pr_info("iommu: unit %u at 0x%llx: root table 0x%llx, context cache and IOTLB invalidated, translation on\n", i,
-			(unsigned long long)io.unit[i].base, (unsigned long long)root);
+		if (u->qi)
+			pr_info("iommu: unit %u at 0x%llx: root table 0x%llx, context cache, IOTLB%s invalidated through the queue at 0x%llx (wait descriptor %u completed, IQH 0x%x), translation on\n",
+				i, (unsigned long long)u->base, (unsigned long long)root,
+				(u->ecap & VTD_ECAP_IR) ? " and interrupt entry cache" : "", (unsigned long long)(uintptr_t)u->iq,
+				u->qi_seq, (unsigned)*(volatile uint64_t *)(uintptr_t)(u->base + VTD_IQH));
+		else
+			pr_info("iommu: unit %u at 0x%llx: root table 0x%llx, context cache and IOTLB invalidated through the registers, translation on\n",
+				i, (unsigned long long)u->base, (unsigned long long)root);
 	}
 	io.on = true;
+	return 0;
+}
+
+int iommu_ir_enable(paddr_t irt, unsigned size_field, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < io.nunits; i++)
+		if (vtd_enable_ir(&io.unit[i], irt, size_field, false, err, errlen))
+			return -1;
+	return 0;
+}
+
+int iommu_iec_invalidate(char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < io.nunits; i++)
+		if (vtd_invalidate_iec(&io.unit[i], err, errlen))
+			return -1;
 	return 0;
 }
 
@@ -162,9 +187,16 @@ uint32_t iommu_poll_faults(struct vtd_fault *last)
 void iommu_report(void)
 {
 	iommu_poll_faults(NULL);
-	pr_info("hvstat: iommu dma_isolation=%s units=%u levels=%d faults=%llu reads=%llu writes=%llu overflows=%llu\n",
+	uint32_t queued = 0;
+	uint64_t waits = 0;
+	for (uint32_t i = 0; i < io.nunits; i++) {
+		queued += io.unit[i].qi;
+		waits += io.unit[i].qi_waits;
+	}
+	pr_info("hvstat: iommu dma_isolation=%s units=%u levels=%d faults=%llu reads=%llu writes=%llu overflows=%llu invalidation=%s qi_waits=%llu\n",
 		io.on ? "on" : "off", io.nunits, io.levels, (unsigned long long)io.faults, (unsigned long long)io.reads,
-		(unsigned long long)io.writes, (unsigned long long)io.overflows);
+		(unsigned long long)io.writes, (unsigned long long)io.overflows,
+		!io.on ? "none" : queued == io.nunits ? "queued" : queued ? "mixed" : "registers", (unsigned long long)waits);
 	for (uint32_t r = 0; r <= FAULT_REASONS; r++)
 		if (io.by_reason[r])
 			pr_info("hvstat: iommu fault_reason=%u count=%llu\n", r, (unsigned long long)io.by_reason[r]);

@@ -10,16 +10,23 @@
 #include "../lib/acpi.h"
 #include "vtd.h"
 
-/* Parses the DMAR and probes its units. iommu=off: nothing; auto without a
+/* Parses the DMAR and probes its units; qi (enum iommu_qi) says whether
+ * their caches are invalidated through the queue where ECAP.QI offers it
+ * (auto) or through the registers (off). iommu=off: nothing; auto without a
  * DMAR: "DMA isolation: off: no DMAR" said loudly; require without one, a
  * bad DMAR, or a unit that does not answer: -1 with err. Prints the
  * "DMA isolation:" line. */
-int iommu_init(const struct acpi_info *acpi, int opt, struct memmap *mem, char *err, size_t errlen);
+int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem, char *err, size_t errlen);
 /* Whether iommu_init found units to program. */
 bool iommu_available(void);
 /* Identity tables of everything but the hypervisor's memory (and the RMRRs),
  * translation on in every unit. Returns 0, or -1 with err. */
 int iommu_enable(const struct memmap *mem, char *err, size_t errlen);
+/* Interrupt remapping on in every unit with the table irt (test aid; see
+ * vtd_enable_ir); iommu_iec_invalidate after the table changes. 0, or -1
+ * with err. */
+int iommu_ir_enable(paddr_t irt, unsigned size_field, char *err, size_t errlen);
+int iommu_iec_invalidate(char *err, size_t errlen);
 /* Reads every unit's recorded faults: each logged and counted. Returns how
  * many were new; the last one in *last when last is not NULL. */
 uint32_t iommu_poll_faults(struct vtd_fault *last);

@@ -1,13 +1,16 @@
 /* A VT-d remapping unit (see vtd.h). The sequence follows the VT-d
  * specification, "Register Descriptions" (GCMD: write the current status
  * without the one-shot bits, plus the one command; poll GSTS) and
- * "Invalidation of Translation Caches" (register-based: context cache,
- * then IOTLB, globally, after the root table is set). */
+ * "Invalidation of Translation Caches" (context cache, then IOTLB,
+ * globally, after the root table is set: through the registers, or through
+ * the queued-invalidation interface where ECAP.QI offers it). */
 #include "vtd.h"
 #include "vtd_defs.h"
 #include "../lib/printk.h"
 #include "../lib/tsc.h"
 #include "../lib/cpu.h"
+#include "../lib/memmap.h"
+#include "../lib/string.h"
 
 #define VTD_TIMEOUT_US 1000000
 
@@ -82,10 +85,106 @@ static void clear_faults(const struct vtd_unit *u)
 {
 	for (uint32_t i = 0; i < u->nfr; i++)
 		wr32(u, u->fro + 16 * i + 12, (uint32_t)(VTD_FRCD_F >> 32));   /* F is write-1-to-clear */
-	wr32(u, VTD_FSTS, rd32(u, VTD_FSTS) & (VTD_FSTS_PFO | VTD_FSTS_PPF));
+	wr32(u, VTD_FSTS, rd32(u, VTD_FSTS) & (VTD_FSTS_PFO | VTD_FSTS_IQE | VTD_FSTS_ICE | VTD_FSTS_ITE));
 }
 
-int vtd_enable(struct vtd_unit *u, paddr_t root, char *err, size_t errlen)
+/* The queue: IQT to 0, IQA (128-bit descriptors, one page: 256 of them),
+ * then GCMD.QIE; the unit starts at IQH 0 ("Queued Invalidation
+ * Interface"). */
+static bool qi_start(struct vtd_unit *u)
+{
+	if (!u->iq) {
+		u->iq = page_alloc(1);
+		u->qi_status = page_alloc(1);
+		if (!u->iq || !u->qi_status)
+			return false;
+	}
+	memset(u->iq, 0, PAGE_SIZE);
+	u->qi_tail = 0;
+	wr64(u, VTD_IQT, 0);
+	wr64(u, VTD_IQA, (uint64_t)(uintptr_t)u->iq & VTD_ADDR_MASK);   /* DW 0, QS 0 */
+	return gcmd(u, VTD_GCMD_QIE, true, VTD_GCMD_QIE);
+}
+
+/* Puts n descriptors (low quadwords, high ones 0) and a wait descriptor
+ * that writes a new sequence number to the status dword; moves the tail;
+ * polls the status. The unit stops at a descriptor it refuses (FSTS.IQE,
+ * IQH on it): named in err. */
+static int qi_submit(struct vtd_unit *u, const uint64_t *lo, uint32_t n, char *err, size_t errlen)
+{
+	const uint32_t slots = PAGE_SIZE / 16;
+	uint32_t seq = ++u->qi_seq;
+	*u->qi_status = 0;
+	for (uint32_t i = 0; i <= n; i++) {
+		uint64_t *d = &u->iq[2 * u->qi_tail];
+		if (i < n) {
+			d[0] = lo[i];
+			d[1] = 0;
+		} else {
+			d[0] = VTD_QI_WAIT_SW | (uint64_t)seq << VTD_QI_WAIT_DATA_SHIFT;
+			d[1] = (uint64_t)(uintptr_t)u->qi_status;
+		}
+		u->qi_tail = (u->qi_tail + 1) % slots;
+	}
+	/* Descriptors in write-back memory: a unit that does not snoop reads
+	 * them from memory. */
+	if (!(u->ecap & BIT(0)))
+		__asm__ volatile("wbinvd" ::: "memory");
+	else
+		__asm__ volatile("mfence" ::: "memory");
+	wr64(u, VTD_IQT, (uint64_t)u->qi_tail << 4);
+	uint64_t until = rdtsc() + tsc_from_us(VTD_TIMEOUT_US);
+	while (*u->qi_status != seq) {
+		uint32_t fsts = rd32(u, VTD_FSTS);
+		if (fsts & (VTD_FSTS_IQE | VTD_FSTS_ICE | VTD_FSTS_ITE)) {
+			snprintf(err, errlen, "iommu: unit at 0x%llx: invalidation queue error (FSTS 0x%x) at descriptor %llu",
+				 (unsigned long long)u->base, fsts, (unsigned long long)((rd64(u, VTD_IQH) >> 4) & 0x7fff));
+			return -1;
+		}
+		if (rdtsc() > until) {
+			snprintf(err, errlen, "iommu: unit at 0x%llx: wait descriptor %u not completed (IQH 0x%llx, IQT 0x%llx, status %u)",
+				 (unsigned long long)u->base, seq, (unsigned long long)rd64(u, VTD_IQH),
+				 (unsigned long long)rd64(u, VTD_IQT), *u->qi_status);
+			return -1;
+		}
+	}
+	u->qi_waits++;
+	return 0;
+}
+
+int vtd_invalidate_iec(struct vtd_unit *u, char *err, size_t errlen)
+{
+	static const uint64_t iec = VTD_QI_IEC_GLOBAL;
+	if (!u->qi) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: the interrupt entry cache is invalidated only through the queue",
+			 (unsigned long long)u->base);
+		return -1;
+	}
+	return qi_submit(u, &iec, 1, err, errlen);
+}
+
+int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen)
+{
+	if (!(u->ecap & VTD_ECAP_IR) || !u->qi || (eime && !(u->ecap & VTD_ECAP_EIM)) || size_field > 15) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: interrupt remapping needs ECAP.IR%s and the queue (ECAP 0x%llx, queue %s)",
+			 (unsigned long long)u->base, eime ? " and EIM" : "", (unsigned long long)u->ecap, u->qi ? "on" : "off");
+		return -1;
+	}
+	wr64(u, VTD_IRTA, (irt & VTD_ADDR_MASK) | (eime ? VTD_IRTA_EIME : 0) | size_field);
+	if (!gcmd(u, VTD_GCMD_SIRTP, true, VTD_GCMD_SIRTP)) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: setting the interrupt-remapping table timed out", (unsigned long long)u->base);
+		return -1;
+	}
+	if (vtd_invalidate_iec(u, err, errlen))
+		return -1;
+	if (!gcmd(u, VTD_GCMD_IRE, true, VTD_GCMD_IRE)) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: enabling interrupt remapping timed out", (unsigned long long)u->base);
+		return -1;
+	}
+	return 0;
+}
+
+int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t errlen)
 {
 	const char *step;
 	uint32_t sts = rd32(u, VTD_GSTS);
@@ -117,10 +216,20 @@ int vtd_enable(struct vtd_unit *u, paddr_t root, char *err, size_t errlen)
 	}
 	wr64(u, VTD_RTADDR, root & VTD_ADDR_MASK);   /* TTM 00b: legacy mode */
 	if (!gcmd(u, VTD_GCMD_SRTP, true, VTD_GCMD_SRTP)) { step = "setting the root table"; goto timeout; }
-	wr64(u, VTD_CCMD, VTD_CCMD_ICC | VTD_CCMD_GLOBAL);
-	if (!wait64_clear(u, VTD_CCMD, VTD_CCMD_ICC)) { step = "context-cache invalidation"; goto timeout; }
-	wr64(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT | VTD_IOTLB_GLOBAL | VTD_IOTLB_DR | VTD_IOTLB_DW);
-	if (!wait64_clear(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT)) { step = "IOTLB invalidation"; goto timeout; }
+	u->qi = queued && (u->ecap & VTD_ECAP_QI);
+	if (u->qi) {
+		/* Context cache, then IOTLB (with drains), then the interrupt
+		 * entry cache where the unit remaps interrupts, then the wait. */
+		uint64_t d[3] = { VTD_QI_CC_GLOBAL, VTD_QI_IOTLB_GLOBAL, VTD_QI_IEC_GLOBAL };
+		if (!qi_start(u)) { step = "enabling queued invalidation"; goto timeout; }
+		if (qi_submit(u, d, (u->ecap & VTD_ECAP_IR) ? 3 : 2, err, errlen))
+			return -1;
+	} else {
+		wr64(u, VTD_CCMD, VTD_CCMD_ICC | VTD_CCMD_GLOBAL);
+		if (!wait64_clear(u, VTD_CCMD, VTD_CCMD_ICC)) { step = "context-cache invalidation"; goto timeout; }
+		wr64(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT | VTD_IOTLB_GLOBAL | VTD_IOTLB_DR | VTD_IOTLB_DW);
+		if (!wait64_clear(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT)) { step = "IOTLB invalidation"; goto timeout; }
+	}
 	if (!gcmd(u, VTD_GCMD_TE, true, VTD_GCMD_TE)) { step = "enabling translation"; goto timeout; }
 	u->on = true;
 	return 0;

@@ -12,6 +12,15 @@ struct vtd_unit {
 	uint32_t fro, nfr;      /* fault recording registers: offset, count */
 	uint32_t iro;           /* IOTLB registers' offset */
 	bool on;                /* translation enabled by us */
+	/* The queued-invalidation interface, where ECAP.QI offers it and the
+	 * caller wants it: one 4 KiB queue of 256 descriptors, the status
+	 * dword the wait descriptors write. */
+	bool qi;
+	uint64_t *iq;
+	volatile uint32_t *qi_status;
+	uint32_t qi_tail;       /* next free descriptor */
+	uint32_t qi_seq;        /* the last status data asked for */
+	uint64_t qi_waits;      /* wait descriptors completed */
 };
 
 /* A DMA fault read from a fault recording register. */
@@ -27,9 +36,21 @@ struct vtd_fault {
 int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen);
 /* Masks the fault event, clears old faults, flushes the write buffer when
  * CAP.RWBF asks, sets the root table (legacy mode), invalidates the
- * context cache and the IOTLB globally (register-based), then enables
- * translation and waits for GSTS.TES. Returns 0, or -1 with err. */
-int vtd_enable(struct vtd_unit *u, paddr_t root, char *err, size_t errlen);
+ * context cache and the IOTLB globally, then enables translation and waits
+ * for GSTS.TES. The invalidations go through the queue (context cache,
+ * IOTLB, the interrupt entry cache where ECAP.IR, then a wait descriptor
+ * whose status write is polled) when queued is set and ECAP.QI offers it,
+ * else through the registers. Returns 0, or -1 with err. */
+int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t errlen);
+/* Interrupt remapping on (the first step of the posted-interrupt design,
+ * docs/iommu.md; used by the iommutest aid only): IRTA (the table, 2^(S+1)
+ * entries, EIME for 32-bit destinations), GCMD.SIRTP, the interrupt entry
+ * cache invalidated, GCMD.CFI left clear (compatibility-format requests
+ * blocked), GCMD.IRE. Needs ECAP.IR and the queue. 0, or -1 with err. */
+int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen);
+/* Invalidates the interrupt entry cache globally (queued only: there is no
+ * register for it). Returns 0, or -1 with err. */
+int vtd_invalidate_iec(struct vtd_unit *u, char *err, size_t errlen);
 /* Reads every recorded fault into f (up to max), clearing each; *overflow
  * is set when the unit dropped faults (FSTS.PFO, cleared). Returns the count. */
 uint32_t vtd_read_faults(struct vtd_unit *u, struct vtd_fault *f, uint32_t max, bool *overflow);

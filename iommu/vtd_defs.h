@@ -17,6 +17,16 @@
 #define VTD_CCMD     0x28
 #define VTD_FSTS     0x34
 #define VTD_FECTL    0x38
+/* The queued-invalidation interface: queue head and tail (bits 18:4: the
+ * offset of a 128-bit descriptor), queue address (63:12 base, 11 DW: 0 for
+ * 128-bit descriptors, 2:0 QS: 2^QS pages). */
+#define VTD_IQH      0x80
+#define VTD_IQT      0x88
+#define VTD_IQA      0x90
+/* Interrupt-remapping table address: 63:12 base, 11 EIME (32-bit x2APIC
+ * destinations), 3:0 S (2^(S+1) entries). */
+#define VTD_IRTA     0xb8
+#define VTD_IRTA_EIME BIT(11)
 /* IOTLB registers at ECAP.IRO * 16: IVA at +0, IOTLB at +8. */
 #define VTD_IOTLB_OFF 8
 
@@ -31,6 +41,8 @@
 #define VTD_CAP_NFR(c)     ((((c) >> 40) & 0xff) + 1)
 /* ECAP fields. */
 #define VTD_ECAP_QI        BIT(1)
+#define VTD_ECAP_IR        BIT(3)
+#define VTD_ECAP_EIM       BIT(4)
 #define VTD_ECAP_IRO(e)    ((((e) >> 8) & 0x3ff) * 16)
 
 /* GCMD / GSTS bits. */
@@ -39,6 +51,8 @@
 #define VTD_GCMD_WBF       BIT(27)
 #define VTD_GCMD_QIE       BIT(26)
 #define VTD_GCMD_IRE       BIT(25)
+#define VTD_GCMD_SIRTP     BIT(24)
+#define VTD_GCMD_CFI       BIT(23)
 /* GSTS bits that are status of one-shot commands (SRTP, SFL, WBF, SIRTP):
  * cleared from the status before it is written back with one more bit. */
 #define VTD_GSTS_ONESHOT   0x69000000u
@@ -55,6 +69,9 @@
 /* FSTS / FECTL. */
 #define VTD_FSTS_PFO       BIT(0)
 #define VTD_FSTS_PPF       BIT(1)
+#define VTD_FSTS_IQE       BIT(4)                   /* invalidation queue error */
+#define VTD_FSTS_ICE       BIT(5)                   /* invalidation completion error */
+#define VTD_FSTS_ITE       BIT(6)                   /* invalidation time-out error */
 #define VTD_FSTS_FRI(s)    (((s) >> 8) & 0xff)
 #define VTD_FECTL_IM       BIT(31)
 
@@ -65,6 +82,18 @@
 #define VTD_FRCD_T_READ    BIT(62)
 #define VTD_FRCD_REASON(h) (((h) >> 32) & 0xff)
 #define VTD_FRCD_SID(h)    ((h) & 0xffff)
+
+/* Invalidation descriptors (128 bits; low quadword here, the high one is
+ * 0 but for the wait descriptor's status address). Type in 3:0.
+ * Context cache: granularity 5:4 (01b global). IOTLB: granularity 5:4
+ * (01b global), DW 6, DR 7. Interrupt entry cache: bit 4 clear, global.
+ * Wait: IF 4, SW 5 (write the status data, 63:32, to the dword at the
+ * address in the high quadword, 63:2), FN 6. */
+#define VTD_QI_CC_GLOBAL    (0x1ull | 1ull << 4)
+#define VTD_QI_IOTLB_GLOBAL (0x2ull | 1ull << 4 | 1ull << 6 | 1ull << 7)
+#define VTD_QI_IEC_GLOBAL   0x4ull
+#define VTD_QI_WAIT_SW      (0x5ull | 1ull << 5 | 1ull << 6)
+#define VTD_QI_WAIT_DATA_SHIFT 32
 
 /* Root entry (legacy mode, 128 bits): present, context-table pointer. */
 #define VTD_ROOT_P         BIT(0)

@@ -10,6 +10,7 @@ const char *const irq_opt_names[] = { "auto", "virtual", "partition", NULL };
 const char *const hlt_opt_names[] = { "auto", "guest", "exit", NULL };
 const char *const novmx_opt_names[] = { "linux", "stop", NULL };
 const char *const iommu_opt_names[] = { "auto", "require", "off", NULL };
+const char *const iommu_qi_names[] = { "auto", "off", NULL };
 const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
 static const char *const guest_names[] = { "linux", "none", NULL };
 static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
@@ -128,6 +129,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		else if (word_eq(w, kl, "novmx")) { table = novmx_opt_names; slot = &o->novmx; }
 		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
 		else if (word_eq(w, kl, "iommu")) { table = iommu_opt_names; slot = &o->iommu; }
+		else if (word_eq(w, kl, "iommuqi")) { table = iommu_qi_names; slot = &o->iommu_qi; }
 		else if (word_eq(w, kl, "guest")) {
 			int g = pick(v, vl, guest_names);
 			if (g < 0) {
@@ -207,7 +209,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->iommu_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, hangcheck, iommu, iommutest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, hangcheck, iommu, iommuqi, iommutest)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

@@ -12,6 +12,7 @@ enum hlt_opt    { HLT_OPT_AUTO = 0, HLT_OPT_GUEST, HLT_OPT_EXIT };
 enum novmx_opt  { NOVMX_LINUX = 0, NOVMX_STOP };
 enum exit_mode  { EXIT_NONE = 0, EXIT_AUTO, EXIT_S5, EXIT_QEMU, EXIT_BOCHS };
 enum iommu_opt  { IOMMU_OPT_AUTO = 0, IOMMU_OPT_REQUIRE, IOMMU_OPT_OFF };
+enum iommu_qi   { IOMMU_QI_AUTO = 0, IOMMU_QI_OFF };
 
 extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
 extern const char *const eoi_tier_names[];
@@ -21,6 +22,7 @@ extern const char *const irq_opt_names[];
 extern const char *const hlt_opt_names[];
 extern const char *const novmx_opt_names[];
 extern const char *const iommu_opt_names[];
+extern const char *const iommu_qi_names[];
 
 struct hv_options {
 	uint16_t serial_port;   /* console=com1|com2|com3|com4|0xNNNN (default com1) */
@@ -43,6 +45,8 @@ struct hv_options {
 	bool ipiv_test;         /* ipivtest=1: test aid, three PID-pointer entries past the last vCPU
 	                           (absent, reserved bits set, a spare descriptor with SN=1) */
 	int iommu;              /* iommu=auto|require|off: DMA isolation with VT-d */
+	int iommu_qi;           /* iommuqi=auto|off: queued invalidation where a unit offers it, or
+	                           the registers (test aid) */
 	bool iommu_test;        /* iommutest=1: test aid, DMA remapping as for a guest, then the edu
 	                           device's DMA engine against it; no guest */
 };

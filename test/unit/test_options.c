@@ -481,4 +481,11 @@ TEST(options_iommu)
 	CHECK_EQ(o.iommu, IOMMU_OPT_AUTO);
 	CHECK_EQ(options_parse("iommu=strict", &o, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "iommu=strict");
+	CHECK_EQ(o.iommu_qi, IOMMU_QI_AUTO);
+	CHECK_EQ(options_parse("iommuqi=off", &o, err, sizeof err), 0);
+	CHECK_EQ(o.iommu_qi, IOMMU_QI_OFF);
+	CHECK_EQ(options_parse("iommuqi=auto", &o, err, sizeof err), 0);
+	CHECK_EQ(o.iommu_qi, IOMMU_QI_AUTO);
+	CHECK_EQ(options_parse("iommuqi=on", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "iommuqi=on");
 }
