@@ -71,6 +71,12 @@ bool lapic_level(uint8_t vector)
 	return tmr & (1u << (vector % 32));
 }
 
+bool lapic_requested(uint8_t vector)
+{
+	uint32_t irr = lapic_x2apic ? (uint32_t)rdmsr(0x820 + vector / 32) : lapic_mmio[(0x200 + 0x10 * (vector / 32)) / 4];
+	return irr & (1u << (vector % 32));
+}
+
 bool lapic_in_service(uint8_t vector)
 {
 	uint32_t isr = lapic_x2apic ? (uint32_t)rdmsr(0x810 + vector / 32) : lapic_mmio[(0x100 + 0x10 * (vector / 32)) / 4];
