@@ -202,6 +202,7 @@ void hw_reset_deadline(unsigned n) { reset_handed(n, false); }
 
 /* The host's TSC-deadline timer reached in root mode (interrupts off): the
  * MSR clears and the vector waits in the IRR. */
+bool hw_irq_late;
 static void root_timer(void)
 {
 	uint64_t h = rdmsr(0x6e0);
@@ -242,7 +243,7 @@ static void boundary(struct vcpu *v)
 	}
 	root_timer();
 	/* A requested external interrupt exits at once in non-root operation. */
-	if (irr[HOST_TIMER_VECTOR] && hw_lapic_accept(HOST_TIMER_VECTOR, false)) {
+	if (irr[HOST_TIMER_VECTOR] && !hw_irq_late && hw_lapic_accept(HOST_TIMER_VECTOR, false)) {
 		irr[HOST_TIMER_VECTOR] = 0;
 		hw_exit_external(v, HOST_TIMER_VECTOR);
 	}

@@ -66,6 +66,10 @@ void hw_reset_apicv(unsigned ncpus);   /* the TSC starts at 1000 */
  * interrupts off: a deadline reached there leaves the vector requested (the
  * IRR: lapic_requested) and it exits at the guest's next instruction. */
 void hw_reset_deadline(unsigned ncpus);   /* the TSC starts at 1000 */
+/* An emulator that recognizes a requested interrupt late (Bochs 3.0 defect
+ * 2: a guest entered with IF = 0 runs on until its STI): while set, the
+ * guest's instructions do not exit for it. */
+extern bool hw_irq_late;
 int hw_guest_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);   /* 0, or -1 (#GP) */
 /* The same, where the WRMSR exits and the TSC reaches 'tsc' in root mode
  * before its handler runs. */
