@@ -24,7 +24,8 @@ void lapic_eoi(void);
 /* The physical x2APIC's ISR bit for 'vector': the local APIC accepted it (an
  * 8259 interrupt taken through ExtINT leaves no ISR bit). */
 bool lapic_in_service(uint8_t vector);
-/* The IRR bit for 'vector': the local APIC holds a request for it. */
+/* The physical x2APIC's IRR bit for 'vector': requested, not yet accepted
+ * (with interrupts off in root mode, a host timer that fired since the exit). */
 bool lapic_requested(uint8_t vector);
 /* The physical x2APIC's TMR bit for 'vector': the interrupt was level-triggered. */
 bool lapic_level(uint8_t vector);

@@ -5,7 +5,7 @@
 
 const char *const ipi_tier_names[] = { "auto", "ipiv", "fast", "pv", "trap", NULL };
 const char *const eoi_tier_names[] = { "auto", "vid", "pv", "trap", NULL };
-const char *const timer_tier_names[] = { "auto", "apicv", "posted", "preempt", "trap", NULL };
+const char *const timer_tier_names[] = { "auto", "apicv", "deadline", "posted", "preempt", "trap", NULL };
 const char *const irq_opt_names[] = { "auto", "virtual", "partition", NULL };
 const char *const hlt_opt_names[] = { "auto", "guest", "exit", NULL };
 const char *const novmx_opt_names[] = { "linux", "stop", NULL };

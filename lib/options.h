@@ -6,7 +6,7 @@
 
 enum ipi_tier   { IPI_AUTO = 0, IPI_IPIV, IPI_FAST, IPI_PV, IPI_TRAP };
 enum eoi_tier   { EOI_AUTO = 0, EOI_VID, EOI_PV, EOI_TRAP };
-enum timer_tier { TIMER_AUTO = 0, TIMER_APICV, TIMER_POSTED, TIMER_PREEMPT, TIMER_TRAP };
+enum timer_tier { TIMER_AUTO = 0, TIMER_APICV, TIMER_DEADLINE, TIMER_POSTED, TIMER_PREEMPT, TIMER_TRAP };
 enum irq_opt    { IRQ_OPT_AUTO = 0, IRQ_OPT_VIRTUAL, IRQ_OPT_PARTITION };
 enum hlt_opt    { HLT_OPT_AUTO = 0, HLT_OPT_GUEST, HLT_OPT_EXIT };
 enum novmx_opt  { NOVMX_LINUX = 0, NOVMX_STOP };

@@ -236,9 +236,20 @@ ipigen_checks() {
     expect "$n/ipigen-not-posted" "$log" 'vmcs: interrupt model partition' 'ipigen: unicast target cpu=1 .*posted=none'
   elif [ "$mode" = ipiv ]; then
     # IPI virtualization: the CPU posts the unicast IPIs (nobody counts them:
-    # posted=cpu), and the sender's ICR writes cost no exit at all.
+    # posted=cpu), and the sender's ICR writes cost no exit at all. With
+    # timer=deadline the sender's timer expiries exit meanwhile (250 a
+    # second, 0.01-0.05 an IPI here): the proof is then the emulator's count,
+    # at least as many ICR writes virtualized on it as unicast IPIs sent.
+    local per='0\.00' ex=0 sent virt
+    if grep -q 'tier: timer=deadline' "$log"; then
+      per='[0-9]+\.[0-9]+' ex='[0-9]+'
+      sent=$(tr -d '\r' < "$log" | sed -n 's/^ipigen: unicast sent=\([0-9]*\) .*/\1/p' | tail -n1)
+      virt=$(sed -n 's/^bochs-hv: cpu=0 ipiv_virtualized=\([0-9]*\) .*/\1/p' "${log%.ser}.stdout" 2>/dev/null)
+      if [ -n "$sent" ] && [ -n "$virt" ] && (( virt >= sent )); then ok "$n/ipigen-icr-virtualized"
+      else bad "$n/ipigen-icr-virtualized" "the emulator virtualized '${virt:-none}' ICR writes on cpu0 for '${sent:-none}' unicast IPIs"; fi
+    fi
     expect "$n/ipigen-by-the-cpu" "$log" 'vmcs: interrupt model virtual' 'tier: ipi=ipiv' 'IPI virtualization on: PID-pointer table' \
-      'ipigen: unicast target cpu=1 .*posted=cpu' 'ipigen: unicast sender cpu=0 apic_id=[0-9]+ exits=\+0 exits_per_ipi=0\.00'
+      'ipigen: unicast target cpu=1 .*posted=cpu' "ipigen: unicast sender cpu=0 apic_id=[0-9]+ exits=\\+$ex exits_per_ipi=$per"
     local uni
     uni=$(tr -d '\r' < "$log" | sed -n 's/^ipigen: unicast sent=\([0-9]*\) received=\([0-9]*\) .*/\1 \2/p' | tail -n1)
     if [ -n "$uni" ] && [ "${uni% *}" = "${uni#* }" ] && [ "${uni% *}" -ge "${IPIV_MIN_UNICAST:-100000}" ]; then
@@ -267,19 +278,36 @@ ipigen_checks() {
 # check), jiffies advance at HZ (250) within 1 % of the clock, and the tier's
 # exits are there: with a housekeeping CPU no delivery costs an exit.
 timer_checks() {
-  local n=$1 tier=$2 hk=${3:-} text lines bad="" c a r f m d p ea ef total_d=0 total_e=0 hz
+  local n=$1 tier=$2 hk=${3:-} text lines bad="" c a r f m d p ea ef pf total_d=0 total_e=0 hz
   text=$(tr -d '\r' < "$log" 2>/dev/null)
   lines=$(sed -n '/hvstat: begin why=shutdown/,/hvstat: end/p' <<<"$text" | grep "^hvstat: cpu=[0-9]* timer tier=$tier ")
+  # timer=deadline: the expiries the LAPIC served for the guest are delivered too.
+  local -A passf=()
+  while read -r c pf; do passf[$c]=$pf; done < <(sed -n '/hvstat: begin why=shutdown/,/hvstat: end/p' <<<"$text" |
+    sed -n 's/^hvstat: cpu=\([0-9]*\) timer_deadline server=[a-z]* to_lapic=[0-9]* to_host=[0-9]* fired=\([0-9]*\) stale=[0-9]*$/\1 \2/p')
+  [ "$tier" = deadline ] && [ ${#passf[@]} = 0 ] && bad+=" no 'hvstat: cpu=N timer_deadline' lines;"
   if [ -z "$lines" ]; then
     bad "$n/timer-balanced" "no 'hvstat: cpu=N timer tier=$tier' lines in the shutdown report of $log"
   else
     while read -r c a r f m d p ea ef; do
       (( a == r + f + p )) || bad+=" cpu$c armed=$a != replaced=$r + fired=$f + pending=$p;"
-      (( f - m == d )) || bad+=" cpu$c fired=$f - masked=$m != delivered=$d;"
+      pf=${passf[$c]:-0}
+      (( f - m + pf == d )) || bad+=" cpu$c fired=$f - masked=$m + fired by the LAPIC=$pf != delivered=$d;"
       [ -n "$hk" ] && (( ef != 0 )) && bad+=" cpu$c exits_fire=$ef with a housekeeping CPU;"
       total_d=$((total_d + d)); total_e=$((total_e + ea + ef))
     done < <(sed -n 's/^hvstat: cpu=\([0-9]*\) timer tier=[a-z]* armed=\([0-9]*\) replaced=\([0-9]*\) fired=\([0-9]*\) masked=\([0-9]*\) delivered=\([0-9]*\) pending=\([0-9]*\) exits_arm=\([0-9]*\) exits_fire=\([0-9]*\).*/\1 \2 \3 \4 \5 \6 \7 \8 \9/p' <<<"$lines")
     (( total_d > 100 )) || bad+=" only $total_d timer interrupts delivered;"
+    # The deadline tier's promise: at most one exit per timer interrupt (the
+    # expiry; arming never exits): per vCPU no more expiry exits than
+    # deliveries, and in all 1.00 (two decimals: the LVT and TMICT writes of
+    # the boot and the power-off, about a dozen, are the rest).
+    if [ "$tier" = deadline ]; then
+      while read -r c d ef; do
+        (( ef <= d )) || bad+=" cpu$c $ef expiry exits for $d deliveries;"
+      done < <(sed -n 's/^hvstat: cpu=\([0-9]*\) timer tier=[a-z]* .* delivered=\([0-9]*\) .* exits_fire=\([0-9]*\) .*/\1 \2 \3/p' <<<"$lines")
+      awk -v e=$total_e -v d=$total_d 'BEGIN { exit !(sprintf("%.2f", e / d) + 0 <= 1.00) }' ||
+        bad+=" $total_e timer exits for $total_d timer interrupts (more than 1.00 each);"
+    fi
     if [ -z "$bad" ]; then ok "$n/timer-balanced"; else bad "$n/timer-balanced" "$bad"; cp "$log" "$LOGS/" 2>/dev/null; fi
   fi
   expect "$n/tsc-deadline" "$log" 'TSC deadline timer available'
@@ -295,7 +323,33 @@ timer_checks() {
             fi ;;
   esac
   expect "$n/idle-measured" "$log" '^guest: idle seconds=[0-9.]+ apic0=\+[0-9]+ \([0-9.]+/s\)'
+  [ "$tier" = deadline ] && expect "$n/deadline-arming-never-exits" "$log" 'hvstat: cpu=0 timer_deadline server=lapic to_lapic=[1-9]'
   echo "  ${n#linux/}: timer=$tier${hk:+ (housekeeping)}: $total_d deliveries, $total_e timer exits ($(awk -v e=$total_e -v d=$total_d 'BEGIN { printf "%.2f", d ? e / d : 0 }') per timer interrupt), tick rate ${hz:-?} Hz; $(grep -m1 '^guest: idle ' <<<"$text" | sed 's/^guest: //')"
+}
+
+# idle_checks NAME MAX|timer: the exits of all vCPUs together while the guest
+# sleeps (hv.timercheck: 'guest: idle seconds=T apicN=+E (R/s) ...', counted
+# inside one sleeping process) are below MAX a second; or, 'timer' (with
+# timer=deadline each of the guest's timer interrupts is an exit), no vCPU
+# has more idle exits than the guest's own timer interrupts on it ('guest:
+# idle timer interrupts cpuN=+K', LOC of /proc/interrupts around the window,
+# vCPU N = APIC ID N here) plus the measurement's one VMCALL.
+idle_checks() {
+  local n=$1 max=$2 line sum loc id e k extra=""
+  line=$(tr -d '\r' < "$log" 2>/dev/null | grep -m1 '^guest: idle seconds=')
+  loc=$(tr -d '\r' < "$log" 2>/dev/null | grep -m1 '^guest: idle timer interrupts')
+  sum=$(grep -o '([0-9.]*/s)' <<<"$line" | tr -d '()/s' | awk '{ s += $1 } END { printf "%.1f", s }')
+  if [ -z "$line" ]; then bad "$n/idle-$max" "no 'guest: idle' line in $log"
+  elif [ "$max" = timer ]; then
+    [ -n "$loc" ] || extra+=" no 'guest: idle timer interrupts' line;"
+    while read -r id e; do
+      k=$(grep -o "cpu$id=+[0-9]*" <<<"$loc" | cut -d+ -f2)
+      [ -n "$k" ] && (( e <= k + 1 )) || extra+=" vCPU $id: $e idle exits, ${k:-?} timer interrupts;"
+    done < <(grep -o 'apic[0-9]*=+[0-9]*' <<<"$line" | sed 's/apic\([0-9]*\)=+\([0-9]*\)/\1 \2/')
+    if [ -z "$extra" ]; then ok "$n/idle-only-timer"; else bad "$n/idle-only-timer" "$extra ($line; $loc)"; fi
+  elif awk -v s="$sum" -v m="$max" 'BEGIN { exit !(s < m) }'; then ok "$n/idle-below-$max"
+  else bad "$n/idle-below-$max" "$sum exits/s idle on all vCPUs, not below $max ($line)"; fi
+  echo "  ${n#linux/}: idle: $sum exits/s on all vCPUs (${line#guest: idle }); ${loc#guest: idle }"
 }
 
 # pveoi_checks NAME: eoi=pv on the software x2APIC: the guest enabled KVM's
@@ -380,9 +434,15 @@ ipibench_checks() {
 #  - The guest's timer: TSC-deadline mode, jiffies at HZ, and no exit for it
 #    (no IA32_TSC_DEADLINE write exit), HLT never exits.
 ipiv_checks() {
-  local n=$1 text rows max tst model bad="" k icr v m nrows=0 nvirt=0 nexit=0 ngp=0 out spare_hv spare_m
+  local n=$1 tt=${2:-apicv} text rows max tst model bad="" k icr v m nrows=0 nvirt=0 nexit=0 ngp=0 out spare_hv spare_m
   text=$(tr -d '\r' < "$log" 2>/dev/null)
-  expect "$n/tiers-auto" "$log" 'tier: ipi=ipiv \(tertiary bit 4' 'tier: timer=apicv \(tertiary bit 8' 'idle: hlt=guest'
+  if [ "$tt" = apicv ]; then
+    expect "$n/tiers-auto" "$log" 'tier: ipi=ipiv \(tertiary bit 4' 'tier: timer=apicv \(tertiary bit 8' 'idle: hlt=guest' \
+      'vmxcap: tertiary controls available, IA32_VMX_PROCBASED_CTLS3=0x0000000000000190'
+  else   # sapphire_rapids as it ships: IPIv, no APIC-timer virtualization
+    expect "$n/tiers-auto" "$log" 'tier: ipi=ipiv \(tertiary bit 4' 'tier: timer=deadline \(APIC-timer virtualization not allowed' 'idle: hlt=guest' \
+      'vmxcap: tertiary controls available, IA32_VMX_PROCBASED_CTLS3=0x0000000000000090'
+  fi
   rows=$(sed -n 's/^ipivtab: row=\([0-9]*\) icr=\(0x[0-9a-f]*\) verdict=\([a-z]*\) name=.*/\1 \2 \3/p' <<<"$text")
   max=$(sed -n 's/^ipivtab: start max_apic_id=\([0-9]*\) .*/\1/p' <<<"$text" | tail -n1)
   grep -q '^pi: ipivtest:' <<<"$text" && tst=1 || tst=0
@@ -416,8 +476,13 @@ ipiv_checks() {
       (( d <= f )) || tbad+=" cpu$c delivered=$d > fired=$f;"
       tv=$((tv + vi)); td=$((td + d))
     done <<<"$out"
-    (( td > 100 )) || tbad+=" only $td virtual timer interrupts delivered;"
-    if [ -z "$tbad" ]; then ok "$n/apic-timer-virt-balanced"; else bad "$n/apic-timer-virt-balanced" "$tbad"; fi
+    if [ "$tt" = apicv ]; then
+      (( td > 100 )) || tbad+=" only $td virtual timer interrupts delivered;"
+      if [ -z "$tbad" ]; then ok "$n/apic-timer-virt-balanced"; else bad "$n/apic-timer-virt-balanced" "$tbad"; fi
+    else
+      (( td == 0 )) || tbad+=" $td timer interrupts through APIC-timer virtualization on a CPU without it;"
+      if [ -z "$tbad" ]; then ok "$n/no-apic-timer-virt"; else bad "$n/no-apic-timer-virt" "$tbad"; fi
+    fi
     echo "  ${n#linux/}: the emulator virtualized $tv ICR writes and delivered $td timer interrupts through APIC-timer virtualization"
   fi
   # Who served the guest's timer: the CPU only in TSC-deadline mode, unmasked,
@@ -622,7 +687,7 @@ level_linux() {
        'ipigen: raw target cpu=3 .*calls=\+1 posted=\+1\$'
      expect linux/skx4/dropped-counted \"\$log\" 'ipigen: rawdrop verdict=ok' 'hvstat: cpu=[0-9]+ ipi_dropped=[1-9]'"
   LX_STOCK=1 linux_spawn linux-skx "corei7_skylake_x" 2 "exit=bochs" "$g=${IPIGEN_ROUNDS:-100000} hv.timercheck=5 hv.ipibench=500" "$tmo" \
-    "linux_checks linux/skx; ipigen_checks linux/skx virtual; timer_checks linux/skx posted; ipibench_checks linux/skx 500
+    "linux_checks linux/skx; ipigen_checks linux/skx virtual; timer_checks linux/skx deadline; ipibench_checks linux/skx 500
      expect linux/skx/hangcheck-on \"\$log\" 'hvstat: hangcheck stuck=0'
      expect linux/skx/vid-on \"\$log\" 'tier: eoi=vid' 'vmcs: pin=.* proc2=0x[0-9a-f]*[2367abef][0-9a-f]{2} '
      expect_not linux/skx/eoi-never-exits \"\$log\" 'hvstat: cpu=[0-9]+ (reason=VIRTUALIZED_EOI|msr=0x80b )'"
@@ -662,16 +727,22 @@ level_linux() {
     "hv.attack=1 hv.ipirounds=0 hv.probe=0x200000" "$tmo" "attack_checks linux/skx-attack"
   linux_spawn linux-skx-part "corei7_skylake_x" 2 "exit=bochs irq=partition" "$g=${IPIGEN_SMALL:-20000}" "$tmo" \
     "linux_checks linux/skx-part; ipigen_checks linux/skx-part partition"
-  # The project's patched Bochs (IPI virtualization and APIC-timer
-  # virtualization on sapphire_rapids; tools/bochs-patched.sh): the tiers
-  # chosen by auto, 2 and 4 vCPUs, the ICR table against the model.
+  # The project's patched Bochs (tools/bochs-patched.sh), its two profiles:
+  # sapphire_rapids as it ships (IPI virtualization; the timer by
+  # timer=deadline) and xeon_next (also APIC-timer virtualization): the
+  # tiers chosen by auto, 2 and 4 vCPUs, the ICR table against the model,
+  # idle with hlt=guest below 10 exits per second.
   if [ -n "$hvb" ]; then
     LX_BOCHS=$hvb linux_spawn linux-hv-spr "sapphire_rapids" 2 "exit=bochs ipivtest=1 hlt=guest" \
       "$g=${IPIGEN_ROUNDS:-100000} hv.ipivtab=1 hv.timercheck=5 hv.ipibench=500" "$tmo" \
-      "linux_checks linux/hv-spr; ipigen_checks linux/hv-spr ipiv; ipiv_checks linux/hv-spr; ipibench_checks linux/hv-spr 500 0.05"
+      "linux_checks linux/hv-spr; ipigen_checks linux/hv-spr ipiv; ipiv_checks linux/hv-spr deadline; ipibench_checks linux/hv-spr 500 0.05
+       timer_checks linux/hv-spr deadline; idle_checks linux/hv-spr timer"
+    LX_BOCHS=$hvb linux_spawn linux-hv-next "xeon_next" 2 "exit=bochs ipivtest=1 hlt=guest" \
+      "$g=${IPIGEN_SMALL:-20000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
+      "linux_checks linux/hv-next; IPIV_MIN_UNICAST=${IPIGEN_SMALL:-20000} ipigen_checks linux/hv-next ipiv; ipiv_checks linux/hv-next apicv; idle_checks linux/hv-next 10"
     LX_BOCHS=$hvb linux_spawn linux-hv-spr4 "sapphire_rapids" 4 "exit=bochs ipivtest=1 hlt=guest" \
       "$g=${IPIGEN_4CPU:-5000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
-      "linux_checks linux/hv-spr4 4; IPIV_MIN_UNICAST=${IPIGEN_4CPU:-5000} ipigen_checks linux/hv-spr4 ipiv; ipiv_checks linux/hv-spr4
+      "linux_checks linux/hv-spr4 4; IPIV_MIN_UNICAST=${IPIGEN_4CPU:-5000} ipigen_checks linux/hv-spr4 ipiv; ipiv_checks linux/hv-spr4 deadline
        expect linux/hv-spr4/raw-each-once \"\$log\" 'ipigen: raw sent=3 received=3'"
     # result=pass is a verdict: a guest whose check fails ends in result=fail.
     # (And the interval report, report=20: this guest prints little, and the
@@ -711,7 +782,7 @@ level_bochs() {
   expect bochs/skx-caps "$log" 'vmxcap: posted interrupts: yes' 'vmxcap: virtual-interrupt delivery: yes' 'vmxcap: tertiary controls not available'
   # (The tier *choice* only: this run has no guest. That VID is really on
   # and EOIs do not exit is checked on the Linux run linux/skx.)
-  expect bochs/skx-tier-choice "$log" 'tier: ipi=fast' 'tier: eoi=vid' 'tier: timer=posted'
+  expect bochs/skx-tier-choice "$log" 'tier: ipi=fast' 'tier: eoi=vid' 'tier: timer=deadline'
   # Bochs has no IOMMU (no DMAR): auto says so loudly; require refuses.
   expect bochs/skx-dma-off-loud "$log" 'DMA isolation: off: no DMAR'
   bochs_run bochs-spr "sapphire_rapids" 1 "exit=bochs guest=none"
@@ -842,11 +913,11 @@ level_soak() {
   local g="idle=halt hv.ipigen=$r hv.timercheck=5"
   # name | Bochs (stock or patched) | model | CPUs | hypervisor options | checks
   local tiers=(
-    "skx|stock|corei7_skylake_x|2|exit=bochs|ipigen_checks \$n virtual; timer_checks \$n posted"
-    "skx-pv|patched|corei7_skylake_x|2|exit=bochs ipi=pv hlt=guest|ipigen_checks \$n virtual; timer_checks \$n posted"
+    "skx|stock|corei7_skylake_x|2|exit=bochs|ipigen_checks \$n virtual; timer_checks \$n deadline"
+    "skx-pv|patched|corei7_skylake_x|2|exit=bochs ipi=pv hlt=guest|ipigen_checks \$n virtual; timer_checks \$n deadline"
     "skx-preempt|patched|corei7_skylake_x|2|exit=bochs timer=preempt hlt=guest|ipigen_checks \$n virtual; timer_checks \$n preempt"
     "skx-pveoi|patched|corei7_skylake_x|2|exit=bochs eoi=pv hlt=guest|ipigen_checks \$n virtual; timer_checks \$n preempt"
-    "spr|stock|sapphire_rapids|2|exit=bochs|ipigen_checks \$n virtual; timer_checks \$n posted"
+    "spr|stock|sapphire_rapids|2|exit=bochs|ipigen_checks \$n virtual; timer_checks \$n deadline"
     "skx-hk|patched|corei7_skylake_x|3|exit=bochs housekeeping=2 hlt=guest|ipigen_checks \$n virtual; timer_checks \$n posted hk"
     "hv-spr|patched|sapphire_rapids|2|exit=bochs hlt=guest|IPIV_MIN_UNICAST=$r ipigen_checks \$n ipiv"
   )

@@ -4,15 +4,22 @@
 #   bare        GRUB boots the kernel itself, no hypervisor (the reference)
 #   partition   the hypervisor's partition model (the guest owns the x2APIC)
 #   auto        the virtual model, tiers chosen from the CPU (skylake_x:
-#               ipi=fast eoi=vid timer=posted)
+#               ipi=fast eoi=vid timer=deadline)
+#   timer-posted  timer=posted (the vCPU's own host timer serves it)
 #   ipi-pv, ipi-trap, eoi-pv, eoi-trap, timer-preempt, timer-trap
 #               the virtual model, one tier changed
 #   timer-hk    timer=posted with a housekeeping CPU (3 CPUs, 2 vCPUs)
 # under stock Bochs 3.0 (corei7_skylake_x, 2 CPUs), and, when the project's
 # patched Bochs builds (tools/bochs-patched.sh),
-#   spr-bare, spr-ipiv   sapphire_rapids: bare, and ipi=ipiv timer=apicv
-# (IPI virtualization and APIC-timer virtualization; the emulator patch, not
-# hardware). BENCH_RUNS boots of each (default 1), two at a time; a boot
+#   spr-bare    sapphire_rapids bare (the reference for spr-* and next-*: a
+#               bare kernel never reads the VMX capabilities, the only
+#               difference between the two profiles)
+#   spr-auto, spr-posted, spr-hk
+#               sapphire_rapids as it ships (IPI virtualization, no
+#               APIC-timer virtualization): auto (ipi=ipiv timer=deadline),
+#               timer=posted, timer=posted with a housekeeping CPU
+#   next-auto   xeon_next (both): auto (ipi=ipiv timer=apicv)
+# (the emulator patch, not hardware; hlt=guest on the patched Bochs). BENCH_RUNS boots of each (default 1), two at a time; a boot
 # that Bochs kills (defect 3) or that hangs is made again, at most twice.
 # The guest work, every boot: ipibench (IPI round trip with the target
 # polling, the send-IPI microbenchmark), cyclictest, hackbench, ipigen's
@@ -55,11 +62,15 @@ configs=(
   "eoi-trap corei7_skylake_x 2 stock exit=bochs eoi=trap"
   "timer-preempt corei7_skylake_x 2 stock exit=bochs timer=preempt"
   "timer-trap corei7_skylake_x 2 stock exit=bochs timer=trap"
+  "timer-posted corei7_skylake_x 2 stock exit=bochs timer=posted"
   "timer-hk corei7_skylake_x 3 stock exit=bochs housekeeping=2"
 )
 [ -n "$hvb" ] && configs+=(
   "spr-bare sapphire_rapids 2 patched bare clearcpuid=fsrm,amx_tile,amx_bf16,amx_int8 no5lvl"
-  "spr-ipiv sapphire_rapids 2 patched exit=bochs ipi=ipiv timer=apicv hlt=guest"
+  "spr-auto sapphire_rapids 2 patched exit=bochs hlt=guest"
+  "spr-posted sapphire_rapids 2 patched exit=bochs timer=posted hlt=guest"
+  "spr-hk sapphire_rapids 3 patched exit=bochs housekeeping=2 hlt=guest"
+  "next-auto xeon_next 2 patched exit=bochs hlt=guest"
 )
 
 . tools/lib-bench.sh
@@ -118,8 +129,9 @@ if [ -z "${BENCH_NO_DOCS:-}" ] && [ -z "${BENCH_ONLY:-}" ]; then
     echo "## Tiers against bare metal (make bench), $(date -u +%Y-%m-%d)"
     echo
     echo "Bochs 3.0, corei7_skylake_x, 2 CPUs (timer-hk: 3, one kept for the timer service), stock Debian package;"
-    echo "spr-*: sapphire_rapids on the project's patched Bochs (tools/bochs-patched.sh), bare and with IPI"
-    echo "virtualization and APIC-timer virtualization. $runs run(s) of each configuration. Guest work in every"
+    echo "spr-*: sapphire_rapids as it ships (IPI virtualization, no APIC-timer virtualization), next-*: xeon_next"
+    echo "(both), on the project's patched Bochs (tools/bochs-patched.sh); spr-bare is the bare reference of both."
+    echo "$runs run(s) of each configuration. Guest work in every"
     echo "boot: \`$work\` (ipibench: the IPI round trip with the target polling, and the send-IPI"
     echo "microbenchmark, $((${BENCH_IPIBENCH:-2000})) operations each; cyclictest $((${BENCH_CYCLIC:-1000})) loops at 1 ms, one thread per CPU;"
     echo "hackbench 2 groups x 10, $((${BENCH_HACK:-10})) loops; ipigen's counted IPIs; 5 s of idle)."

@@ -115,7 +115,7 @@ COLUMNS = [
 
 
 def base_of(name):
-    return "spr-bare" if name.startswith("spr-") else "bare"
+    return "spr-bare" if name.startswith(("spr-", "next-")) else "bare"
 
 
 def bars(plt, shown, series, ylabel, title, out, unit_line=False):

@@ -68,6 +68,7 @@ tar -C "$work" -xf "$src/$ORIG"
 tree=$(echo "$work"/bochs-*)
 cp "$PATCH_DIR/vmx_ipiv_timer.cc" "$tree/cpu/"
 patch -d "$tree" -p1 --no-backup-if-mismatch < "$PATCH_DIR/hooks.patch" >&2
+patch -d "$tree" -p1 --no-backup-if-mismatch < "$PATCH_DIR/profiles.patch" >&2
 # shellcheck disable=SC2086
 (cd "$tree" && ./configure $FLAGS > "$work/configure.log" 2>&1) ||
   { echo "bochs-patched: configure failed, see $work/configure.log" >&2; exit 1; }

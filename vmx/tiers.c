@@ -28,7 +28,11 @@
  *                 mode && MSR bitmaps
  *         pv, trap = always
  *  timer: apicv = tertiary APIC-timer virt && vid (VID not turned off)
- *         fast  = posted
+ *         deadline = posted && no housekeeping= (the guest's IA32_TSC_DEADLINE
+ *                 passed through to the vCPU's own LAPIC timer: arming never
+ *                 exits, each expiry exits once and is posted; the CPUs
+ *                 that ship with IPIv but without APIC-timer virtualization)
+ *         posted = posted (housekeeping= names its service CPU)
  *         preempt = VMX-preemption timer
  *         trap  = always */
 #include "tiers.h"
@@ -38,6 +42,7 @@
 struct ctx {
 	const struct vmx_caps *c;
 	bool vid_off;	/* eoi=pv: VID stays off although the CPU has it */
+	bool housekeeping;	/* housekeeping= names a timer-service CPU */
 };
 
 typedef const char *(*why_not_fn)(const struct ctx *x);
@@ -104,6 +109,13 @@ static const char *apicv_timer_why_not(const struct ctx *x)
 	return vid_on_why_not(x);
 }
 
+static const char *deadline_why_not(const struct ctx *x)
+{
+	if (x->housekeeping)
+		return "housekeeping= gives the timer to a service CPU (timer=posted)";
+	return posted_why_not(x);
+}
+
 static const char *preempt_why_not(const struct ctx *x)
 {
 	if (!x->c->preemption_timer)
@@ -134,6 +146,8 @@ static const struct tier_rule eoi_rules[] = {
 static const struct tier_rule timer_rules[] = {
 	{ TIMER_APICV, apicv_timer_why_not,
 	  "tertiary bit 8 APIC-timer virtualization allowed, with virtual-interrupt delivery" },
+	{ TIMER_DEADLINE, deadline_why_not,
+	  "IA32_TSC_DEADLINE passed through to the vCPU's own LAPIC timer: arming exits never, an expiry once" },
 	{ TIMER_POSTED, posted_why_not, NULL },
 	{ TIMER_PREEMPT, preempt_why_not, NULL },
 	{ TIMER_TRAP, NULL, NULL },
@@ -191,7 +205,7 @@ static int choose(const struct path *p, int want, const struct ctx *x, int *tier
 		const char *why = p->rules[i].why_not ? p->rules[i].why_not(x) : NULL;
 		if (!why) {
 			*tier = p->rules[i].tier;
-			if (i == 0)
+			if (i == 0 || p->rules[i].because)   /* what a lower tier with a reason of its own gives */
 				append(reason, rlen, p->rules[i].because ? p->rules[i].because : "best tier");
 			return 0;
 		}
@@ -210,7 +224,7 @@ int tiers_choose(const struct vmx_caps *c, const struct hv_options *opt, struct 
 	int want[NPATHS] = { IPI_AUTO, EOI_AUTO, TIMER_AUTO };
 	int got[NPATHS] = { IPI_TRAP, EOI_TRAP, TIMER_TRAP };
 	char reason[NPATHS][320];
-	struct ctx x = { c, false };
+	struct ctx x = { c, false, opt && opt->housekeeping >= 0 };
 
 	if (err && errlen)
 		err[0] = 0;

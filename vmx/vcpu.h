@@ -77,8 +77,16 @@ struct vcpu {
 	spinlock_t timer_lock;           /* ... shared with the timer service (timer=posted, housekeeping=) */
 	uint64_t host_deadline;          /* what this CPU's IA32_TSC_DEADLINE holds */
 	uint8_t *msr_bitmap;             /* its MSR bitmap: its own copy with timer=apicv, else the shared one */
-	bool timer_by_cpu;               /* timer=apicv: the CPU serves the guest's timer now (vmx/virq_timer.c) */
-	uint64_t timer_to_cpu, timer_to_host;   /* timer=apicv: hand-overs each way */
+	bool timer_by_cpu;               /* timer=apicv: the CPU serves the guest's timer now; timer=deadline:
+					    the guest's IA32_TSC_DEADLINE reaches the LAPIC (vmx/virq_timer.c) */
+	uint64_t timer_to_cpu, timer_to_host;   /* timer=apicv and deadline: hand-overs each way */
+	/* timer=deadline: the LAPIC timer's expiries of the guest's own deadlines
+	 * (each posted), host-timer interrupts left from the host's service
+	 * (not the guest's: dropped), and at the last hand-over to the LAPIC
+	 * whether such an interrupt was still requested, and the deadline given. */
+	uint64_t pass_fired, pass_stale;
+	bool pass_stale_pending;
+	uint64_t pass_handed;
 	uint32_t nmi_pending;            /* virtual NMIs to inject (atomic) */
 	struct level_stack level;        /* level-triggered vectors awaiting the guest's EOI */
 	uint64_t eoi_exit[4];            /* the EOI-exit bitmap as written */

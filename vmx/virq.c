@@ -290,7 +290,7 @@ void exit_external_intr(struct vcpu *v)
 		v->timer_exits_fire++;
 		lapic_eoi();
 		v->host_deadline = 0;        /* the MSR cleared itself when it fired */
-		virq_timer_check(v);
+		virq_timer_host_interrupt(v);
 		return;
 	case KICK_VECTOR:
 		lapic_eoi();                 /* virq_before_entry does the work */

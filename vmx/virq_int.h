@@ -28,6 +28,9 @@ int virq_sw_pending(struct vcpu *v);
 void virq_sw_before_entry(struct vcpu *v);
 /* vmx/virq_timer.c */
 void virq_timer_check(struct vcpu *v);
+/* The host's LAPIC timer interrupt (HOST_TIMER_VECTOR) exited: the served
+ * timer's check, or with timer=deadline the guest's own expiry. */
+void virq_timer_host_interrupt(struct vcpu *v);
 void virq_host_timer_program(struct vcpu *v);
 /* The guest's timer MSRs: 0 done, -1 #GP, 1 not a timer register. */
 int virq_timer_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);

@@ -9,7 +9,16 @@
  *     by hand (RVI raised), no descriptor;
  *  apicv: the CPU's APIC-timer virtualization, in the one state it can
  *     serve (vtimer_cpu_serves: TSC-deadline, unmasked, APIC enabled); in
- *     every other state the vCPU's own host timer, as timer=posted. */
+ *     every other state the vCPU's own host timer, as timer=posted;
+ *  deadline: in that same state the guest's IA32_TSC_DEADLINE is not
+ *     intercepted: its WRMSR and RDMSR reach this core's own LAPIC timer
+ *     (TSC-deadline mode, the host's vector, never the guest's LVT), so
+ *     arming costs no exit; the expiry exits once (external interrupt) and
+ *     the LVT's vector is posted. Every other state: as timer=posted.
+ *     Nothing else of the hypervisor's arms a vCPU core's LAPIC timer (the
+ *     interval report rides on exits, the timer service has its own CPU).
+ *     The TSC offset is 0 and guest TSC writes are dropped (guest/msr.c), so
+ *     the guest's deadline is in the LAPIC's own TSC. */
 #include "virq.h"
 #include "virq_int.h"
 #include "vcpu.h"
@@ -116,10 +125,15 @@ static void timer_changed(struct vcpu *v)
  * v->timer. A deadline moves with the service, so none is lost or doubled.
  * It all runs in the vCPU's own exits, on its CPU, its VMCS current. */
 
+static bool timer_handed(void)
+{
+	return vmx_env.cfg.apic_timer_virt || vmx_env.cfg.deadline_pass;
+}
+
 void virq_timer_msr_bitmap(struct vcpu *v, uint8_t *shared)
 {
 	v->msr_bitmap = shared;
-	if (!vmx_env.cfg.apic_timer_virt)
+	if (!timer_handed())
 		return;
 	v->msr_bitmap = page_alloc(1);
 	memcpy(v->msr_bitmap, shared, PAGE_SIZE);   /* IA32_TSC_DEADLINE intercepted */
@@ -127,15 +141,88 @@ void virq_timer_msr_bitmap(struct vcpu *v, uint8_t *shared)
 
 static bool cpu_may_serve(struct vcpu *v, uint32_t lvt)
 {
-	return vmx_env.cfg.apic_timer_virt && vtimer_cpu_serves(lvt, vapic_get(v->vapic, APIC_SVR) & APIC_SVR_ENABLED);
+	return timer_handed() && vtimer_cpu_serves(lvt, vapic_get(v->vapic, APIC_SVR) & APIC_SVR_ENABLED);
 }
 
 static void cpu_timer_on(struct vcpu *v, bool on)
 {
-	uint64_t p3 = vmx_env.cfg.proc3 & ~VMX_PROC3_APIC_TIMER_VIRT;
-	vmcs_write(VMCS_TERTIARY_CONTROLS, on ? p3 | VMX_PROC3_APIC_TIMER_VIRT : p3);
+	if (vmx_env.cfg.apic_timer_virt) {
+		uint64_t p3 = vmx_env.cfg.proc3 & ~VMX_PROC3_APIC_TIMER_VIRT;
+		vmcs_write(VMCS_TERTIARY_CONTROLS, on ? p3 | VMX_PROC3_APIC_TIMER_VIRT : p3);
+	}
 	msr_bitmap_pass(v->msr_bitmap, MSR_IA32_TSC_DEADLINE, on);
 	v->timer_by_cpu = on;
+}
+
+/* --- timer=deadline: the guest's deadline in the LAPIC ---
+ * Root mode runs with interrupts off, so a LAPIC timer that fires during an
+ * exit waits in the IRR and exits right after the next entry. Every such
+ * interrupt while the LAPIC serves is the guest's expiry but one: the
+ * host's own deadline (the served timer) that fired in root mode just
+ * before it handed the timer to the LAPIC. Its interrupt is the first to
+ * come after the hand-over, and is the guest's too only where the deadline
+ * handed over has come as well (the IRR holds one request per vector; the
+ * MSR reads 0 once the timer fired, "TSC-Deadline Mode"). Otherwise an
+ * interrupt is never judged by the MSR: an emulator that recognizes it late
+ * (Bochs 3.0 defect 2: not before the guest's STI) lets the guest re-arm
+ * first, and a dropped expiry would stop the guest's clockevent for good (it
+ * re-arms from the interrupt); an extra one only makes it look again. */
+static void pass_post(struct vcpu *v)
+{
+	v->pass_fired++;
+	uint8_t vec = (uint8_t)(v->timer.lvt & 0xff);   /* the LVT the deadline came under (cpu_may_serve held) */
+	if (vec >= 16)
+		timer_deliver(v, vec);
+}
+
+/* Whether a host-timer interrupt taken now (the MSR reading 'msr') is an
+ * expiry of the guest's deadline. */
+static bool pass_is_guests(struct vcpu *v, uint64_t msr)
+{
+	bool stale = v->pass_stale_pending;
+	v->pass_stale_pending = false;
+	if (stale && (msr || !v->pass_handed)) {
+		v->pass_stale++;
+		return false;
+	}
+	return true;
+}
+
+/* The LAPIC timer's interrupt, the LAPIC serving the guest's deadline. */
+static void pass_interrupt(struct vcpu *v)
+{
+	if (pass_is_guests(v, rdmsr(MSR_IA32_TSC_DEADLINE)))
+		pass_post(v);
+}
+
+/* Served -> LAPIC: the deadline armed in v->timer goes into the MSR (a past
+ * one fires at once), which the guest then reads and writes itself. */
+static void pass_give(struct vcpu *v)
+{
+	spin_lock(&v->timer_lock);
+	uint64_t d = vtimer_hand_over(&v->timer);
+	spin_unlock(&v->timer_lock);
+	v->pass_stale_pending = lapic_requested(HOST_TIMER_VECTOR);
+	v->pass_handed = d;
+	wrmsr(MSR_IA32_TSC_DEADLINE, d);
+	v->host_deadline = d;
+}
+
+/* LAPIC -> served: what the MSR holds is armed in v->timer, under the LVT
+ * still in place; an expiry since the exit is the guest's and is posted
+ * (its interrupt, still requested, later exits and finds nothing due). */
+static void pass_take_back(struct vcpu *v)
+{
+	uint64_t d = rdmsr(MSR_IA32_TSC_DEADLINE);
+	if (lapic_requested(HOST_TIMER_VECTOR) && pass_is_guests(v, d))
+		pass_post(v);
+	v->pass_stale_pending = false;
+	v->host_deadline = d;   /* the MSR keeps it: virq_host_timer_program need not write it */
+	if (d) {
+		spin_lock(&v->timer_lock);
+		vtimer_write_tsc_deadline(&v->timer, d);
+		spin_unlock(&v->timer_lock);
+	}
 }
 
 /* The host takes over: a deadline the CPU holds (TSC-deadline mode, the LVT
@@ -143,6 +230,12 @@ static void cpu_timer_on(struct vcpu *v, bool on)
  * deadline (host TSC) is the guest's value. */
 static void timer_to_host(struct vcpu *v)
 {
+	if (vmx_env.cfg.deadline_pass) {
+		cpu_timer_on(v, false);
+		v->timer_to_host++;
+		pass_take_back(v);
+		return;
+	}
 	uint64_t d = vmcs_read(VMCS_GUEST_DEADLINE);
 	vmcs_write(VMCS_GUEST_DEADLINE, 0);
 	vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, 0);
@@ -160,6 +253,14 @@ static void timer_to_host(struct vcpu *v)
  * takes over, the deadline armed in v->timer. */
 static void timer_to_cpu(struct vcpu *v)
 {
+	if (vmx_env.cfg.deadline_pass) {
+		if (v->timer_by_cpu)
+			return;
+		pass_give(v);
+		cpu_timer_on(v, true);
+		v->timer_to_cpu++;
+		return;
+	}
 	vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, v->timer.lvt & 0xff);
 	if (v->timer_by_cpu)
 		return;
@@ -179,6 +280,16 @@ void virq_timer_init(struct vcpu *v)
 	spin_lock(&v->timer_lock);
 	vtimer_reset(&v->timer);
 	spin_unlock(&v->timer_lock);
+	if (vmx_env.cfg.deadline_pass) {
+		/* The guest's deadline in the LAPIC goes (an interrupt it already
+		 * requested exits later and finds nothing due). */
+		if (v->timer_by_cpu)
+			wrmsr(MSR_IA32_TSC_DEADLINE, 0);
+		v->host_deadline = 0;
+		v->pass_stale_pending = false;
+		cpu_timer_on(v, false);
+		return;
+	}
 	if (!vmx_env.cfg.apic_timer_virt)
 		return;
 	vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, 0);
@@ -200,8 +311,8 @@ void virq_timer_svr_written(struct vcpu *v)
 
 void virq_host_timer_program(struct vcpu *v)
 {
-	if (timer_by_service())
-		return;
+	if (timer_by_service() || (vmx_env.cfg.deadline_pass && v->timer_by_cpu))
+		return;   /* timer=deadline: the guest's own WRMSRs program the LAPIC */
 	if (vmx_env.cfg.timer == TIMER_PREEMPT) {
 		/* The preemption timer counts down at TSC >> rate; 0 exits at once. */
 		uint64_t d = v->timer.deadline, now = rdtsc(), ticks = 0xffffffffull;
@@ -214,6 +325,14 @@ void virq_host_timer_program(struct vcpu *v)
 		v->host_deadline = v->timer.deadline;
 		wrmsr(MSR_IA32_TSC_DEADLINE, v->host_deadline);
 	}
+}
+
+void virq_timer_host_interrupt(struct vcpu *v)
+{
+	if (vmx_env.cfg.deadline_pass && v->timer_by_cpu)
+		pass_interrupt(v);
+	else
+		virq_timer_check(v);
 }
 
 void exit_preemption_timer(struct vcpu *v)
@@ -283,7 +402,7 @@ bool virq_timer_balanced(struct vcpu *v)
 	struct vtimer t = v->timer;
 	spin_unlock(&v->timer_lock);
 	uint64_t posts = __atomic_load_n(&v->timer_posts, __ATOMIC_RELAXED);
-	return t.armed == t.replaced + t.fired + (t.deadline ? 1 : 0) && t.fired - t.masked == posts;
+	return t.armed == t.replaced + t.fired + (t.deadline ? 1 : 0) && t.fired - t.masked + v->pass_fired == posts;
 }
 
 /* The timer's accounting: armed = replaced + fired + pending, and each
@@ -304,6 +423,12 @@ void virq_timer_report(struct vcpu *v)
 	if (vmx_env.cfg.apic_timer_virt)
 		pr_info("hvstat: cpu=%u timer_apicv server=%s to_cpu=%llu to_host=%llu\n", i, v->timer_by_cpu ? "cpu" : "host",
 			(unsigned long long)v->timer_to_cpu, (unsigned long long)v->timer_to_host);
+	/* timer=deadline: the guest's armings in the LAPIC are not seen (that is
+	 * the point); each expiry is (fired, posted: in delivered above). */
+	if (vmx_env.cfg.deadline_pass)
+		pr_info("hvstat: cpu=%u timer_deadline server=%s to_lapic=%llu to_host=%llu fired=%llu stale=%llu\n", i,
+			v->timer_by_cpu ? "lapic" : "host", (unsigned long long)v->timer_to_cpu,
+			(unsigned long long)v->timer_to_host, (unsigned long long)v->pass_fired, (unsigned long long)v->pass_stale);
 	char buf[400];
 	size_t n = 0;
 	for (unsigned b = 0; b < VTIMER_LATE_BUCKETS && n < sizeof buf - 32; b++)

@@ -115,6 +115,10 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 		cfg->pin &= ~VMX_PIN_VIRTUAL_NMIS;
 	cfg->eoi_trap = vid && t->eoi == EOI_TRAP;
 	cfg->timer = virt ? t->timer : TIMER_TRAP;
+	/* timer=deadline: the guest's IA32_TSC_DEADLINE reaches this core's own
+	 * LAPIC timer (host vector, TSC-deadline mode) while its LVT is in
+	 * TSC-deadline mode, unmasked (vmx/virq_timer.c). */
+	cfg->deadline_pass = virt && t->timer == TIMER_DEADLINE;
 	cfg->preempt_rate = (uint8_t)(c->misc & VMX_MISC_PREEMPT_RATE_MASK);
 	if (virt && t->timer == TIMER_PREEMPT && need(!(dropped & VMX_PIN_PREEMPTION_TIMER) &&
 						       (cfg->pin & VMX_PIN_PREEMPTION_TIMER), "the VMX-preemption timer (timer=preempt)", err, errlen))

@@ -22,6 +22,7 @@ struct vmcs_config {
 	bool ipiv;                                /* tertiary bit 4 on */
 	bool sw_apic;                             /* virtual model without VID: the software x2APIC (eoi=pv) */
 	bool apic_timer_virt;                     /* tertiary bit 8 on (timer=apicv) */
+	bool deadline_pass;                       /* timer=deadline: IA32_TSC_DEADLINE passed to the LAPIC */
 	bool eoi_trap;                            /* all-ones EOI-exit bitmap (eoi=trap with VID) */
 	int timer;                                /* the timer tier (enum timer_tier) in the virtual model */
 	uint8_t preempt_rate;                     /* timer=preempt: the timer ticks every 2^rate TSC ticks */

@@ -5,13 +5,18 @@
  * hvcall exits ID...: prints "ID:N" per x2APIC ID, N the VM exits of that
  * vCPU so far (RAX = 0x48560003, RBX = ID; -22 for an ID that is no vCPU).
  * hvcall verdict pass|fail: tells the hypervisor how the guest's checks
- * went (RAX = 0x48560004, RBX = 1 or 0), before the power-off. */
+ * went (RAX = 0x48560004, RBX = 1 or 0), before the power-off.
+ * hvcall idle SECONDS ID...: the exits of each vCPU while this one process
+ * sleeps SECONDS (no exec inside the window: a static program's start costs
+ * dozens of CPUID exits); prints "guest: idle seconds=T apicID=+E (R/s) ...".
+ * The window holds this process's own second round of VMCALLs. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <time.h>
 
 #define HC_HV_REPORT 0x48560001ul
 #define HC_HV_EXITS  0x48560003ul
@@ -44,9 +49,37 @@ int main(int argc, char **argv)
 		printf("guest: hvcall verdict %s rc=%ld\n", argv[2], (long)rax);
 		return rax == 0 ? 0 : 1;
 	}
+	if (argc >= 4 && !strcmp(argv[1], "idle")) {
+		enum { MAXIDS = 64 };
+		long long e0[MAXIDS], e1[MAXIDS];
+		int n = argc - 3 < MAXIDS ? argc - 3 : MAXIDS;
+		double secs = strtod(argv[2], NULL);
+		struct timespec t0, t1, d = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+		signal(SIGILL, on_sigill);
+		if (sigsetjmp(jb, 1)) {
+			printf("guest: idle: no hypervisor (VMCALL raised #UD)\n");
+			return 1;
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass)
+				nanosleep(&d, NULL);
+			clock_gettime(CLOCK_MONOTONIC, pass ? &t1 : &t0);
+			for (int i = 0; i < n; i++) {
+				uint64_t rax = HC_HV_EXITS, rbx = strtoull(argv[3 + i], NULL, 0);
+				__asm__ volatile("vmcall" : "+a"(rax), "+b"(rbx) :: "memory");
+				(pass ? e1 : e0)[i] = (long long)rax;
+			}
+		}
+		double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		printf("guest: idle seconds=%.3f", s);
+		for (int i = 0; i < n; i++)
+			printf(" apic%s=+%lld (%.1f/s)", argv[3 + i], e1[i] - e0[i], s > 0 ? (double)(e1[i] - e0[i]) / s : 0.0);
+		printf("\n");
+		return 0;
+	}
 	if (argc < 2 || (strcmp(argv[1], "report") && strcmp(argv[1], "exits")) ||
 	    (!strcmp(argv[1], "report") && argc != 2)) {
-		fprintf(stderr, "usage: hvcall report|tsc|exits APICID...|verdict pass|fail\n");
+		fprintf(stderr, "usage: hvcall report|tsc|exits APICID...|idle SECONDS APICID...|verdict pass|fail\n");
 		return 2;
 	}
 	signal(SIGILL, on_sigill);

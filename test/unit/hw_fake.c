@@ -21,7 +21,7 @@ volatile bool hv_panicking;
 uint64_t hw_tsc;
 
 static struct percpu cur;
-static uint8_t isr[256], tmr[256];
+static uint8_t isr[256], tmr[256], irr[256];
 static unsigned eois, bcast[256];
 static struct { uint32_t dest, icr; } sent[4096];
 static unsigned nsent;
@@ -86,6 +86,7 @@ void lapic_eoi(void)
 		bcast[t]++;
 }
 bool lapic_in_service(uint8_t vec) { return isr[vec]; }
+bool lapic_requested(uint8_t vec) { return irr[vec]; }
 bool lapic_level(uint8_t vec) { return tmr[vec]; }
 void lapic_send(uint32_t apic_id, uint32_t icr_low)
 {
@@ -129,6 +130,7 @@ void hw_reset(unsigned n)
 	free(pid_table);
 	memset(isr, 0, sizeof isr);
 	memset(tmr, 0, sizeof tmr);
+	memset(irr, 0, sizeof irr);
 	memset(bcast, 0, sizeof bcast);
 	eois = nsent = nmsrs = 0;
 	hw_tsc = 1000000;
@@ -167,19 +169,20 @@ void hw_exit_external(struct vcpu *v, uint8_t vec)
 	virq_before_entry(v);
 }
 
-/* --- timer=apicv: the CPU of hw_fake.h --- */
-void hw_reset_apicv(unsigned n)
+/* --- timer=apicv and timer=deadline: the CPU of hw_fake.h --- */
+static void reset_handed(unsigned n, bool apicv)
 {
 	hw_reset(n);
 	hw_tsc = 1000;
 	struct vmcs_config *c = &vmx_env.cfg;
-	c->timer = TIMER_APICV;
+	c->timer = apicv ? TIMER_APICV : TIMER_DEADLINE;
 	c->proc = VMX_PROC_USE_MSR_BITMAPS | VMX_PROC_ACTIVATE_SECONDARY | VMX_PROC_ACTIVATE_TERTIARY | VMX_PROC_USE_TPR_SHADOW;
 	c->proc2 = VMX_PROC2_VIRT_X2APIC_MODE | VMX_PROC2_APIC_REG_VIRT | VMX_PROC2_VIRT_INTR_DELIVERY;
 	c->pin |= VMX_PIN_EXT_INT_EXITING | VMX_PIN_POSTED_INTR;
 	c->proc3_active = true;
-	c->proc3 = VMX_PROC3_APIC_TIMER_VIRT;
-	c->apic_timer_virt = true;
+	c->proc3 = apicv ? VMX_PROC3_APIC_TIMER_VIRT : 0;
+	c->apic_timer_virt = apicv;
+	c->deadline_pass = !apicv;
 	shared_bitmap = page();
 	msr_bitmap_build(shared_bitmap, true, false);
 	c->msr_bitmap = (paddr_t)(uintptr_t)shared_bitmap;
@@ -193,6 +196,20 @@ void hw_reset_apicv(unsigned n)
 		hw_set_cpu(i, true);
 		vmcs_write_controls(c, &vv);
 		virq_vcpu_start(v);
+	}
+}
+void hw_reset_apicv(unsigned n) { reset_handed(n, true); }
+void hw_reset_deadline(unsigned n) { reset_handed(n, false); }
+
+/* The host's TSC-deadline timer reached in root mode (interrupts off): the
+ * MSR clears and the vector waits in the IRR. */
+bool hw_irq_late;
+static void root_timer(void)
+{
+	uint64_t h = rdmsr(0x6e0);
+	if (h && hw_tsc >= h) {
+		wrmsr(0x6e0, 0);
+		irr[HOST_TIMER_VECTOR] = 1;
 	}
 }
 
@@ -225,19 +242,22 @@ static void boundary(struct vcpu *v)
 		if (vec > (st & 0xff))
 			vmcs_write(VMCS_GUEST_INTR_STATUS, (st & 0xff00) | vec);
 	}
-	uint64_t h = rdmsr(0x6e0);
-	if (h && hw_tsc >= h) {
-		wrmsr(0x6e0, 0);
-		if (hw_lapic_accept(HOST_TIMER_VECTOR, false))
-			hw_exit_external(v, HOST_TIMER_VECTOR);
+	root_timer();
+	/* A requested external interrupt exits at once in non-root operation. */
+	if (irr[HOST_TIMER_VECTOR] && !hw_irq_late && hw_lapic_accept(HOST_TIMER_VECTOR, false)) {
+		irr[HOST_TIMER_VECTOR] = 0;
+		hw_exit_external(v, HOST_TIMER_VECTOR);
 	}
 }
 
-int hw_guest_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
+int hw_guest_wrmsr_root_at(struct vcpu *v, uint32_t msr, uint64_t val, uint64_t tsc)
 {
 	boundary(v);
 	if (exits(msr, true)) {
 		msr_exits++;
+		if (tsc > hw_tsc)
+			hw_tsc = tsc;
+		root_timer();
 		int r = virq_wrmsr(v, msr, val);
 		virq_before_entry(v);
 		return r < 0 ? -1 : 0;
@@ -251,6 +271,7 @@ int hw_guest_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	wrmsr(msr, val);
 	return 0;
 }
+int hw_guest_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val) { return hw_guest_wrmsr_root_at(v, msr, val, 0); }
 
 int hw_guest_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {

@@ -59,7 +59,21 @@ void hw_exit_external(struct vcpu *v, uint8_t vec);
  *    host TSC deadline reached raises the host's timer vector, which exits
  *    (external-interrupt exiting), and the MSR clears. */
 void hw_reset_apicv(unsigned ncpus);   /* the TSC starts at 1000 */
+/* timer=deadline on the same CPU without bit 8: a WRMSR or RDMSR of
+ * IA32_TSC_DEADLINE the bitmap lets through reaches the physical MSR, the
+ * host's timer (SDM Vol. 3A, "TSC-Deadline Mode": it fires when the TSC
+ * reaches it, then reads 0; writing 0 disarms). Root mode runs with
+ * interrupts off: a deadline reached there leaves the vector requested (the
+ * IRR: lapic_requested) and it exits at the guest's next instruction. */
+void hw_reset_deadline(unsigned ncpus);   /* the TSC starts at 1000 */
+/* An emulator that recognizes a requested interrupt late (Bochs 3.0 defect
+ * 2: a guest entered with IF = 0 runs on until its STI): while set, the
+ * guest's instructions do not exit for it. */
+extern bool hw_irq_late;
 int hw_guest_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);   /* 0, or -1 (#GP) */
+/* The same, where the WRMSR exits and the TSC reaches 'tsc' in root mode
+ * before its handler runs. */
+int hw_guest_wrmsr_root_at(struct vcpu *v, uint32_t msr, uint64_t val, uint64_t tsc);
 int hw_guest_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
 void hw_run_to(struct vcpu *v, uint64_t tsc);   /* the guest runs until TSC = tsc */
 unsigned hw_msr_exits(void);

@@ -84,10 +84,11 @@ TEST(caps_bochs30_skylake_x)
 
 	struct hv_tiers t; char err[256];
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
-	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=posted");
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=deadline");
 	CHECK_CONTAINS(test_log(), "tier: ipi=fast (no IPI virtualization: IA32_VMX_PROCBASED_CTLS3 not available)\n");
 	CHECK_CONTAINS(test_log(), "tier: eoi=vid (virtual-interrupt delivery)\n");
-	CHECK_CONTAINS(test_log(), "tier: timer=posted (no APIC-timer virtualization: IA32_VMX_PROCBASED_CTLS3 not available)\n");
+	CHECK_CONTAINS(test_log(), "tier: timer=deadline (no APIC-timer virtualization: IA32_VMX_PROCBASED_CTLS3 not available; "
+		       "IA32_TSC_DEADLINE passed through to the vCPU's own LAPIC timer: arming exits never, an expiry once)\n");
 	CHECK(tiers_vid_on(&c, &t));
 }
 
@@ -102,9 +103,9 @@ TEST(caps_bochs30_sapphire_rapids)
 
 	struct hv_tiers t; char err[256];
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
-	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=posted");
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=deadline");
 	CHECK_CONTAINS(test_log(), "tier: ipi=fast (IPI virtualization not allowed by IA32_VMX_PROCBASED_CTLS3)");
-	CHECK_CONTAINS(test_log(), "tier: timer=posted (APIC-timer virtualization not allowed by IA32_VMX_PROCBASED_CTLS3)");
+	CHECK_CONTAINS(test_log(), "tier: timer=deadline (APIC-timer virtualization not allowed by IA32_VMX_PROCBASED_CTLS3; IA32_TSC_DEADLINE passed");
 
 	test_log_clear();
 	struct hv_tiers keep = { 42, 43, 44 };
@@ -123,6 +124,52 @@ TEST(caps_bochs30_sapphire_rapids)
 	CHECK_CONTAINS(test_log(), "vmxcap: tertiary controls available, IA32_VMX_PROCBASED_CTLS3=0x0000000000000080\n");
 	CHECK_CONTAINS(test_log(), "vmxcap: posted interrupts: yes\n");
 	CHECK_CONTAINS(test_log(), "vmxcap: IPI virtualization: no\n");
+}
+
+/* The project's patched Bochs (tools/bochs-patch/) has two profiles: its
+ * sapphire_rapids as the CPU ships (tertiary bit 4, IPI virtualization; no
+ * bit 8) and xeon_next (bits 4 and 8). IA32_VMX_PROCBASED_CTLS3 as each
+ * reads there: 0x90 and 0x190 (bit 7 is Bochs's "virtualize
+ * IA32_SPEC_CTRL"; SDM Vol. 3D, "Tertiary Processor-Based VM-Execution
+ * Controls": bit 4 IPI virtualization; the ISE: bit 8 APIC-timer
+ * virtualization). */
+TEST(caps_patched_bochs_profiles)
+{
+	struct vmx_raw_caps raw; struct vmx_caps c; struct hv_tiers t; char err[256];
+	CHECK(fixture_load_profile("bochs-3.0 sapphire_rapids", &raw));
+	raw.proc3 = 0x90;
+	vmx_caps_decode(&raw, &c);
+	CHECK(c.ipiv && !c.apic_timer_virt);
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
+	CHECK_STR(summary(&t), "ipi=ipiv eoi=vid timer=deadline");
+	CHECK_CONTAINS(test_log(), "tier: timer=deadline (APIC-timer virtualization not allowed by IA32_VMX_PROCBASED_CTLS3; "
+		       "IA32_TSC_DEADLINE passed through to the vCPU's own LAPIC timer: arming exits never, an expiry once)\n");
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_APICV, &t, err), -1);
+	CHECK_STR(err, "timer=apicv refused: APIC-timer virtualization not allowed by IA32_VMX_PROCBASED_CTLS3");
+	/* housekeeping= asks for the service: auto gives posted, deadline is refused. */
+	struct hv_options o;
+	options_defaults(&o);
+	o.housekeeping = 1;
+	test_log_clear();
+	CHECK_EQ(tiers_choose(&c, &o, &t, err, sizeof err), 0);
+	CHECK_STR(summary(&t), "ipi=ipiv eoi=vid timer=posted");
+	CHECK_CONTAINS(test_log(), "tier: timer=posted (APIC-timer virtualization not allowed by IA32_VMX_PROCBASED_CTLS3; "
+		       "housekeeping= gives the timer to a service CPU (timer=posted))\n");
+	o.timer = TIMER_DEADLINE;
+	CHECK_EQ(tiers_choose(&c, &o, &t, err, sizeof err), -1);
+	CHECK_STR(err, "timer=deadline refused: housekeeping= gives the timer to a service CPU (timer=posted)");
+	/* eoi=pv: nothing posts, so no deadline tier either. */
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_PV, TIMER_DEADLINE, &t, err), -1);
+	CHECK_STR(err, "timer=deadline refused: virtual-interrupt delivery off: eoi=pv and VID exclude each other");
+
+	raw.proc3 = 0x190;   /* xeon_next */
+	vmx_caps_decode(&raw, &c);
+	CHECK(c.ipiv && c.apic_timer_virt);
+	test_log_clear();
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
+	CHECK_STR(summary(&t), "ipi=ipiv eoi=vid timer=apicv");
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_DEADLINE, &t, err), 0);   /* the lower tier stays selectable */
+	CHECK_STR(summary(&t), "ipi=ipiv eoi=vid timer=deadline");
 }
 
 /* Rule: without posted interrupts neither IPI virtualization nor the fast path
@@ -214,7 +261,7 @@ TEST(caps_synthetic_no_tertiary)
 	CHECK_EQ(c.proc3_allowed1, 0);
 	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
 	CHECK_EQ(t.ipi, IPI_FAST);
-	CHECK_EQ(t.timer, TIMER_POSTED);
+	CHECK_EQ(t.timer, TIMER_DEADLINE);
 	CHECK_CONTAINS(test_log(), "tier: ipi=fast (no IPI virtualization: IA32_VMX_PROCBASED_CTLS3 not available)");
 	vmx_caps_print(&c);
 	CHECK_CONTAINS(test_log(), "vmxcap: tertiary controls not available\n");
@@ -543,7 +590,7 @@ TEST(caps_overrides)
 
 	/* NULL options = all auto; NULL err tolerated. */
 	CHECK_EQ(tiers_choose(&c, NULL, &t, NULL, 0), 0);
-	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=posted");
-	struct hv_tiers bogus = { 99, -2, 4 };
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=deadline");
+	struct hv_tiers bogus = { 99, -2, 5 };
 	CHECK_STR(summary(&bogus), "ipi=? eoi=? timer=trap");
 }

@@ -166,7 +166,7 @@ TEST(options_bad_tier_values)
 {
 	BAD("ipi=bogus", "auto, ipiv, fast, pv, trap");
 	BAD("eoi=ipiv", "auto, vid, pv, trap");
-	BAD("timer=vid", "auto, apicv, posted, preempt, trap");
+	BAD("timer=vid", "auto, apicv, deadline, posted, preempt, trap");
 	BAD("exit=reboot", "none, auto, s5, qemu, bochs");
 	BAD("guest=windows", "linux, none");
 	BAD("ipi=", "auto, ipiv");
