@@ -20,6 +20,7 @@ iso=$1 model=$2 cpus=$3 tmo=$4 megs=$5 seed=$6 bochs=$7; shift 7
 extra=$(printf '%s\n' "$@")
 out=$LOGS/$name.replay.ser
 echo "replay: $name: $model x$cpus seed=$seed${bochs:+ (patched: $bochs)}${extra:+ with: $extra}"
+: > "$out"   # (the watcher below must not read a previous replay's death)
 HV_BOCHS=$bochs HV_BOCHS_SEED=$seed HV_BOCHSRC_EXTRA=$extra tools/run-bochs.sh "$iso" "$out" "$model" "$cpus" "$tmo" "$megs" &
 rb=$!
 # A guest that died (a panic, Bochs defect 3) stays silent until the timeout:
