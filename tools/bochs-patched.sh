@@ -67,8 +67,12 @@ rm -rf "$work"; mkdir -p "$work"
 tar -C "$work" -xf "$src/$ORIG"
 tree=$(echo "$work"/bochs-*)
 cp "$PATCH_DIR/vmx_ipiv_timer.cc" "$tree/cpu/"
-patch -d "$tree" -p1 --no-backup-if-mismatch < "$PATCH_DIR/hooks.patch" >&2
-patch -d "$tree" -p1 --no-backup-if-mismatch < "$PATCH_DIR/profiles.patch" >&2
+# Every *.patch of the directory, in name order (hooks.patch wires in
+# vmx_ipiv_timer.cc; the others fix Bochs defects, docs/bochs.md).
+for p in "$PATCH_DIR"/*.patch; do
+  patch -d "$tree" -p1 --no-backup-if-mismatch < "$p" >&2 ||
+    { echo "bochs-patched: $(basename "$p") does not apply" >&2; exit 1; }
+done
 # shellcheck disable=SC2086
 (cd "$tree" && ./configure $FLAGS > "$work/configure.log" 2>&1) ||
   { echo "bochs-patched: configure failed, see $work/configure.log" >&2; exit 1; }

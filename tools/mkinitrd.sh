@@ -31,6 +31,8 @@
 #                      exits meanwhile, counted inside one sleeping process (hvcall idle)
 #   hv.hotplug=C    -> insmod /lib/hotplug.ko cycles=C: CPU 1 offline and online C times
 #                      ("hotplug: cycle=K ... verdict=ok", "hotplug: nmi-init ... -> online")
+#   hv.ifmask=R     -> insmod /lib/ifmask.ko rounds=R: is a call to CPU 1 ever delivered
+#                      while it has IF=0? ("ifmask: done ... verdict=ok", Bochs defect 3)
 #   hv.ipibench=N   -> insmod /lib/ipibench.ko count=N: the seeds' IPI benchmarks
 #                      ("ipibench: roundtrip ..." and "ipibench: micro test=..." lines)
 #   hv.cyclictest=L -> "guest: cyclictest loops=L": cyclictest -q -m -S -p 80 -i 1000 -l L
@@ -114,12 +116,13 @@ is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
 # hvattack.ko plays the hostile guest (hv.attack=1), ipivtab.ko writes a
 # table of ICR values (hv.ipivtab=1), ipibench.ko runs the IPI benchmarks
 # (hv.ipibench=N), hotplug.ko takes CPU 1 offline and online again with
-# exact IPI counts after each start (hv.hotplug=CYCLES).
-# HV_IPIGEN / HV_HVATTACK / HV_IPIVTAB / HV_IPIBENCH / HV_HOTPLUG
+# exact IPI counts after each start (hv.hotplug=CYCLES), ifmask.ko checks
+# that no interrupt reaches a vCPU with IF=0 (hv.ifmask=ROUNDS).
+# HV_IPIGEN / HV_HVATTACK / HV_IPIVTAB / HV_IPIBENCH / HV_HOTPLUG / HV_IFMASK
 # name a prebuilt .ko, or "none" to leave it out; by default
 # tools/build-ipigen.sh builds each (or reuses its cached build).
 mod_notes=""
-for mod in ipigen hvattack ipivtab ipibench hotplug; do
+for mod in ipigen hvattack ipivtab ipibench hotplug ifmask; do
 	var=HV_$(echo "$mod" | tr a-z A-Z)
 	KO=${!var:-}
 	if [ -z "$KO" ]; then
@@ -331,6 +334,15 @@ if [ -n "$HOTPLUG" ]; then
 	module hotplug cycles="$HOTPLUG"
 	dmesg | grep -q "hotplug: done cycles=$HOTPLUG ok=$HOTPLUG\$" || check_failed hotplug
 	dmesg | grep -q 'hotplug: nmi-init .* -> online' || check_failed hotplug-nmi-init
+fi
+
+# hv.ifmask=ROUNDS: CPU 1 spins with IF=0 while two IPIs reach it; the
+# function call must run only after it turns interrupts on (docs/bochs.md, defect 3).
+IFMASK=$(opt hv.ifmask)
+if [ -n "$IFMASK" ]; then
+	echo "guest: ifmask rounds=$IFMASK"
+	module ifmask rounds="$IFMASK"
+	dmesg | grep -q "ifmask: done rounds=$IFMASK .* verdict=ok\$" || check_failed ifmask
 fi
 
 IPIGEN=$(opt hv.ipigen)

@@ -20,7 +20,21 @@ iso=$1 model=$2 cpus=$3 tmo=$4 megs=$5 seed=$6 bochs=$7; shift 7
 extra=$(printf '%s\n' "$@")
 out=$LOGS/$name.replay.ser
 echo "replay: $name: $model x$cpus seed=$seed${bochs:+ (patched: $bochs)}${extra:+ with: $extra}"
-HV_BOCHS=$bochs HV_BOCHS_SEED=$seed HV_BOCHSRC_EXTRA=$extra tools/run-bochs.sh "$iso" "$out" "$model" "$cpus" "$tmo" "$megs"
+: > "$out"   # (the watcher below must not read a previous replay's death)
+HV_BOCHS=$bochs HV_BOCHS_SEED=$seed HV_BOCHSRC_EXTRA=$extra tools/run-bochs.sh "$iso" "$out" "$model" "$cpus" "$tmo" "$megs" &
+rb=$!
+# A guest that died (a panic, Bochs defect 3) stays silent until the timeout:
+# stopped 10 s after its first words of the death, as test/run-tests.sh does.
+while kill -0 $rb 2>/dev/null; do
+  sleep 5
+  if tr -d '\r' < "$out" 2>/dev/null | grep -Eq -- '---\[ end Kernel panic|^PANIC|BUG: ENTRY_TRAMPOLINE stack guard page was hit'; then
+    sleep 10
+    echo "replay: the guest or the hypervisor died; stopping Bochs"
+    for p in $(pgrep -P $rb); do pkill -TERM -P "$p"; done
+    break
+  fi
+done
+wait $rb
 echo "replay: Bochs exit $?"
 if cmp -s "$LOGS/$name.ser" "$out"; then
   echo "replay: identical to the original serial log ($(wc -l < "$out") lines)"
