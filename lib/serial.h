@@ -4,7 +4,14 @@
 #include "types.h"
 #define COM1_PORT 0x3f8
 void serial_init(uint16_t port);
+/* Each '\n' as "\r\n". */
 void serial_write(const char *s, size_t n);
+/* The bytes as they are (the guest's console lines). */
+void serial_write_raw(const char *s, size_t n);
+/* A received byte, or -1 when none is waiting. */
+int serial_getc(void);
+/* The UART's base port; 0 when there is none. */
+uint16_t serial_base(void);
 /* Waits (bounded) until the UART has sent everything. */
 void serial_flush(void);
 #endif
