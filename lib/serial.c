@@ -53,6 +53,20 @@ int serial_getc(void)
 	return inb(serial_port + UART_THR);   /* RBR at the same offset */
 }
 
+void serial_config(uint8_t *lcr, uint8_t *ier, uint8_t *mcr, uint16_t *divisor)
+{
+	*lcr = *ier = *mcr = 0;
+	*divisor = 0;
+	if (!serial_port)
+		return;
+	*lcr = inb(serial_port + UART_LCR);
+	*ier = inb(serial_port + UART_IER);
+	*mcr = inb(serial_port + UART_MCR);
+	outb(serial_port + UART_LCR, *lcr | 0x80);
+	*divisor = (uint16_t)(inb(serial_port) | inb(serial_port + 1) << 8);
+	outb(serial_port + UART_LCR, *lcr);
+}
+
 uint16_t serial_base(void)
 {
 	return serial_port;

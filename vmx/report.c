@@ -97,7 +97,7 @@ void report_print(const char *why)
 			(unsigned long long)s->pir[3], (unsigned long long)s->pir[2], (unsigned long long)s->pir[1],
 			(unsigned long long)s->pir[0], s->control & PI_ON ? 1 : 0, s->control & PI_SN ? 1 : 0);
 	}
-	vconsole_report();      /* the guest's console: lines, exits per line */
+	vconsole_report(detail); /* the guest's console: lines, exits per line */
 	iommu_report();         /* DMA isolation and the DMA faults, polled now */
 	pr_info("hvstat: end total_exits=%llu\n", (unsigned long long)total);
 	spin_unlock(&report_lock);
@@ -181,6 +181,7 @@ static void report_interval(uint64_t now)
 		v->snap.pv_eois = s.pv_eois;
 		memcpy(v->snap.exits_by, by, sizeof by);
 	}
+	vconsole_report(false);
 	spin_unlock(&report_lock);
 }
 

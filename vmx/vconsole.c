@@ -27,7 +27,6 @@ static uint16_t vc_port;
 static int32_t vc_gsi = -1;          /* the UART's ISA IRQ as a GSI; -1: none known */
 static const struct acpi_info *vc_acpi;
 static struct vconsole_stats st;
-
 static void emit(void *ctx, const char *s, size_t n, bool whole)
 {
 	(void)ctx;
@@ -68,6 +67,7 @@ static void raise_irq(struct vcpu *v)
 		return;
 	}
 	uint64_t rte = ioapic_rte_peek(io->addr, (uint32_t)vc_gsi - io->gsi_base);
+	st.last_rte = rte;
 	if (rte & RTE_MASKED) {
 		st.irq_masked++;
 		return;
@@ -146,7 +146,7 @@ void vconsole_stats(struct vconsole_stats *out)
 	spin_unlock(&vu_lock);
 }
 
-void vconsole_report(void)
+void vconsole_report(bool detail)
 {
 	struct vconsole_stats s;
 	if (!vc_port)
@@ -158,6 +158,18 @@ void vconsole_report(void)
 		(unsigned long long)s.lines, (unsigned long long)s.exits, (unsigned long long)(per100 / 100),
 		(unsigned long long)(per100 % 100), (unsigned long long)s.tx_bytes, (unsigned long long)s.pieces,
 		(unsigned long long)s.rx_bytes);
-	pr_info("hvstat: console irq sent=%llu masked=%llu refused=%llu lost=%llu\n", (unsigned long long)s.irq_sent,
-		(unsigned long long)s.irq_masked, (unsigned long long)s.irq_refused, (unsigned long long)s.irq_lost);
+	if (!detail)
+		return;
+	spin_lock(&vu_lock);
+	uint8_t ier = vu.ier, iir = vuart_iir(&vu), mcr = vu.mcr, lcr = vu.lcr;
+	bool line = vu.irq_line;
+	spin_unlock(&vu_lock);
+	pr_info("hvstat: console uart ier=0x%x iir=0x%x lcr=0x%x mcr=0x%x line=%u\n", ier, iir, lcr, mcr, line);
+	uint8_t hlcr, hier, hmcr;
+	uint16_t hdiv;
+	printk_serial_config(&hlcr, &hier, &hmcr, &hdiv);
+	pr_info("hvstat: console hw lcr=0x%x ier=0x%x mcr=0x%x divisor=%u\n", hlcr, hier, hmcr, hdiv);
+	pr_info("hvstat: console irq sent=%llu masked=%llu refused=%llu lost=%llu rte=0x%llx\n", (unsigned long long)s.irq_sent,
+		(unsigned long long)s.irq_masked, (unsigned long long)s.irq_refused, (unsigned long long)s.irq_lost,
+		(unsigned long long)s.last_rte);
 }

@@ -12,6 +12,7 @@ struct vconsole_stats {
 	uint64_t lines, pieces;          /* lines forwarded whole; pieces of longer or partial ones */
 	uint64_t tx_bytes, rx_bytes;
 	uint64_t irq_sent, irq_masked, irq_refused, irq_lost;
+	uint64_t last_rte;               /* the guest's entry at the last interrupt */
 };
 
 /* Before the guest starts: the virtual UART at 'port' (0: no console). */
@@ -23,6 +24,8 @@ void vconsole_out(struct vcpu *v, uint16_t port, uint32_t val, unsigned size);
 /* Writes out a partial line (the guest's power-off, before the report). */
 void vconsole_flush(void);
 void vconsole_stats(struct vconsole_stats *out);
-/* The hvstat: console lines of the report. */
-void vconsole_report(void);
+/* The hvstat: console lines of the report: the count line; with 'detail'
+ * (the shutdown report) also the virtual and the real UART's registers and
+ * the interrupts. */
+void vconsole_report(bool detail);
 #endif
