@@ -222,7 +222,7 @@ longline_checks() {
   reports=$(sed -n "${first},${last}p" <<<"$text" | grep -c '^hvstat: interval seq=')
   if (( reports < 1 )); then bad "$n/longline" "no interval report between the first and the last long line"
   else ok "$n/longline"; fi
-  echo "  ${n#linux/}: $cnt long lines of $((${#pat} + 30)) characters whole, $reports interval reports among them"
+  echo "  ${n#linux/}: $cnt long lines (a pattern of ${#pat} characters each) whole, $reports interval reports among them"
 }
 
 # ipigen_checks NAME virtual|partition: the guest/test/ipigen module's lines (hv.ipigen=ROUNDS).
