@@ -465,3 +465,17 @@ TEST(options_iommu)
 	CHECK_EQ(options_parse("iommu=strict", &o, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "iommu=strict");
 }
+
+TEST(options_vuart)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK(o.vuart);
+	CHECK_EQ(options_parse("vuart=0", &o, err, sizeof err), 0);
+	CHECK(!o.vuart);
+	CHECK_EQ(options_parse("vuart=1", &o, err, sizeof err), 0);
+	CHECK(o.vuart);
+	CHECK_EQ(options_parse("vuart=yes", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "vuart=yes");
+}
