@@ -28,3 +28,14 @@ uint32_t ioapic_mask_all(paddr_t base)
 		wr(base, IOAPIC_RTE(i), rd(base, IOAPIC_RTE(i)) | RTE_MASKED);
 	return n;
 }
+
+/* IOREGSEL is the guest's: read it first, put it back last, so that a guest
+ * on this CPU finds its selection as it left it. */
+uint64_t ioapic_rte_peek(paddr_t base, uint32_t pin)
+{
+	volatile uint32_t *sel = (volatile uint32_t *)(uintptr_t)(base + IOREGSEL);
+	uint32_t saved = *sel;
+	uint64_t rte = rd(base, IOAPIC_RTE(pin)) | (uint64_t)rd(base, IOAPIC_RTE(pin) + 1) << 32;
+	*sel = saved;
+	return rte;
+}

@@ -1,4 +1,6 @@
-/* The few intercepted ports. Not 0xcf9 (reset control): a 32-bit access to
+/* The few intercepted ports: those that end the machine, and the 8 of the
+ * hypervisor's console UART (the guest's are a virtual 16550A there,
+ * guest/vuart.c). Not 0xcf9 (reset control): a 32-bit access to
  * PCI's 0xcf8 covers it, and every PCI configuration access would exit. */
 #include "io.h"
 #include "../lib/string.h"
@@ -16,7 +18,7 @@ static void set_port(uint8_t *a, uint8_t *b, uint32_t port)
 	bm[bit / 8] |= 1 << (bit % 8);
 }
 
-void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi)
+void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi, uint16_t console)
 {
 	memset(a, 0, PAGE_SIZE);
 	memset(b, 0, PAGE_SIZE);
@@ -29,6 +31,13 @@ void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi)
 	set_port(a, b, PORT_BOCHS_SHUTDOWN);
 	for (int i = 0; i < 4; i++)
 		set_port(a, b, PORT_QEMU_DEBUG_EXIT + i);
+	for (uint32_t i = 0; console && i < IO_CONSOLE_PORTS; i++)
+		set_port(a, b, console + i);
+}
+
+bool io_is_console(uint16_t console, uint16_t port)
+{
+	return console && port >= console && port - console < IO_CONSOLE_PORTS;
 }
 
 bool io_bitmap_intercepts(const uint8_t *a, const uint8_t *b, uint16_t port)

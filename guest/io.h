@@ -1,12 +1,18 @@
-/* Port I/O passes through, except the ports that end the machine: their
- * writes are seen first so the exit report reaches the console. */
+/* Port I/O passes through, except the ports that end the machine (their
+ * writes are seen first so the exit report reaches the console) and the
+ * hypervisor's console UART (the guest gets a virtual one there). */
 #ifndef GUEST_IO_H
 #define GUEST_IO_H
 #include "../lib/types.h"
 #include "../lib/acpi.h"
 
-/* Fills the two 4 KiB I/O bitmaps (A: ports 0-0x7fff, B: 0x8000-0xffff). */
-void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi);
+#define IO_CONSOLE_PORTS 8   /* a 16550's registers */
+
+/* Fills the two 4 KiB I/O bitmaps (A: ports 0-0x7fff, B: 0x8000-0xffff);
+ * 'console' is the hypervisor's UART base port (0: none). */
+void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi, uint16_t console);
+/* The port is one of the console UART's. */
+bool io_is_console(uint16_t console, uint16_t port);
 bool io_bitmap_intercepts(const uint8_t *a, const uint8_t *b, uint16_t port);
 /* Called for an intercepted OUT of 'size' bytes (1, 2 or 4) before it is
  * carried out: true when the write ends the machine (ACPI sleep, emulator

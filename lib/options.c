@@ -25,6 +25,7 @@ void options_defaults(struct hv_options *o)
 	o->phantom_cpu = -1;
 	o->housekeeping = -1;
 	o->hangcheck_s = 10;
+	o->vuart = true;
 }
 
 static bool word_eq(const char *s, size_t n, const char *lit)
@@ -208,8 +209,15 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			}
 			o->iommu_test = v[0] == '1';
 			return 0;
+		} else if (word_eq(w, kl, "vuart")) {
+			if (vl != 1 || (v[0] != '0' && v[0] != '1')) {
+				snprintf(err, errlen, "option '%.*s': expected 0 or 1", (int)wl, w);
+				return -1;
+			}
+			o->vuart = v[0] == '1';
+			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, hangcheck, iommu, iommuqi, iommutest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, hangcheck, iommu, iommuqi, iommutest, vuart)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

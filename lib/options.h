@@ -49,6 +49,8 @@ struct hv_options {
 	                           the registers (test aid) */
 	bool iommu_test;        /* iommutest=1: test aid, DMA remapping as for a guest, then the edu
 	                           device's DMA engine against it; no guest */
+	bool vuart;             /* vuart=1 (default): the guest's console UART is virtual (docs/console.md);
+	                           vuart=0: the guest drives the hypervisor's UART itself, as before */
 };
 
 void options_defaults(struct hv_options *o);

@@ -124,6 +124,22 @@ void printk_write(const char *s, size_t n)
 	serial_write(s, n);
 }
 
+void printk_guest_line(const char *s, size_t n, bool end_line)
+{
+	spin_lock(&printk_lock);
+	serial_write_raw(s, n);
+	if (end_line)
+		serial_write_raw("\r\n", 2);
+	spin_unlock(&printk_lock);
+}
+
+void printk_serial_config(uint8_t *lcr, uint8_t *ier, uint8_t *mcr, uint16_t *divisor)
+{
+	spin_lock(&printk_lock);
+	serial_config(lcr, ier, mcr, divisor);
+	spin_unlock(&printk_lock);
+}
+
 void printk_level(int level, const char *fmt, ...)
 {
 	char buf[512];

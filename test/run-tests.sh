@@ -218,8 +218,44 @@ linux_checks() {
     'hv: EPT: guest read of hypervisor memory at GPA 0x[0-9a-f]+ .*denied'
   expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'ipigen: report hypercall rc=0'
   expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 reason=SIPI code=4 count=[1-9]' 'hvstat: end total_exits=[0-9]+'
+  console_checks "$n"
   # Bochs has no IOMMU: the run says DMA isolation is off, loudly, and the report repeats it.
   expect "$n/dma-isolation-off" "$log" 'DMA isolation: off: no DMAR' 'dma_isolation=off' 'hvstat: iommu dma_isolation=off units=0'
+}
+
+# console_checks NAME: the guest's console is a virtual 16550A whose lines the
+# hypervisor forwards whole (docs/console.md): Linux found a 16550A; no line
+# of the hypervisor or of a test module starts in the middle of another; the
+# report says what the console cost (hvstat: console lines=N exits=M per_line=X).
+console_checks() {
+  local n=$1 text spliced
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  expect "$n/console-16550a" "$log" 'ttyS0 at I/O 0x3f8 \(irq = 4, base_baud = 115200\) is a 16550A' \
+    'hvstat: console lines=[1-9][0-9]* exits=[0-9]+ per_line=[0-9]+\.[0-9]{2}'
+  spliced=$(grep -E '(hvstat|ipigen|ipibench|hvattack|hotplug|guest): ' <<<"$text" |
+            grep -vE '^(\[ *[0-9.]+\] )?[a-z0-9_-]+: |kvm-guest: ' | head -n 3)
+  if [ -z "$spliced" ]; then ok "$n/console-whole"; else bad "$n/console-whole" "spliced lines in $log: $spliced"; fi
+  echo "  ${n#linux/}: $(grep -m1 '^hvstat: console lines=' <<<"$(sed -n '/^hvstat: begin why=shutdown/,$p' <<<"$text")")"
+}
+
+# longline_checks NAME COUNT: the guest's hv.longline=COUNT lines arrived
+# whole and in order, each exactly as /init printed it, while the hypervisor
+# printed interval reports (report=SECONDS) between the first and the last.
+longline_checks() {
+  local n=$1 cnt=$2 text pat="" k i first last reports
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  for ((k = 0; k < 32; k++)); do pat+="0123456789abcdefghij"; done
+  for ((i = 1; i <= cnt; i++)); do
+    if ! grep -qxF "guest: longline $i/$cnt $pat end" <<<"$text"; then
+      bad "$n/longline" "line $i/$cnt not found whole in $log"; return
+    fi
+  done
+  first=$(grep -n -m1 "^guest: longline 1/$cnt " <<<"$text" | cut -d: -f1)
+  last=$(grep -n -m1 "^guest: longline $cnt/$cnt " <<<"$text" | cut -d: -f1)
+  reports=$(sed -n "${first},${last}p" <<<"$text" | grep -c '^hvstat: interval seq=')
+  if (( reports < 1 )); then bad "$n/longline" "no interval report between the first and the last long line"
+  else ok "$n/longline"; fi
+  echo "  ${n#linux/}: $cnt long lines (a pattern of ${#pat} characters each) whole, $reports interval reports among them"
 }
 
 # ipigen_checks NAME virtual|partition: the guest/test/ipigen module's lines (hv.ipigen=ROUNDS).
@@ -516,6 +552,11 @@ attack_checks() {
   expect_not "$n/no-panic" "$log" '^PANIC|^EXCEPTION|VM entry failed|Kernel panic - not syncing'
   expect "$n/cpu-kept" "$log" 'smp: 1 of 2 CPUs online' 'smp: 1 CPUs kept from the guest, 1 of them parked in VMX root operation' 'guest: cpus=1$'
   expect "$n/ran" "$log" 'hvattack: done failures=0'
+  # The console UART reprogrammed by the guest (divisor, LCR, loopback): the
+  # virtual UART looped the bytes back; the real one kept 115200 8N1, its
+  # interrupts off, no loopback (the report reads it back).
+  expect "$n/uart" "$log" 'hvattack: uart 0x3f8 divisor=0x60 lcr=0x1a mcr=loop looped=12/12 -> kept' \
+    'hvstat: console hw lcr=0x3 ier=0x0 mcr=0x3 divisor=1$'
   expect_not "$n/no-escape" "$log" "hvattack: .*-> [A-Z]{3,}|vmx: cpu1 started by the guest's SIPI|guest: hvattack: "
   expect "$n/vmx-hidden" "$log" 'hvattack: msr 0x3a read 0x1 -> locked, VMX off' 'hvattack: msr 0x3a write 0x5 -> #GP' \
     'hvattack: msr 0x480 read -> #GP' 'hvattack: msr 0x48b write -> #GP' 'hvattack: cr4.vmxe set -> #GP' \
@@ -724,8 +765,8 @@ level_linux() {
   linux_spawn linux-spr-pv "sapphire_rapids" 2 "exit=bochs ipi=pv" "$g=${IPIGEN_SMALL:-20000}" "$tmo" \
     "linux_checks linux/spr-pv; ipigen_checks linux/spr-pv virtual"
   # The hostile guest: one vCPU on a 2-CPU machine (smp=1), the other CPU parked.
-  linux_spawn linux-skx-attack "corei7_skylake_x" 2 "exit=bochs smp=1" \
-    "hv.attack=1 hv.ipirounds=0 hv.probe=0x200000" "$tmo" "attack_checks linux/skx-attack"
+  linux_spawn linux-skx-attack "corei7_skylake_x" 2 "exit=bochs smp=1 report=2" \
+    "hv.attack=1 hv.ipirounds=0 hv.probe=0x200000 hv.longline=6" "$tmo" "attack_checks linux/skx-attack; console_checks linux/skx-attack; longline_checks linux/skx-attack 6"
   linux_spawn linux-skx-part "corei7_skylake_x" 2 "exit=bochs irq=partition" "$g=${IPIGEN_SMALL:-20000}" "$tmo" \
     "linux_checks linux/skx-part; ipigen_checks linux/skx-part partition"
   # The project's patched Bochs (tools/bochs-patched.sh), its two profiles:
@@ -861,6 +902,7 @@ level_tools() {
   tools/hvreport.py test/fixtures/hvstat-a.txt test/fixtures/hvstat-b.txt --png "$png" > "$out" 2>&1
   expect tools/hvreport-table "$out" 'report at shutdown, 2 CPUs, 135 exits' '^\| CPUID \| 100 \| 20 \| 120 \|$' '^\| 0xb004 \| 0 \| 4 \| 6 \|$'
   expect tools/hvreport-compare "$out" '^\| CPUID \| 120 \| 80 \| -40 \|$' '^\| \*\*total\*\* \| 135 \| 82 \| -53 \|$'
+  expect tools/hvreport-console "$out" "^The guest's console \\(a virtual 16550A\\): 12 lines forwarded whole, 1700 I/O exits, 141.66 exits per line\\.$"
   if [ "$(head -c 8 "$png" 2>/dev/null | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]; then ok tools/hvreport-png
   else bad tools/hvreport-png "no PNG written (python3-matplotlib installed?)"; fi
   tools/hvreport.py test/fixtures/vmx-caps-bochs.txt > $LOGS/hvreport-bad.txt 2>&1

@@ -57,7 +57,8 @@ def new_report(kv):
             "swapic": {},          # cpu -> the "cpu=N swapic ..." line
             "timer": {},           # cpu -> the "cpu=N timer tier=..." line
             "late": {},            # cpu -> [(bucket upper bound, count), ...]
-            "timer_service": None}  # the "timer_service ..." line
+            "timer_service": None,  # the "timer_service ..." line
+            "console": None}        # the "console lines=N exits=M per_line=X ..." line
 
 
 def read_log(path):
@@ -123,6 +124,9 @@ def read_log(path):
                 cur["late"][int(kv["cpu"])] = [(int(u), int(n)) for u, n in LATE_BUCKET.findall(body)]
             elif body.startswith("timer_service "):
                 cur["timer_service"] = kv
+            elif body.startswith("console "):
+                if "lines" in kv:   # the other console lines: registers, interrupts
+                    cur["console"] = kv
             elif " swapic " in f" {body} ":
                 cur["swapic"][int(kv["cpu"])] = kv
             elif "posted" in kv and "notified" in kv:
@@ -199,6 +203,10 @@ def table(rep, title):
             lines += ["", f"| {kind[:-1]} | cpu | reads | writes |", "|---|---:|---:|---:|"]
             for (cpu, key), (r, w) in sorted(rep[kind].items(), key=lambda x: (x[0][1], x[0][0])):
                 lines.append(f"| {key} | {cpu} | {r} | {w} |")
+    con = rep.get("console")
+    if con:
+        lines += ["", f"The guest's console (a virtual 16550A): {con.get('lines', '?')} lines forwarded whole, "
+                      f"{con.get('exits', '?')} I/O exits, {con.get('per_line', '?')} exits per line."]
     lines += served_table(rep) + late_tables(rep) + interval_table(rep.get("intervals", []))
     return "\n".join(lines)
 

@@ -16,6 +16,7 @@
 #                      (hv=0 with hv.bare=1), its "ipigen: ..." lines on the console
 #                      (printk timestamps off meanwhile), rmmod; a failed insmod prints
 #                      "guest: ipigen: insmod failed (rc=N)" and the last dmesg lines
+#   hv.longline=N   -> N lines "guest: longline I/N <640 characters> end", one a second
 #   hv.attack=1     -> the hostile guest: /sys/power/state and mem_sleep shown and
 #                      S3 asked for ("guest: attack: ..."), insmod /lib/hvattack.ko
 #                      target_apic=N (hv.attack_apic=N, default 1) with its
@@ -287,6 +288,21 @@ if [ "$(opt hv.attack)" = 1 ]; then
 	done
 	echo "guest: attack: user-mode report hypercall 20 times: $n answered"
 	sleep 1   # the next report must be allowed again
+fi
+
+# hv.longline=N: N lines of 640 characters, one a second (the console check:
+# each must arrive whole while the hypervisor prints interval reports).
+LL=$(opt hv.longline)
+if [ -n "$LL" ]; then
+	pat=""
+	k=0
+	while [ $k -lt 32 ]; do pat="${pat}0123456789abcdefghij"; k=$((k + 1)); done
+	i=1
+	while [ "$i" -le "$LL" ]; do
+		echo "guest: longline $i/$LL $pat end"
+		sleep 1
+		i=$((i + 1))
+	done
 fi
 
 # hv.ipivtab=1: the ICR table for the IPI-virtualization agreement test.

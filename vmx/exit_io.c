@@ -5,6 +5,7 @@
 #include "vmcs_ops.h"
 #include "report.h"
 #include "virq.h"
+#include "vconsole.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
 #include "../lib/cpu.h"
@@ -38,6 +39,13 @@ static int guest_byte(uint64_t la, bool write, uint8_t *b)
 
 static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned size);
 
+static uint32_t io_port_read(struct vcpu *v, uint16_t port, unsigned size)
+{
+	if (vconsole_owns(port))
+		return vconsole_in(v, port, size);
+	return size == 1 ? inb(port) : size == 2 ? inw(port) : inl(port);
+}
+
 /* INS/OUTS to an intercepted port, emulated (SDM Vol. 3C, "Exit
  * Qualification for I/O Instructions" and the guest-linear-address field,
  * which holds the first element's address): each element goes through the
@@ -54,7 +62,7 @@ static void exit_io_string(struct vcpu *v, uint16_t port, unsigned size, bool in
 	for (; done < count && done < 1024; done++) {
 		uint8_t b[4] = { 0 };
 		if (in) {
-			uint32_t val = size == 1 ? inb(port) : size == 2 ? inw(port) : inl(port);
+			uint32_t val = io_port_read(v, port, size);
 			memcpy(b, &val, size);
 		}
 		for (unsigned k = 0; k < size; k++)
@@ -89,7 +97,7 @@ void exit_io(struct vcpu *v)
 		return;
 	}
 	if (in) {
-		uint32_t val = size == 1 ? inb(port) : size == 2 ? inw(port) : inl(port);
+		uint32_t val = io_port_read(v, port, size);
 		uint64_t mask = size == 4 ? 0xffffffffull : (1ull << (size * 8)) - 1;
 		v->regs.rax = size == 4 ? val : (v->regs.rax & ~mask) | (val & mask);
 	} else {
@@ -140,6 +148,10 @@ static bool run_verdict(char *why, size_t n)
 static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned size)
 {
 	const char *why;
+	if (vconsole_owns(port)) {
+		vconsole_out(v, port, val, size);   /* the real UART stays as the hypervisor set it */
+		return;
+	}
 	if (io_write_is_sleep(vmx_env.acpi, port, val, size)) {
 		if (v->denied.sleep++ < 4)
 			pr_warn("hv: guest asks for an ACPI sleep state other than S5 (port 0x%x value 0x%x): dropped\n",
@@ -148,6 +160,7 @@ static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned 
 	}
 	if (io_write_ends_machine(vmx_env.acpi, port, val, size, &why) &&
 	    !__atomic_exchange_n(&machine_ending, true, __ATOMIC_SEQ_CST)) {
+		vconsole_flush();
 		pr_info("hv: guest ends the machine on cpu%u: %s (port 0x%x value 0x%x)\n", v->index, why, port, val);
 		report_print("shutdown");
 		char why[160];

@@ -2,6 +2,7 @@
 #include "report.h"
 #include "vcpu.h"
 #include "virq.h"
+#include "vconsole.h"
 #include "../apic/pi.h"
 #include "../iommu/iommu.h"
 #include "../lib/percpu.h"
@@ -35,6 +36,8 @@ void report_print(const char *why)
 	 * while the UART prints, and 4-vCPU Linux under Bochs 3.0 died right
 	 * after the longer report (defect 3's symptom) in 3 of 3 boots. */
 	bool detail = !strcmp(why, "shutdown");
+	if (detail)
+		vconsole_flush();      /* the guest's last partial line, before the report */
 	spin_lock(&report_lock);
 	pr_info("hvstat: begin why=%s cpus=%u\n", why, ncpus);
 	for (uint32_t i = 0; i < ncpus; i++) {
@@ -96,6 +99,7 @@ void report_print(const char *why)
 			(unsigned long long)s->pir[3], (unsigned long long)s->pir[2], (unsigned long long)s->pir[1],
 			(unsigned long long)s->pir[0], s->control & PI_ON ? 1 : 0, s->control & PI_SN ? 1 : 0);
 	}
+	vconsole_report(detail); /* the guest's console: lines, exits per line */
 	iommu_report();         /* DMA isolation and the DMA faults, polled now */
 	pr_info("hvstat: end total_exits=%llu\n", (unsigned long long)total);
 	spin_unlock(&report_lock);
@@ -179,6 +183,7 @@ static void report_interval(uint64_t now)
 		v->snap.pv_eois = s.pv_eois;
 		memcpy(v->snap.exits_by, by, sizeof by);
 	}
+	vconsole_report(false);
 	spin_unlock(&report_lock);
 }
 

@@ -6,12 +6,14 @@
 #include "vcpu.h"
 #include "vcpu_launch.h"
 #include "virq.h"
+#include "vconsole.h"
 #include "../lib/cpu.h"
 #include "../lib/memmap.h"
 #include "../lib/mtrr.h"
 #include "../lib/percpu.h"
 #include "../lib/power.h"
 #include "../lib/printk.h"
+#include "../lib/serial.h"
 #include "../lib/trap.h"
 #include "../lib/tsc.h"
 #include "../apic/ioapic.h"
@@ -150,7 +152,11 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 
 	uint8_t *msr_bitmap = page_alloc(1), *io_a = page_alloc(1), *io_b = page_alloc(1);
 	msr_bitmap_build(msr_bitmap, virt, virt && tiers->ipi == IPI_IPIV);
-	io_bitmaps_build(io_a, io_b, acpi);
+	uint16_t guest_uart = s->opts->vuart ? serial_base() : 0;   /* vuart=0: the guest shares the real one */
+	io_bitmaps_build(io_a, io_b, acpi, guest_uart);
+	vconsole_init(guest_uart, acpi);
+	if (!guest_uart)
+		pr_warn("console: vuart=0: the guest drives the hypervisor's UART itself; lines may splice\n");
 	res.msr_bitmap = (paddr_t)(uintptr_t)msr_bitmap;
 	res.io_bitmap_a = (paddr_t)(uintptr_t)io_a;
 	res.io_bitmap_b = (paddr_t)(uintptr_t)io_b;

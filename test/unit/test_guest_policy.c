@@ -450,7 +450,7 @@ TEST(io_bitmaps_intercept_ending_ports_only)
 {
 	memset(io_a, 0xff, sizeof io_a);
 	memset(io_b, 0xff, sizeof io_b);
-	io_bitmaps_build(io_a, io_b, pm1(0xb004, 0));
+	io_bitmaps_build(io_a, io_b, pm1(0xb004, 0), 0);
 	CHECK(IO(0xb004));
 	CHECK(IO(0xb005));
 	CHECK(!IO(0xb003));
@@ -472,13 +472,22 @@ TEST(io_bitmaps_intercept_ending_ports_only)
 	CHECK_EQ(io_b[(0x8900 - 0x8000) / 8], 0x01);
 	CHECK_EQ(io_a[0xf4 / 8], 0xf0);
 
-	io_bitmaps_build(io_a, io_b, pm1(0xb004, 0x804));
+	io_bitmaps_build(io_a, io_b, pm1(0xb004, 0x804), 0);
 	CHECK(IO(0x804));
 	CHECK(IO(0x805));
 	CHECK(!IO(0x806));
 	CHECK(IO(0xb004));
 	CHECK_EQ(io_bits(), 4 + 1 + 4);
 	CHECK_EQ(io_a[0x804 / 8], 0x30);
+
+	/* The console UART: its 8 ports, no more. */
+	io_bitmaps_build(io_a, io_b, pm1(0xb004, 0), 0x3f8);
+	for (uint16_t p = 0x3f8; p <= 0x3ff; p++)
+		CHECK(IO(p) && io_is_console(0x3f8, p));
+	CHECK(!IO(0x3f7) && !io_is_console(0x3f8, 0x3f7));
+	CHECK(!IO(0x400) && !io_is_console(0x3f8, 0x400));
+	CHECK(!io_is_console(0, 0));
+	CHECK_EQ(io_bits(), 2 + 1 + 4 + 8);
 }
 
 TEST(io_write_ends_machine_cases)

@@ -489,3 +489,17 @@ TEST(options_iommu)
 	CHECK_EQ(options_parse("iommuqi=on", &o, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "iommuqi=on");
 }
+
+TEST(options_vuart)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK(o.vuart);
+	CHECK_EQ(options_parse("vuart=0", &o, err, sizeof err), 0);
+	CHECK(!o.vuart);
+	CHECK_EQ(options_parse("vuart=1", &o, err, sizeof err), 0);
+	CHECK(o.vuart);
+	CHECK_EQ(options_parse("vuart=yes", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "vuart=yes");
+}

@@ -29,6 +29,11 @@
  *   mem writes=N readback=ok                     (the runner checks none of them lies
  *                                                in the hypervisor's own ranges)
  *   high mmio 0x9000000000 read 0x... -> completed   above the identity map
+ *   uart 0x3f8 divisor=0x60 lcr=0x1a mcr=loop looped=N/N -> kept    the console UART
+ *                                                reprogrammed (9600 baud, 7E1, loopback;
+ *                                                bytes sent in loopback must come back and
+ *                                                never reach the console), then restored:
+ *                                                the runner checks both consoles stay whole
  *   done failures=N
  */
 #include <linux/module.h>
@@ -46,6 +51,9 @@
 #include <asm/trapnr.h>
 #include <asm/fpu/xcr.h>
 
+static int uart = 0x3f8;
+module_param(uart, int, 0444);
+MODULE_PARM_DESC(uart, "base port of the console UART (ttyS0) to reprogram");
 static int target_apic = 1;
 module_param(target_apic, int, 0444);
 MODULE_PARM_DESC(target_apic, "APIC ID of a CPU the guest must not be able to start");
@@ -506,6 +514,52 @@ static void attack_high_mmio(void)
 	pr_info("hvattack: high mmio 0x%llx read 0x%x -> completed\n", pa, v);
 }
 
+/* The console UART reprogrammed behind the 8250 driver's back (interrupts
+ * off, a 1-CPU guest: nothing else touches it meanwhile): divisor 0x60
+ * (9600 baud), LCR 7E1, MCR loopback; a marker sent in loopback must come
+ * back on RBR and must not reach the console; then every register restored.
+ * Under the hypervisor these land in the virtual UART only: the console
+ * goes on at the hypervisor's 115200 8N1, whole. */
+static void attack_uart(void)
+{
+	static const char mark[] = "UARTLOOPMARK";
+	unsigned long flags;
+	u8 lcr, mcr, ier, dll, dlm, got[sizeof(mark)];
+	int looped = 0, n = (int)sizeof(mark) - 1;
+
+	local_irq_save(flags);
+	lcr = inb(uart + 3);
+	mcr = inb(uart + 4);
+	ier = inb(uart + 1);
+	outb(0, uart + 1);
+	outb(lcr | 0x80, uart + 3);
+	dll = inb(uart);
+	dlm = inb(uart + 1);
+	outb(0x60, uart);
+	outb(0x00, uart + 1);
+	outb(0x1a, uart + 3);                 /* 7 data bits, even parity, DLAB off */
+	outb(0x10 | (mcr & 0x0f), uart + 4);  /* loopback */
+	for (int i = 0; i < n; i++) {
+		outb(mark[i], uart);
+		for (int t = 0; t < 100000 && !(inb(uart + 5) & 1); t++)
+			cpu_relax();
+		got[i] = (inb(uart + 5) & 1) ? inb(uart) : 0;
+		if (got[i] == (u8)mark[i])
+			looped++;
+	}
+	outb(mcr, uart + 4);
+	outb(lcr | 0x80, uart + 3);
+	outb(dll, uart);
+	outb(dlm, uart + 1);
+	outb(lcr, uart + 3);
+	outb(ier, uart + 1);
+	local_irq_restore(flags);
+	pr_info("hvattack: uart 0x%x divisor=0x60 lcr=0x1a mcr=loop looped=%d/%d -> %s (restored divisor=0x%x lcr=0x%x mcr=0x%x)\n",
+		uart, looped, n, looped == n ? "kept" : "NOT LOOPED", dll | dlm << 8, lcr, mcr);
+	if (looped != n)
+		failures++;
+}
+
 static int __init hvattack_init(void)
 {
 	if (!x2apic_enabled()) {
@@ -525,6 +579,7 @@ static int __init hvattack_init(void)
 	attack_sleep();
 	attack_memory();
 	attack_high_mmio();
+	attack_uart();
 	pr_info("hvattack: done failures=%d\n", failures);
 	return 0;
 }

@@ -1,0 +1,31 @@
+/* The guest's console UART, a virtual 16550A at the ports of the
+ * hypervisor's own (docs/console.md). */
+#ifndef VMX_VCONSOLE_H
+#define VMX_VCONSOLE_H
+#include "../lib/types.h"
+#include "../lib/acpi.h"
+
+struct vcpu;
+
+struct vconsole_stats {
+	uint64_t exits;                  /* I/O exits at the UART's ports */
+	uint64_t lines, pieces;          /* lines forwarded whole; pieces of longer or partial ones */
+	uint64_t tx_bytes, rx_bytes;
+	uint64_t irq_sent, irq_masked, irq_refused, irq_lost;
+	uint64_t last_rte;               /* the guest's entry at the last interrupt */
+};
+
+/* Before the guest starts: the virtual UART at 'port' (0: no console). */
+void vconsole_init(uint16_t port, const struct acpi_info *acpi);
+bool vconsole_owns(uint16_t port);
+/* An IN or OUT of 'size' bytes at one of its ports, by vCPU v. */
+uint32_t vconsole_in(struct vcpu *v, uint16_t port, unsigned size);
+void vconsole_out(struct vcpu *v, uint16_t port, uint32_t val, unsigned size);
+/* Writes out a partial line (the guest's power-off, before the report). */
+void vconsole_flush(void);
+void vconsole_stats(struct vconsole_stats *out);
+/* The hvstat: console lines of the report: the count line; with 'detail'
+ * (the shutdown report) also the virtual and the real UART's registers and
+ * the interrupts. */
+void vconsole_report(bool detail);
+#endif
