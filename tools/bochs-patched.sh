@@ -2,7 +2,8 @@
 # Builds (once) and caches the project's patched Bochs 3.0: Debian trixie's
 # bochs source package plus tools/bochs-patch/ (IPI virtualization and
 # APIC-timer virtualization on the sapphire_rapids model, 64-byte aligned
-# posted-interrupt descriptors). Prints the path of the binary.
+# posted-interrupt descriptors; defects.patch: fixes of 3.0's VMX defects).
+# Prints the path of the binary.
 # The cache key is the hash of the patch and the configure flags:
 # changing any of them builds again. Stock Bochs (tools/bochs-chroot.sh) stays
 # the platform of every other test; tools/run-bochs.sh runs this one when
@@ -68,6 +69,8 @@ tar -C "$work" -xf "$src/$ORIG"
 tree=$(echo "$work"/bochs-*)
 cp "$PATCH_DIR/vmx_ipiv_timer.cc" "$tree/cpu/"
 patch -d "$tree" -p1 --no-backup-if-mismatch < "$PATCH_DIR/hooks.patch" >&2
+# The fixes of 3.0's VMX defects (docs/bochs.md), on top of the hooks.
+patch -d "$tree" -p1 --no-backup-if-mismatch < "$PATCH_DIR/defects.patch" >&2
 # shellcheck disable=SC2086
 (cd "$tree" && ./configure $FLAGS > "$work/configure.log" 2>&1) ||
   { echo "bochs-patched: configure failed, see $work/configure.log" >&2; exit 1; }
