@@ -43,6 +43,8 @@ struct hv_options {
 	int iommu;              /* iommu=auto|require|off: DMA isolation with VT-d */
 	bool iommu_test;        /* iommutest=1: test aid, DMA remapping as for a guest, then the edu
 	                           device's DMA engine against it; no guest */
+	bool bochs_test;        /* bochstest=1: test aid, the HC_HV_BOCHSTEST hypercall that sets up
+	                           the VM entries that show Bochs 3.0's defects (docs/bochs.md) */
 };
 
 void options_defaults(struct hv_options *o);
