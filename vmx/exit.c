@@ -482,9 +482,9 @@ static int64_t hc_exits_of(uint32_t apic_id, uint32_t reason)
  * the guest (test/bochstest/) saw what followed. On a CPU the SDM describes:
  * HC_BT_ENTRY_PENDING and HC_BT_HLT_PENDING exit at once for the kick
  * (external-interrupt exiting: guest RFLAGS.IF does not block it, SDM Vol.
- * 3C, Table 25-5), from the active or the HLT state; HC_BT_PIR_EMPTY is
+ * 3C, "Pin-Based VM-Execution Controls"), from the active or the HLT state; HC_BT_PIR_EMPTY is
  * posted-interrupt processing with an empty PIR, which leaves RVI as it
- * was (SDM Vol. 3C 29.6), so no virtual interrupt follows. */
+ * was (SDM Vol. 3C, "Posted-Interrupt Processing"), so no virtual interrupt follows. */
 static int64_t hc_bochs_test(void *ctx, uint64_t what)
 {
 	struct vcpu *v = ctx;
