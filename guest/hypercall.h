@@ -26,6 +26,8 @@
 #define HC_BT_ENTRY_PENDING 1   /* a host interrupt (the kick) pending at the entry */
 #define HC_BT_HLT_PENDING   2   /* the same, the entry in the HLT state; its exit wakes the vCPU */
 #define HC_BT_PIR_EMPTY     3   /* a posted-interrupt notification pending at the entry, PIR empty */
+#define HC_BT_VIRQ_CLI      4   /* RBX: vector 0x40 pending in RVI and the kick, the entry blocked by STI
+                                   (the guest's next instruction is CLI) */
 
 struct hc_call {
 	uint64_t nr, a0, a1, a2, a3;         /* RAX, RBX, RCX, RDX, RSI */

@@ -484,7 +484,10 @@ static int64_t hc_exits_of(uint32_t apic_id, uint32_t reason)
  * (external-interrupt exiting: guest RFLAGS.IF does not block it, SDM Vol.
  * 3C, "Pin-Based VM-Execution Controls"), from the active or the HLT state; HC_BT_PIR_EMPTY is
  * posted-interrupt processing with an empty PIR, which leaves RVI as it
- * was (SDM Vol. 3C, "Posted-Interrupt Processing"), so no virtual interrupt follows. */
+ * was (SDM Vol. 3C, "Posted-Interrupt Processing"), so no virtual interrupt follows;
+ * HC_BT_VIRQ_CLI: the guest's CLI under blocking by STI comes before the
+ * pending virtual interrupt, which then waits for IF = 1 ("Virtual-Interrupt
+ * Delivery"), while the kick exits. */
 static int64_t hc_bochs_test(void *ctx, uint64_t what)
 {
 	struct vcpu *v = ctx;
@@ -496,6 +499,13 @@ static int64_t hc_bochs_test(void *ctx, uint64_t what)
 	case HC_BT_HLT_PENDING:
 		v->bochs_test_wake = true;
 		vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_HLT);
+		lapic_send(self, APIC_DM_FIXED | KICK_VECTOR);
+		return 0;
+	case HC_BT_VIRQ_CLI:
+		if (!(vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)))
+			return -1;           /* blocking by STI needs IF = 1 (a VM-entry check) */
+		v->bochs_test_sti = true;
+		virq_test_virr(v, 0x40);
 		lapic_send(self, APIC_DM_FIXED | KICK_VECTOR);
 		return 0;
 	case HC_BT_PIR_EMPTY:
@@ -607,6 +617,10 @@ void vmx_exit_handler(struct guest_regs *r)
 	if (!h)
 		exit_unhandled(v);
 	h(v);
+	if (v->bochs_test_sti) {
+		v->bochs_test_sti = false;    /* HC_BT_VIRQ_CLI: after the VMCALL's skip, which ends blocking */
+		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) | 1);
+	}
 	if (v->bochs_test_wake && basic == EXIT_REASON_EXTERNAL_INTR &&
 	    vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT) {
 		v->bochs_test_wake = false;   /* HC_BT_HLT_PENDING's exit came: the guest goes on */

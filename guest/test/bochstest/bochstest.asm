@@ -1,6 +1,6 @@
 ; bochstest: a tiny guest, a bzImage to the hypervisor's Linux loader, that
 ; shows Bochs 3.0's VMX defects (docs/bochs.md, the table). Booted with the
-; hypervisor's bochstest=1 (HC_HV_BOCHSTEST), on one CPU. Three VM entries,
+; hypervisor's bochstest=1 (HC_HV_BOCHSTEST), on one CPU. Four VM entries,
 ; each set up by the hypervisor at the guest's request, and what the guest saw:
 ;   pir-empty     a posted-interrupt notification with the PIR empty, guest
 ;                 IF = 1: how often vector 0xff was delivered (SDM: RVI stays
@@ -9,6 +9,11 @@
 ;                 external-interrupt exits while the guest spins (SDM: IF does
 ;                 not block them under external-interrupt exiting, so >= 1;
 ;                 Bochs 3.0 masked it until an STI, so 0)
+;   virq-cli      vector 0x40 pending in RVI, the kick pending, the entry
+;                 under blocking by STI and the guest's next instruction CLI:
+;                 interrupts taken with IF = 0 (SDM: none, the kick exits and
+;                 0x40 waits for the STI after, so 0 then 1; Bochs 3.0
+;                 delivered 0x40 with IF = 0 when the kick came)
 ;   hlt-pending   the same, the entry in the HLT state: whether its exit came
 ;                 (the hypervisor then ends the HLT state); Bochs 3.0 never
 ;                 woke, and the run reaches its timeout after "entering"
@@ -24,6 +29,7 @@
 %define HC_BT_ENTRY_PENDING 1
 %define HC_BT_HLT_PENDING   2
 %define HC_BT_PIR_EMPTY     3
+%define HC_BT_VIRQ_CLI      4
 %define EXIT_REASON_EXTERNAL_INTR 1
 %define COM1 0x3f8
 %define SPIN 200000
@@ -115,6 +121,32 @@ entry64:
 	call putd
 	call newline
 
+	; virq-cli (before pir-empty: Bochs 3.0's vector 0xff would block 0x40)
+	sti
+	mov eax, HC_HV_BOCHSTEST
+	mov ebx, HC_BT_VIRQ_CLI
+	vmcall
+	cli                             ; under blocking by STI: before any interrupt
+	test rax, rax
+	jnz bochstest.refused
+	call spin
+	mov rax, [rel counts + 0x40 * 8]
+	mov rbx, [rel ifoff]
+	mov [rel virq_ifoff], rbx
+	lea rsi, [rel s_virq]
+	call puts
+	mov rax, [rel virq_ifoff]
+	call putd
+	sti
+	call spin
+	cli
+	lea rsi, [rel s_virq2]
+	call puts
+	mov rax, [rel counts + 0x40 * 8]
+	mov [rel virq_after], rax
+	call putd
+	call newline
+
 	; pir-empty
 	sti
 	mov ebx, HC_BT_PIR_EMPTY
@@ -155,6 +187,10 @@ entry64:
 	jz .verdict
 	test r15, r15
 	jz .verdict
+	cmp qword [rel virq_ifoff], 0
+	jne .verdict
+	cmp qword [rel virq_after], 1
+	jne .verdict
 	inc ebx
 .verdict:
 	mov eax, HC_HV_VERDICT
@@ -269,6 +305,10 @@ intr_common:
 	jb .exc
 	lea rbx, [rel counts]
 	inc qword [rbx + rax * 8]
+	test qword [rsp + 40], 0x200    ; the interrupted RFLAGS.IF
+	jnz .ifon
+	inc qword [rel ifoff]           ; an interrupt taken with IF = 0
+.ifon:
 	pop rbx
 	pop rax
 	add rsp, 8
@@ -289,6 +329,8 @@ stubs:
 STUB_SIZE equ (($ - stubs) / 256)
 
 s_start:   db "bochstest: start", 10, 0
+s_virq:    db "bochstest: virq-cli: interrupts taken with IF=0: ", 0
+s_virq2:   db ", vector 0x40 after STI: ", 0
 s_pir:     db "bochstest: pir-empty: vector 0xff delivered ", 0
 s_pir2:    db " times, interrupts ", 0
 s_entry:   db "bochstest: entry-pending: external-interrupt exits while IF=0: ", 0
@@ -305,6 +347,10 @@ idtr:	dw 256 * 16 - 1
 align 16
 idt:	times 256 * 16 db 0
 counts:	times 256 dq 0
+ifoff:	dq 0
+virq_ifoff: dq 0
+virq_after: dq 0
 	times 4096 db 0
 stack_top:
+	times (16 - ($ - pm_start) % 16) % 16 db 0   ; syssize counts 16-byte units
 pm_end:
