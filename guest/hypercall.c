@@ -52,6 +52,12 @@ uint64_t hypercall(const struct hc_ops *ops, void *ctx, uint32_t cpu, const stru
 			return ERR(KVM_ENOSYS);
 		n = c->a0 > 0xffffffffull ? -1 : ops->exits((uint32_t)c->a0);
 		return n < 0 ? ERR(KVM_EINVAL) : (uint64_t)n;
+	case HC_HV_BOCHSTEST:
+		if (!ops->bochs_test)
+			return ERR(KVM_ENOSYS);
+		if (c->user)
+			return ERR(KVM_EPERM);
+		return ops->bochs_test(ctx, c->a0) < 0 ? ERR(KVM_EINVAL) : 0;
 	default:
 		return ERR(KVM_ENOSYS);
 	}

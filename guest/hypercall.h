@@ -21,6 +21,13 @@
                                                (the test initramfs, before its power-off) */
 #define HC_HV_EXITS     (HC_HV_BASE + 3)    /* RBX = x2APIC ID: VM exits of that vCPU so far */
 #define HC_HV_EXITS_OF  (HC_HV_BASE + 5)    /* RBX = x2APIC ID, RCX = basic exit reason: those exits */
+#define HC_HV_BOCHSTEST (HC_HV_BASE + 6)    /* bochstest=1 only, RBX = HC_BT_*: the next VM entry of
+                                               the caller is one that shows a Bochs 3.0 defect */
+#define HC_BT_ENTRY_PENDING 1   /* a host interrupt (the kick) pending at the entry */
+#define HC_BT_HLT_PENDING   2   /* the same, the entry in the HLT state; its exit wakes the vCPU */
+#define HC_BT_PIR_EMPTY     3   /* a posted-interrupt notification pending at the entry, PIR empty */
+#define HC_BT_VIRQ_CLI      4   /* RBX: vector 0x40 pending in RVI and the kick, the entry blocked by STI
+                                   (the guest's next instruction is CLI) */
 
 struct hc_call {
 	uint64_t nr, a0, a1, a2, a3;         /* RAX, RBX, RCX, RDX, RSI */
@@ -37,6 +44,7 @@ struct hc_ops {
 	int64_t (*exits_of)(uint32_t apic_id, uint32_t reason);    /* < 0: no such vCPU or reason */
 	bool posts_by_cpu;   /* no vec_posts because the CPU posts (IPIv): -KVM_EOPNOTSUPP */
 	void (*verdict)(uint32_t cpu, bool pass);                  /* the guest's own checks */
+	int64_t (*bochs_test)(void *ctx, uint64_t what);           /* < 0: no such test */
 };
 
 /* A user-mode report is refused (-KVM_EPERM) until the console has been free

@@ -216,8 +216,15 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			}
 			o->vuart = v[0] == '1';
 			return 0;
+		} else if (word_eq(w, kl, "bochstest")) {
+			if (vl != 1 || (v[0] != '0' && v[0] != '1')) {
+				snprintf(err, errlen, "option '%.*s': expected 0 or 1", (int)wl, w);
+				return -1;
+			}
+			o->bochs_test = v[0] == '1';
+			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, hangcheck, iommu, iommuqi, iommutest, vuart)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, hangcheck, iommu, iommuqi, iommutest, vuart, bochstest)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

@@ -51,6 +51,8 @@ struct hv_options {
 	                           device's DMA engine against it; no guest */
 	bool vuart;             /* vuart=1 (default): the guest's console UART is virtual (docs/console.md);
 	                           vuart=0: the guest drives the hypervisor's UART itself, as before */
+	bool bochs_test;        /* bochstest=1: test aid, the HC_HV_BOCHSTEST hypercall that sets up
+	                           the VM entries that show Bochs 3.0's defects (docs/bochs.md) */
 };
 
 void options_defaults(struct hv_options *o);

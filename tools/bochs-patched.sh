@@ -2,7 +2,8 @@
 # Builds (once) and caches the project's patched Bochs 3.0: Debian trixie's
 # bochs source package plus tools/bochs-patch/ (IPI virtualization and
 # APIC-timer virtualization on the sapphire_rapids model, 64-byte aligned
-# posted-interrupt descriptors). Prints the path of the binary.
+# posted-interrupt descriptors; defects.patch: fixes of 3.0's VMX defects).
+# Prints the path of the binary.
 # The cache key is the hash of the patch and the configure flags:
 # changing any of them builds again. Stock Bochs (tools/bochs-chroot.sh) stays
 # the platform of every other test; tools/run-bochs.sh runs this one when
@@ -67,9 +68,11 @@ rm -rf "$work"; mkdir -p "$work"
 tar -C "$work" -xf "$src/$ORIG"
 tree=$(echo "$work"/bochs-*)
 cp "$PATCH_DIR/vmx_ipiv_timer.cc" "$tree/cpu/"
-# Every *.patch of the directory, in name order (hooks.patch wires in
-# vmx_ipiv_timer.cc; the others fix Bochs defects, docs/bochs.md).
-for p in "$PATCH_DIR"/*.patch; do
+# hooks.patch first (it wires in vmx_ipiv_timer.cc; the others may use its
+# lines as context), then every other *.patch of the directory in name
+# order (defects.patch: 3.0's VMX defects; profiles.patch: the CPU
+# profiles; docs/bochs.md).
+for p in "$PATCH_DIR/hooks.patch" $(ls "$PATCH_DIR"/*.patch | grep -v '/hooks\.patch$' | LC_ALL=C sort); do
   patch -d "$tree" -p1 --no-backup-if-mismatch < "$p" >&2 ||
     { echo "bochs-patched: $(basename "$p") does not apply" >&2; exit 1; }
 done

@@ -196,6 +196,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 
 	cpuid_policy_setup(&vmx_env.cfg, tiers, virt);
 	vmx_env.tiers_ipi = tiers->ipi;
+	vmx_env.bochs_test = s->opts->bochs_test && virt;
 	vmx_env.mtrr = &mtrr;
 	vmx_env.ept_end = ALIGN_UP(end, GIB(1));
 	guest_limits();

@@ -47,6 +47,11 @@ void virq_virr_set(struct vcpu *v, uint8_t vec)
 		virq_rvi_raise(vec);
 }
 
+void virq_test_virr(struct vcpu *v, uint8_t vec)
+{
+	virq_virr_set(v, vec);
+}
+
 void virq_post_self(struct vcpu *v, uint8_t vec)
 {
 	ipi_post(&virq_domain, v->index, v->apic_id, vec);

@@ -27,6 +27,8 @@ void virq_vcpu_start(struct vcpu *v);
 /* Before every VM entry: posted vectors into the virtual APIC, a pending
  * NMI, the host timer. */
 void virq_before_entry(struct vcpu *v);
+/* bochstest=1: vec into the virtual IRR of the vCPU running here, RVI raised. */
+void virq_test_virr(struct vcpu *v, uint8_t vec);
 /* After the guest's INIT: the virtual APIC and timer as after INIT. */
 void virq_vcpu_init(struct vcpu *v);
 /* At its creation: the vCPU's MSR bitmap, a copy of 'shared' with

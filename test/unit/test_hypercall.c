@@ -34,7 +34,7 @@ static uint64_t call(const struct hc_ops *o, uint64_t nr, uint64_t a0, uint64_t 
 /* User-mode reports: one a second, the rest -KVM_EPERM (-1); the kernel's always. */
 TEST(hypercall_user_report_rate_limited)
 {
-	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict };
+	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict, NULL };
 	int before = reports;
 	now_us = 100000000;
 	CHECK_EQ(call(&all, 0x48560001, 0, 0, 0, 0, true), 0);
@@ -52,7 +52,7 @@ TEST(hypercall_user_report_rate_limited)
  * prints for 2 s and a loop calling again at once get one report in 3 s. */
 TEST(hypercall_user_report_interval_from_its_end)
 {
-	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict };
+	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict, NULL };
 	int before = reports;
 	now_us += 50000000;
 	report_us = 2000000;
@@ -70,7 +70,7 @@ TEST(hypercall_user_report_interval_from_its_end)
 
 TEST(hypercall_policy)
 {
-	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict }, none = { 0 };
+	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict, NULL }, none = { 0 };
 	int ctx;
 	(void)ctx;
 	now_us += 50000000;
@@ -104,9 +104,34 @@ TEST(hypercall_policy)
 	CHECK_EQ(verdicts, 0);
 	CHECK_EQ(call(&none, 0x48560004, 1, 0, 0, 0, false), (uint64_t)-1000);
 	/* Under IPI virtualization the CPU posts: -KVM_EOPNOTSUPP (-95), not -KVM_ENOSYS. */
-	const struct hc_ops ipiv = { rep, send, NULL, exits, exits_of, true, verdict };
+	const struct hc_ops ipiv = { rep, send, NULL, exits, exits_of, true, verdict, NULL };
 	CHECK_EQ(call(&ipiv, 0x48560002, 1, 0xfb, 0, 0, false), (uint64_t)-95);
-	static const uint64_t unknown[] = { 0, 1, 5, 9, 11, 12, 0x48560000, 0x48560006, ~0ull };
+	static const uint64_t unknown[] = { 0, 1, 5, 9, 11, 12, 0x48560000, 0x48560006, 0x48560007, ~0ull };
 	for (unsigned i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
 		CHECK_EQ(call(&all, unknown[i], 0, 0, 0, 0, false), (uint64_t)-1000);
+}
+
+/* bochstest=1's call: only when offered, only from the kernel; the test
+ * number reaches the service with the caller's context, a refusal is -KVM_EINVAL. */
+static uint64_t bt_last;
+static void *bt_ctx;
+static int64_t bochs_test(void *ctx, uint64_t what)
+{
+	bt_last = what;
+	bt_ctx = ctx;
+	return what >= 1 && what <= 3 ? 0 : -1;
+}
+
+TEST(hypercall_bochstest)
+{
+	const struct hc_ops all = { rep, send, posts, exits, exits_of, false, verdict, bochs_test },
+			    none = { rep, send, posts, exits, exits_of, false, verdict, NULL };
+	CHECK_EQ(call(&none, 0x48560006, 1, 0, 0, 0, false), (uint64_t)-1000);
+	CHECK_EQ(call(&all, 0x48560006, 2, 0, 0, 0, false), 0);
+	CHECK_EQ(bt_last, 2);
+	CHECK(bt_ctx == (void *)0x1234);
+	bt_last = 0;
+	CHECK_EQ(call(&all, 0x48560006, 1, 0, 0, 0, true), (uint64_t)-1);      /* CPL 3: -KVM_EPERM */
+	CHECK_EQ(bt_last, 0);
+	CHECK_EQ(call(&all, 0x48560006, 4, 0, 0, 0, false), (uint64_t)-22);
 }

@@ -414,6 +414,20 @@ TEST(options_ipivtest)
 	CHECK_EQ(options_parse("ipivtest=yes", &o, err, sizeof err), -1);
 }
 
+TEST(options_bochstest)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK(!o.bochs_test);
+	CHECK_EQ(options_parse("bochstest=1", &o, err, sizeof err), 0);
+	CHECK(o.bochs_test);
+	CHECK_EQ(options_parse("bochstest=0", &o, err, sizeof err), 0);
+	CHECK(!o.bochs_test);
+	CHECK_EQ(options_parse("bochstest=2", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "bochstest=2");
+}
+
 TEST(options_report)
 {
 	struct hv_options o;

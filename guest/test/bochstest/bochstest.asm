@@ -1,0 +1,356 @@
+; bochstest: a tiny guest, a bzImage to the hypervisor's Linux loader, that
+; shows Bochs 3.0's VMX defects (docs/bochs.md, the table). Booted with the
+; hypervisor's bochstest=1 (HC_HV_BOCHSTEST), on one CPU. Four VM entries,
+; each set up by the hypervisor at the guest's request, and what the guest saw:
+;   pir-empty     a posted-interrupt notification with the PIR empty, guest
+;                 IF = 1: how often vector 0xff was delivered (SDM: RVI stays
+;                 as it was, so 0; Bochs 3.0 made RVI 0xff, so 1)
+;   entry-pending the kick pending at the entry, guest IF = 0: the
+;                 external-interrupt exits while the guest spins (SDM: IF does
+;                 not block them under external-interrupt exiting, so >= 1;
+;                 Bochs 3.0 masked it until an STI, so 0)
+;   virq-cli      vector 0x40 pending in RVI, the kick pending, the entry
+;                 under blocking by STI and the guest's next instruction CLI:
+;                 interrupts taken with IF = 0 (SDM: none, the kick exits and
+;                 0x40 waits for the STI after, so 0 then 1; Bochs 3.0
+;                 delivered 0x40 with IF = 0 when the kick came)
+;   hlt-pending   the same, the entry in the HLT state: whether its exit came
+;                 (the hypervisor then ends the HLT state); Bochs 3.0 never
+;                 woke, and the run reaches its timeout after "entering"
+; Then the Bochs shutdown port (the hypervisor ends the run).
+; nasm -f bin: the boot sector with the setup header, one setup sector, then
+; the protected-mode part whose 64-bit entry is at offset 0x200 (boot
+; protocol 2.12). The code is position independent (loaded where the
+; hypervisor's loader puts it, identity-mapped, in long mode, IF = 0).
+
+%define HC_HV_VERDICT    0x48560004
+%define HC_HV_EXITS_OF   0x48560005
+%define HC_HV_BOCHSTEST  0x48560006
+%define HC_BT_ENTRY_PENDING 1
+%define HC_BT_HLT_PENDING   2
+%define HC_BT_PIR_EMPTY     3
+%define HC_BT_VIRQ_CLI      4
+%define EXIT_REASON_EXTERNAL_INTR 1
+%define COM1 0x3f8
+%define SPIN 200000
+
+bits 16
+org 0
+	times 0x1f1 - ($ - $$) db 0
+	db 1                            ; 0x1f1 setup_sects
+	dw 0                            ; 0x1f2 root_flags
+	dd (pm_end - pm_start + 15) / 16 ; 0x1f4 syssize
+	dw 0, 0, 0                      ; 0x1f8 ram_size, vid_mode, root_dev
+	dw 0xaa55                       ; 0x1fe boot_flag
+	dw 0                            ; 0x200 jump
+	db "HdrS"                       ; 0x202
+	dw 0x020f                       ; 0x206 version 2.15
+	dd 0                            ; 0x208 realmode_swtch
+	dw 0, 0                         ; 0x20c start_sys_seg, kernel_version
+	db 0                            ; 0x210 type_of_loader
+	db 1                            ; 0x211 loadflags: LOADED_HIGH
+	dw 0                            ; 0x212 setup_move_size
+	dd 0x100000                     ; 0x214 code32_start
+	dd 0, 0, 0                      ; 0x218 ramdisk_image, ramdisk_size, bootsect_kludge
+	dw 0                            ; 0x224 heap_end_ptr
+	db 0, 0                         ; 0x226 ext_loader_ver, ext_loader_type
+	dd 0                            ; 0x228 cmd_line_ptr
+	dd 0x7fffffff                   ; 0x22c initrd_addr_max
+	dd 0x200000                     ; 0x230 kernel_alignment
+	db 1                            ; 0x234 relocatable_kernel
+	db 21                           ; 0x235 min_alignment
+	dw 1                            ; 0x236 xloadflags: XLF_KERNEL_64
+	dd 255                          ; 0x238 cmdline_size
+	dd 0                            ; 0x23c hardware_subarch
+	dq 0                            ; 0x240 hardware_subarch_data
+	dd 0, 0                         ; 0x248 payload_offset, payload_length
+	dq 0                            ; 0x250 setup_data
+	dq 0x1000000                    ; 0x258 pref_address
+	dd 0x100000                     ; 0x260 init_size
+	dd 0                            ; 0x264 handover_offset
+	times 1024 - ($ - $$) db 0
+
+pm_start:
+bits 32
+	cli                             ; the 32-bit entry is not used
+	hlt
+	jmp pm_start
+	times 0x200 - ($ - pm_start) db 0
+
+bits 64
+entry64:
+	cld
+	lea rsp, [rel stack_top]
+	; the IDT: gate n -> stub n (interrupt gate, present, DPL 0)
+	lea rdi, [rel idt]
+	lea rbx, [rel stubs]
+	xor ecx, ecx
+	mov dx, cs
+.gate:	mov rax, rbx
+	mov word [rdi], ax              ; offset 15:0
+	mov word [rdi + 2], dx          ; selector
+	mov word [rdi + 4], 0x8e00      ; type 14, P
+	shr rax, 16
+	mov word [rdi + 6], ax          ; offset 31:16
+	shr rax, 16
+	mov dword [rdi + 8], eax        ; offset 63:32
+	mov dword [rdi + 12], 0
+	add rdi, 16
+	add rbx, STUB_SIZE
+	inc ecx
+	cmp ecx, 256
+	jb .gate
+	lea rax, [rel idt]
+	mov [rel idtr + 2], rax
+	lidt [rel idtr]
+	lea rsi, [rel s_start]
+	call puts
+
+	; entry-pending
+	call extint_exits
+	mov r12, rax
+	mov ebx, HC_BT_ENTRY_PENDING
+	call bochstest
+	call spin
+	call extint_exits
+	sub rax, r12
+	mov r13, rax                    ; for the verdict
+	lea rsi, [rel s_entry]
+	call puts
+	mov rax, r13
+	call putd
+	call newline
+
+	; virq-cli (before pir-empty: Bochs 3.0's vector 0xff would block 0x40)
+	sti
+	mov eax, HC_HV_BOCHSTEST
+	mov ebx, HC_BT_VIRQ_CLI
+	vmcall
+	cli                             ; under blocking by STI: before any interrupt
+	test rax, rax
+	jnz bochstest.refused
+	call spin
+	mov rax, [rel counts + 0x40 * 8]
+	mov rbx, [rel ifoff]
+	mov [rel virq_ifoff], rbx
+	lea rsi, [rel s_virq]
+	call puts
+	mov rax, [rel virq_ifoff]
+	call putd
+	sti
+	call spin
+	cli
+	lea rsi, [rel s_virq2]
+	call puts
+	mov rax, [rel counts + 0x40 * 8]
+	mov [rel virq_after], rax
+	call putd
+	call newline
+
+	; pir-empty
+	sti
+	mov ebx, HC_BT_PIR_EMPTY
+	call bochstest
+	call spin
+	cli
+	lea rsi, [rel s_pir]
+	call puts
+	mov rax, [rel counts + 0xff * 8]
+	mov r14, rax                    ; for the verdict
+	call putd
+	lea rsi, [rel s_pir2]
+	call puts
+	call all_counts
+	call putd
+	call newline
+
+	; hlt-pending (last: Bochs 3.0 never comes back)
+	lea rsi, [rel s_hlt]
+	call puts
+	call extint_exits
+	mov r12, rax
+	mov ebx, HC_BT_HLT_PENDING
+	call bochstest
+	call extint_exits
+	sub rax, r12
+	mov r15, rax
+	lea rsi, [rel s_woke]
+	call puts
+	mov rax, r15
+	call putd
+	call newline
+	; The verdict, by the SDM: no vector 0xff, an exit for each pending kick.
+	xor ebx, ebx
+	test r14, r14
+	jnz .verdict
+	test r13, r13
+	jz .verdict
+	test r15, r15
+	jz .verdict
+	cmp qword [rel virq_ifoff], 0
+	jne .verdict
+	cmp qword [rel virq_after], 1
+	jne .verdict
+	inc ebx
+.verdict:
+	mov eax, HC_HV_VERDICT
+	vmcall
+	lea rsi, [rel s_done]
+	call puts
+	lea rsi, [rel s_shutdown]       ; the Bochs shutdown port: the hypervisor reports, Bochs ends
+	mov dx, 0x8900
+.sd:	lodsb
+	test al, al
+	jz .stop
+	out dx, al
+	jmp .sd
+.stop:	cli
+	hlt
+	jmp .stop
+
+; HC_HV_BOCHSTEST with RBX = the test; a refusal is reported and stops the guest.
+bochstest:
+	mov eax, HC_HV_BOCHSTEST
+	vmcall
+	test rax, rax
+	jnz .refused
+	ret
+.refused:
+	lea rsi, [rel s_refused]
+	call puts
+	jmp entry64.stop
+
+; RAX = this vCPU's external-interrupt exits so far.
+extint_exits:
+	push rbx
+	push rcx
+	push rdx
+	mov eax, 1
+	cpuid
+	shr ebx, 24                     ; initial APIC ID
+	mov eax, HC_HV_EXITS_OF
+	mov ecx, EXIT_REASON_EXTERNAL_INTR
+	vmcall
+	pop rdx
+	pop rcx
+	pop rbx
+	ret
+
+spin:	mov ecx, SPIN
+.l:	dec ecx
+	jnz .l
+	ret
+
+; RAX = interrupts taken at vectors 32-255.
+all_counts:
+	xor eax, eax
+	mov ecx, 32
+.l:	lea rdx, [rel counts]
+	add rax, [rdx + rcx * 8]
+	inc ecx
+	cmp ecx, 256
+	jb .l
+	ret
+
+puts:	lodsb
+	test al, al
+	jz .e
+	call putc
+	jmp puts
+.e:	ret
+
+newline:
+	mov al, 10
+putc:	push rdx
+	push rax
+	mov dx, COM1 + 5
+.w:	in al, dx
+	test al, 0x20
+	jz .w
+	pop rax
+	mov dx, COM1
+	out dx, al
+	pop rdx
+	ret
+
+; RAX in decimal.
+putd:	push rbx
+	push rcx
+	push rdx
+	mov rbx, 10
+	xor ecx, ecx
+.d:	xor edx, edx
+	div rbx
+	push rdx
+	inc ecx
+	test rax, rax
+	jnz .d
+.p:	pop rax
+	add al, '0'
+	call putc
+	dec ecx
+	jnz .p
+	pop rdx
+	pop rcx
+	pop rbx
+	ret
+
+; Interrupts count per vector and return (no EOI: an interrupt the SDM says
+; does not come must not be hidden by the next one); an exception stops.
+intr_common:
+	push rax
+	push rbx
+	mov rax, [rsp + 16]
+	cmp rax, 32
+	jb .exc
+	lea rbx, [rel counts]
+	inc qword [rbx + rax * 8]
+	test qword [rsp + 40], 0x200    ; the interrupted RFLAGS.IF
+	jnz .ifon
+	inc qword [rel ifoff]           ; an interrupt taken with IF = 0
+.ifon:
+	pop rbx
+	pop rax
+	add rsp, 8
+	iretq
+.exc:	lea rsi, [rel s_exc]
+	call puts
+	call putd
+	call newline
+	jmp entry64.stop
+
+stubs:
+%assign n 0
+%rep 256
+	push strict dword n
+	jmp strict near intr_common
+%assign n n + 1
+%endrep
+STUB_SIZE equ (($ - stubs) / 256)
+
+s_start:   db "bochstest: start", 10, 0
+s_virq:    db "bochstest: virq-cli: interrupts taken with IF=0: ", 0
+s_virq2:   db ", vector 0x40 after STI: ", 0
+s_pir:     db "bochstest: pir-empty: vector 0xff delivered ", 0
+s_pir2:    db " times, interrupts ", 0
+s_entry:   db "bochstest: entry-pending: external-interrupt exits while IF=0: ", 0
+s_hlt:     db "bochstest: hlt-pending: entering HLT with IF=0", 10, 0
+s_woke:    db "bochstest: hlt-pending: the guest runs again; external-interrupt exits: ", 0
+s_done:    db "bochstest: done", 10, 0
+s_shutdown: db "Shutdown", 0
+s_refused: db "bochstest: HC_HV_BOCHSTEST refused (bochstest=1 missing?)", 10, 0
+s_exc:     db "bochstest: exception ", 0
+
+align 16
+idtr:	dw 256 * 16 - 1
+	dq 0
+align 16
+idt:	times 256 * 16 db 0
+counts:	times 256 dq 0
+ifoff:	dq 0
+virq_ifoff: dq 0
+virq_after: dq 0
+	times 4096 db 0
+stack_top:
+	times (16 - ($ - pm_start) % 16) % 16 db 0   ; syssize counts 16-byte units
+pm_end:
