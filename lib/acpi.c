@@ -6,6 +6,7 @@
 #include "types.h"
 #include "string.h"
 #include "printk.h"
+#include "tblread.h"
 
 #define RSDP_V1_LEN     20
 #define RSDP_V2_LEN     36
@@ -71,8 +72,6 @@ static bool readable(paddr_t pa, uint64_t len)
 	       pa - acpi_readable_lo <= acpi_readable_hi - acpi_readable_lo - len;
 }
 
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, sizeof v); return v; }
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, sizeof v); return v; }
 
 static uint8_t sum8(const uint8_t *p, size_t n)
 {
@@ -82,18 +81,6 @@ static uint8_t sum8(const uint8_t *p, size_t n)
 	return s;
 }
 
-static __printf(3, 4) void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-}
-/* The message, and -1: visibly -1 at every call (an analyzer does not
- * follow a variadic function's return value). */
-#define fail(err, errlen, ...) (say((err), (errlen), __VA_ARGS__), -1)
 
 /* The 4-character signature at p with anything unprintable shown as '?'. */
 static void sig_str(char out[5], const uint8_t *p)
@@ -496,7 +483,6 @@ static const uint8_t *lowmem(paddr_t pa)
 	return (const uint8_t *)v;
 }
 
-static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, sizeof v); return v; }
 
 static paddr_t scan_rsdp(paddr_t start, paddr_t end)
 {

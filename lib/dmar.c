@@ -6,6 +6,7 @@
 #include "dmar.h"
 #include "string.h"
 #include "printk.h"
+#include "tblread.h"
 
 #define DMAR_HDR_LEN    48
 #define DMAR_HAW        36
@@ -16,20 +17,7 @@
 
 static const char *const type_names[] = { "DRHD", "RMRR", "ATSR", "RHSA", "ANDD" };
 
-static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, sizeof v); return v; }
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, sizeof v); return v; }
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, sizeof v); return v; }
 
-static __printf(3, 4) void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-}
-#define fail(err, errlen, ...) (say((err), (errlen), __VA_ARGS__), -1)
 
 /* The minimum length of each known structure (its fixed part). */
 static uint32_t struct_min_len(uint16_t type)

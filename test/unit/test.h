@@ -37,6 +37,17 @@ void test_fail(const char *file, int line, const char *msg);
 void catalog_entry(const char *file, int line, const char *input, int rc, const char *err, const char *must);
 #define CATALOG(input, rc, err, must) catalog_entry(__FILE__, __LINE__, (input), (rc), (err), (must))
 
+/* A reproducible pseudo-random sequence for the randomized tests
+ * (xorshift64; *state is the test's own seed, never 0). */
+static inline uint64_t test_xorshift(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
 /* Everything printk printed since the last test_log_clear(). */
 const char *test_log(void);
 void test_log_clear(void);

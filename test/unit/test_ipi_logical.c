@@ -13,8 +13,7 @@ static const uint32_t ids[] = { 0, 1, 2, 5, 16, 17, 33, 47 };
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t pick(uint32_t n)
 {
-	rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return (uint32_t)(test_xorshift(&rng) % n);
 }
 
 static bool is_vcpu_id(uint32_t id)

@@ -15,13 +15,7 @@ static const uint32_t ids[] = { 0, 1, 2, 5, 16, 17, 35, 40 };   /* a vCPU at the
 #define LAST 40
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return test_xorshift(&rng); }
 static unsigned pick(unsigned n) { return (unsigned)(rnd() % n); }
 
 static uint32_t gen_dest(void)

@@ -10,13 +10,7 @@
 #include "../../iommu/irte.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return test_xorshift(&rng); }
 static unsigned pick(unsigned n) { return (unsigned)(rnd() % n); }
 
 /* IRTEs from Linux's ir_translation_struct debugfs file (the patch adding
