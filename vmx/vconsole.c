@@ -97,10 +97,23 @@ static void pull_input(void)
 		vuart_rx(&vu, (uint8_t)c);
 }
 
+static void raise_deferred(struct vcpu *v)
+{
+	spin_lock(&vu_lock);
+	raise_irq(v);
+	spin_unlock(&vu_lock);
+}
+
 static void after_access(struct vcpu *v)
 {
-	if (vuart_irq_edge(&vu))
-		raise_irq(v);
+	if (!vuart_irq_edge(&vu))
+		return;
+	if (vmx_env.cfg.if0_defer && !virq_guest_interruptible()) {
+		st.irq_deferred++;       /* raised by virq_before_entry at the guest's interrupt window */
+		v->at_window = raise_deferred;
+		return;
+	}
+	raise_irq(v);
 }
 
 uint32_t vconsole_in(struct vcpu *v, uint16_t port, unsigned size)
@@ -169,7 +182,7 @@ void vconsole_report(bool detail)
 	uint16_t hdiv;
 	printk_serial_config(&hlcr, &hier, &hmcr, &hdiv);
 	pr_info("hvstat: console hw lcr=0x%x ier=0x%x mcr=0x%x divisor=%u\n", hlcr, hier, hmcr, hdiv);
-	pr_info("hvstat: console irq sent=%llu masked=%llu refused=%llu lost=%llu rte=0x%llx\n", (unsigned long long)s.irq_sent,
-		(unsigned long long)s.irq_masked, (unsigned long long)s.irq_refused, (unsigned long long)s.irq_lost,
-		(unsigned long long)s.last_rte);
+	pr_info("hvstat: console irq sent=%llu masked=%llu refused=%llu lost=%llu deferred=%llu rte=0x%llx\n",
+		(unsigned long long)s.irq_sent, (unsigned long long)s.irq_masked, (unsigned long long)s.irq_refused,
+		(unsigned long long)s.irq_lost, (unsigned long long)s.irq_deferred, (unsigned long long)s.last_rte);
 }

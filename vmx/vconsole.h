@@ -12,6 +12,7 @@ struct vconsole_stats {
 	uint64_t lines, pieces;          /* lines forwarded whole; pieces of longer or partial ones */
 	uint64_t tx_bytes, rx_bytes;
 	uint64_t irq_sent, irq_masked, irq_refused, irq_lost;
+	uint64_t irq_deferred;           /* if0_defer: raised at the guest's interrupt window instead */
 	uint64_t last_rte;               /* the guest's entry at the last interrupt */
 };
 

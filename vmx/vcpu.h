@@ -98,6 +98,7 @@ struct vcpu {
 	bool hlt_wanted;                 /* its HLT exited: halt at the entry unless something ends it */
 	bool bochs_test_wake;            /* HC_BT_HLT_PENDING: its next external-interrupt exit ends the HLT state */
 	bool bochs_test_sti;             /* HC_BT_VIRQ_CLI: this entry with blocking by STI */
+	void (*at_window)(struct vcpu *v);  /* if0_defer: an interrupt held back (the console's), raised at IF = 1 */
 	uint64_t pic_pending[4];         /* 8259 (ExtINT) vectors to inject, lowest (highest 8259 priority) first */
 	uint64_t pic_injected;
 	/* The software x2APIC (eoi=pv): KVM's PV EOI MSR (bit 0 on, bits 63:2

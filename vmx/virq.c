@@ -165,6 +165,39 @@ bool virq_pic_pending(const struct vcpu *v)
 	return (v->pic_pending[0] | v->pic_pending[1] | v->pic_pending[2] | v->pic_pending[3]) != 0;
 }
 
+bool virq_window_wanted(const struct vcpu *v)
+{
+	return virq_pic_pending(v) || v->at_window;
+}
+
+bool virq_guest_interruptible(void)
+{
+	return (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) &&
+	       !((uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCK_STI_MOVSS);
+}
+
+/* if0_defer: an interrupt held back while the guest had IF = 0 (the
+ * console's, vmx/vconsole.c) is raised at its interrupt window. */
+static void run_at_window(struct vcpu *v)
+{
+	void (*fn)(struct vcpu *) = v->at_window;
+	v->at_window = NULL;
+	fn(v);
+}
+
+static void window_work(struct vcpu *v)
+{
+	uint32_t proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
+	if (virq_guest_interruptible()) {
+		run_at_window(v);
+		if (!virq_window_wanted(v))
+			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
+	} else {
+		proc |= VMX_PROC_INT_WINDOW_EXITING;
+	}
+	vmcs_write(VMCS_PROC_CONTROLS, proc);
+}
+
 /* The next 8259 vector: the lowest, the 8259's highest priority (IRQ 0 first). */
 static int pic_next(const struct vcpu *v)
 {
@@ -185,7 +218,7 @@ static void inject_pic(struct vcpu *v)
 		int vec = pic_next(v);
 		vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_EXT_INTR | (uint32_t)vec);
 		v->pic_pending[vec / 64] &= ~BIT(vec % 64);
-		if (!virq_pic_pending(v))
+		if (!virq_window_wanted(v))
 			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
 		else
 			proc |= VMX_PROC_INT_WINDOW_EXITING;   /* the next one after this */
@@ -199,7 +232,7 @@ static void inject_pic(struct vcpu *v)
 
 void exit_intr_window(struct vcpu *v)
 {
-	(void)v;   /* virq_before_entry injects the 8259 vector */
+	(void)v;   /* virq_before_entry injects the 8259 vector, raises a deferred interrupt (at_window) */
 }
 
 /* The guest asked to halt (exit_hlt): it halts unless something that ends
@@ -246,10 +279,14 @@ void virq_before_entry(struct vcpu *v)
 			v->nmis_dropped++;
 		memset(v->pic_pending, 0, sizeof v->pic_pending);
 		v->hlt_wanted = false;
+		if (v->at_window)   /* the UART's: another vCPU may take it */
+			run_at_window(v);
 		return;
 	}
 	if (__atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST))
 		inject_nmi(v);
+	if (v->at_window)
+		window_work(v);
 	if (virq_pic_pending(v))
 		inject_pic(v);
 	if (virt) {

@@ -63,6 +63,12 @@ extern uint32_t virq_hangs;   /* stuck vCPUs the hang check found */
 /* An 8259 (ExtINT) vector for the vCPU, injected when it can take one. */
 void virq_pic_queue(struct vcpu *v, uint8_t vec);
 bool virq_pic_pending(const struct vcpu *v);
+/* Something waits for the guest's interrupt window (an 8259 vector, a
+ * deferred console interrupt): interrupt-window exiting stays on. */
+bool virq_window_wanted(const struct vcpu *v);
+/* The current VMCS's guest can take an interrupt at the entry (RFLAGS.IF
+ * = 1, no blocking by STI or MOV SS). */
+bool virq_guest_interruptible(void);
 /* Report lines of one vCPU. */
 void virq_report(struct vcpu *v);
 /* The hang check (hangcheck=SECONDS), at every exit of every vCPU: once a

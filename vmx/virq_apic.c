@@ -106,7 +106,7 @@ void virq_sw_before_entry(struct vcpu *v)
 	uint32_t proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
 	bool busy = vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
 	if (vec < 0) {
-		if (!virq_pic_pending(v))
+		if (!virq_window_wanted(v))
 			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
 	} else if (!busy && (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) &&
 		   !((uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCK_STI_MOVSS)) {
@@ -115,7 +115,7 @@ void virq_sw_before_entry(struct vcpu *v)
 		if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)
 			vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
 		v->sw_injected++;
-		if (!virq_pic_pending(v))
+		if (!virq_window_wanted(v))
 			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
 		if (word && swapic_pv_eoi_arm(v->vapic, word, level_inflight(&v->level, (uint8_t)vec))) {
 			v->pv_eoi_armed = true;
