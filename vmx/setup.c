@@ -184,6 +184,15 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	 * 8250 driver's locked section is then taken there and deadlocks on
 	 * the port lock. The console's interrupts wait for IF = 1 instead
 	 * (interrupt-window exiting); hardware never needs it. */
+	/* The hang check's own timer: a vCPU that makes no exit for hangcheck=
+	 * seconds exits by its VMX-preemption timer (loaded again at every
+	 * entry, never saved), so a guest stuck with interrupts off on every
+	 * vCPU is still diagnosed, at its own exit (vmx/virq_hang.c). */
+	if (virt && s->opts->hangcheck_s && s->caps->preemption_timer) {
+		uint64_t t = ((uint64_t)s->opts->hangcheck_s * tsc_khz * 1000) >> vmx_env.cfg.preempt_rate;
+		vmx_env.cfg.watchdog_ticks = t > 0xffffffffull ? 0xffffffffu : t ? (uint32_t)t : 1;
+		vmx_env.cfg.pin |= VMX_PIN_PREEMPTION_TIMER;
+	}
 	vmx_env.cfg.if0_defer = virt && tsc_khz < 500000 && s->opts->hlt != HLT_OPT_GUEST;
 	if (vmx_env.cfg.if0_defer)
 		pr_info("quirk: emulator without hlt=guest: the console's interrupts wait for the guest's IF = 1 (Bochs 3.0 defect G)\n");

@@ -113,6 +113,9 @@ struct vcpu {
 	struct hang_watch hang;
 	uint32_t diag_wanted;            /* atomic */
 	uint32_t diags;                  /* diagnoses printed for it */
+	bool preempt_watchdog;           /* the VMX-preemption timer holds the hang check's value */
+	bool watchdog_said;              /* its watchdog diagnosis printed; cleared by any other exit */
+	uint64_t watchdog_exits;
 };
 
 _Static_assert(offsetof(struct vcpu, regs) == 0, "entry.asm: regs first");

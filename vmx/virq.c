@@ -135,8 +135,8 @@ void virq_vcpu_start(struct vcpu *v)
 	wrmsr(0x832, HOST_TIMER_VECTOR | (VTIMER_TSC_DEADLINE << 17));
 	wrmsr(MSR_IA32_TSC_DEADLINE, 0);
 	v->host_deadline = 0;
-	if (vmx_env.cfg.timer == TIMER_PREEMPT)
-		vmcs_write(VMCS_PREEMPTION_TIMER_VALUE, 0xffffffffull);
+	if (vmx_env.cfg.pin & VMX_PIN_PREEMPTION_TIMER)
+		virq_preempt_write(v, 0xffffffffull);
 }
 
 static void inject_nmi(struct vcpu *v)

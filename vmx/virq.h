@@ -77,6 +77,11 @@ void virq_report(struct vcpu *v);
  * state at the exit that follows. */
 void virq_hang_init(uint32_t seconds);
 void virq_hang_exit(struct vcpu *v, uint64_t now);
+/* The hang check's VMX-preemption timer expired: v made no exit for
+ * hangcheck= seconds; diagnosed (once an episode) when a vector waits. */
+void virq_hang_watchdog(struct vcpu *v);
+/* The VMX-preemption timer's value (the tier's, capped by the hang check's). */
+void virq_preempt_write(struct vcpu *v, uint64_t ticks);
 /* What vCPU v was served without an exit of its own, so far: vectors
  * posted into its descriptor, notifications sent to it, timer expiries
  * posted, EOIs the guest signalled through PV EOI. */

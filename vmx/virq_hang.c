@@ -57,7 +57,7 @@ static void regs_of(const struct vcpu *v, uint32_t off, uint32_t out[8])
 }
 
 /* What any CPU can see of vCPU 'v' (racy reads of memory it owns: a snapshot). */
-static void describe_remote(const struct vcpu *v, uint64_t now, const char *why)
+static void describe_remote(const struct vcpu *v, uint64_t now, uint64_t since, const char *why)
 {
 	uint32_t irr[8], isr[8], tmr[8], pir[8];
 	char a[64], b[64], c[64], d[64];
@@ -68,7 +68,7 @@ static void describe_remote(const struct vcpu *v, uint64_t now, const char *why)
 		pir[w] = (uint32_t)(__atomic_load_n(&v->pid->pir[w / 2], __ATOMIC_RELAXED) >> (w % 2 * 32));
 	uint16_t ctl = __atomic_load_n(&v->pid->control, __ATOMIC_RELAXED);
 	pr_info("hvdiag: cpu=%u %s: no exit for %llu ms; virr=%s visr=%s vtmr=%s tpr=0x%02x ppr=0x%02x\n", v->index,
-		why, (unsigned long long)tsc_to_us(now - v->hang.since) / 1000, vectors(a, irr), vectors(b, isr),
+		why, (unsigned long long)tsc_to_us(now - since) / 1000, vectors(a, irr), vectors(b, isr),
 		vectors(c, tmr), vapic_get(v->vapic, APIC_TPR), vapic_get(v->vapic, APIC_PPR));
 	pr_info("hvdiag: cpu=%u pid on=%u sn=%u nv=0x%02x ndst=0x%x pir=%s; timer lvt=0x%x deadline=%s%llu us armed=%llu fired=%llu\n",
 		v->index, ctl & PI_ON ? 1 : 0, ctl & PI_SN ? 1 : 0, v->pid->nv, v->pid->ndst, vectors(d, pir), v->timer.lvt,
@@ -97,8 +97,35 @@ static void describe_own(struct vcpu *v)
 		(unsigned long long)vmcs_read(VMCS_ENTRY_INTR_INFO));
 }
 
+void virq_hang_watchdog(struct vcpu *v)
+{
+	v->watchdog_exits++;
+	uint32_t pending[8];
+	pending_of(v, pending);
+	uint32_t rvi = (uint32_t)vmcs_read(VMCS_GUEST_INTR_STATUS) & 0xff;
+	bool any = rvi != 0;
+	for (int w = 0; w < 8; w++)
+		any |= pending[w] != 0;
+	uint64_t act = vmcs_read(VMCS_GUEST_ACTIVITY_STATE);
+	bool parked = act == GUEST_ACTIVITY_WAIT_SIPI ||
+		      (act == GUEST_ACTIVITY_HLT && !(vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)));
+	if (!any || parked || v->watchdog_said)
+		return;     /* idle, parked by the guest (an offline CPU's HLT with IF = 0), or said already */
+	v->watchdog_said = true;
+	__atomic_fetch_add(&virq_hangs, 1, __ATOMIC_RELAXED);
+	v->diags++;
+	char a[64];
+	pr_info("hvdiag: cpu=%u stuck: vectors %s pending (rvi=0x%02x), no exit, for %u s (hangcheck=); at its own VMX-preemption timer exit\n",
+		v->index, vectors(a, pending), rvi, (unsigned)(threshold_tsc / sample_tsc));
+	describe_own(v);
+	uint64_t now = rdtsc();
+	describe_remote(v, now, now - threshold_tsc, "at its watchdog exit");
+}
+
 void virq_hang_exit(struct vcpu *v, uint64_t now)
 {
+	if ((v->reason & 0xffff) != EXIT_REASON_PREEMPTION_TIMER || !v->preempt_watchdog)
+		v->watchdog_said = false;
 	struct exit_trace *t = &v->trace[v->trace_n % 16];
 	t->tsc = now;
 	t->reason = v->reason & 0xffff;
@@ -106,7 +133,7 @@ void virq_hang_exit(struct vcpu *v, uint64_t now)
 	__atomic_store_n(&v->trace_n, v->trace_n + 1, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&v->diag_wanted, __ATOMIC_RELAXED) && __atomic_exchange_n(&v->diag_wanted, 0, __ATOMIC_SEQ_CST)) {
 		describe_own(v);
-		describe_remote(v, now, "at its exit after the kick");
+		describe_remote(v, now, v->hang.since, "at its exit after the kick");
 	}
 	if (!threshold_tsc || vmx_env.cfg.irq_model != IRQ_VIRTUAL)
 		return;
@@ -130,7 +157,7 @@ void virq_hang_exit(struct vcpu *v, uint64_t now)
 		char a[64];
 		pr_info("hvdiag: cpu=%u stuck: vectors %s pending, no exit, for %u s (hangcheck=); seen from cpu=%u\n", o->index,
 			vectors(a, o->hang.pending), (unsigned)(threshold_tsc / sample_tsc), v->index);
-		describe_remote(o, now, "seen from another CPU");
+		describe_remote(o, now, o->hang.since, "seen from another CPU");
 		__atomic_store_n(&o->diag_wanted, 1, __ATOMIC_SEQ_CST);
 		lapic_send(o->apic_id, APIC_DM_FIXED | KICK_VECTOR);
 	}

@@ -318,7 +318,7 @@ void virq_host_timer_program(struct vcpu *v)
 		uint64_t d = v->timer.deadline, now = rdtsc(), ticks = 0xffffffffull;
 		if (d)
 			ticks = d <= now ? 0 : (d - now) >> vmx_env.cfg.preempt_rate;
-		vmcs_write(VMCS_PREEMPTION_TIMER_VALUE, ticks > 0xffffffffull ? 0xffffffffull : ticks);
+		virq_preempt_write(v, ticks);
 		return;
 	}
 	if (v->timer.deadline != v->host_deadline) {
@@ -335,8 +335,21 @@ void virq_timer_host_interrupt(struct vcpu *v)
 		virq_timer_check(v);
 }
 
+/* The VMX-preemption timer's value for the next entries: the tier's
+ * (timer=preempt) or, when that is later, the hang check's. */
+void virq_preempt_write(struct vcpu *v, uint64_t ticks)
+{
+	uint32_t cap = vmx_env.cfg.watchdog_ticks;
+	v->preempt_watchdog = cap && ticks >= cap;
+	vmcs_write(VMCS_PREEMPTION_TIMER_VALUE, v->preempt_watchdog ? cap : ticks);
+}
+
 void exit_preemption_timer(struct vcpu *v)
 {
+	if (v->preempt_watchdog) {
+		virq_hang_watchdog(v);
+		return;
+	}
 	v->timer_exits_fire++;
 	virq_timer_check(v);      /* virq_before_entry re-arms it */
 }

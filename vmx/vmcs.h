@@ -23,6 +23,8 @@ struct vmcs_config {
 	bool sw_apic;                             /* virtual model without VID: the software x2APIC (eoi=pv) */
 	bool apic_timer_virt;                     /* tertiary bit 8 on (timer=apicv) */
 	bool deadline_pass;                       /* timer=deadline: IA32_TSC_DEADLINE passed to the LAPIC */
+	uint32_t watchdog_ticks;                  /* hangcheck=: the VMX-preemption timer's value at every entry
+						   * (a vCPU that makes no exit for that long exits), 0: none */
 	bool if0_defer;                           /* stock Bochs 3.0 (defect G): the hypervisor's own device
 						   * interrupts wait for the guest's IF = 1 (vmx/vconsole.c) */
 	bool eoi_trap;                            /* all-ones EOI-exit bitmap (eoi=trap with VID) */

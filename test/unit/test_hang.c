@@ -11,6 +11,7 @@
 #include "../../vmx/hang.h"
 #include "../../vmx/vcpu.h"
 #include "../../vmx/virq.h"
+#include "../../vmx/vmcs_ops.h"
 
 #define M_IRR 0x200
 
@@ -167,5 +168,57 @@ TEST(hang_check_quiet_for_idle_and_for_exiting_vcpus)
 			exit_at(v1, s * sec + 1);
 	}
 	CHECK(!strstr(test_log(), "hvdiag"));
+	virq_hang_init(0);
+}
+
+/* Every vCPU stuck with interrupts off makes no exit at all, so no other
+ * CPU samples it: the hang check's VMX-preemption timer gives each its own
+ * exit (hangcheck= seconds after its entry), where a waiting vector is
+ * diagnosed once an episode, and an idle vCPU passes quietly. */
+static void watchdog_exit(struct vcpu *v, uint64_t t)
+{
+	v->exits_total++;
+	v->reason = EXIT_REASON_PREEMPTION_TIMER;
+	virq_hang_exit(v, t);
+	exit_preemption_timer(v);
+}
+
+TEST(hang_watchdog_diagnoses_at_the_vcpus_own_exit)
+{
+	hw_reset(2);
+	struct vcpu *v1 = hw_vcpu(1);
+	v1->launch_tsc = 1;
+	uint64_t sec = 1000000000ull;
+	virq_hang_init(10);
+	vmx_env.cfg.watchdog_ticks = 1000;
+	/* the tier's value below the cap stays the tier's; above it, the cap */
+	virq_preempt_write(v1, 999);
+	CHECK_EQ(vmcs_read(VMCS_PREEMPTION_TIMER_VALUE), 999);
+	CHECK(!v1->preempt_watchdog);
+	virq_preempt_write(v1, 0xffffffffull);
+	CHECK_EQ(vmcs_read(VMCS_PREEMPTION_TIMER_VALUE), 1000);
+	CHECK(v1->preempt_watchdog);
+	uint32_t hangs0 = virq_hangs;
+	uint64_t w0 = v1->watchdog_exits;
+	test_log_clear();
+	watchdog_exit(v1, 10 * sec);   /* idle: nothing waits */
+	CHECK(!strstr(test_log(), "hvdiag"));
+	*(uint32_t *)(v1->vapic + M_IRR + 0x10 * (0xec / 32)) |= 1u << (0xec % 32);
+	watchdog_exit(v1, 20 * sec);
+	CHECK_CONTAINS(test_log(), "hvdiag: cpu=1 stuck: vectors 0xec pending");
+	CHECK_CONTAINS(test_log(), "at its own VMX-preemption timer exit");
+	CHECK_CONTAINS(test_log(), "hvdiag: cpu=1 own view: exit 52 ");
+	CHECK_CONTAINS(test_log(), "no exit for 10000 ms");
+	CHECK_EQ(virq_hangs, hangs0 + 1);
+	test_log_clear();
+	watchdog_exit(v1, 30 * sec);   /* the same episode: said once */
+	CHECK(!strstr(test_log(), "stuck"));
+	exit_at(v1, 31 * sec);         /* any other exit ends it */
+	watchdog_exit(v1, 41 * sec);
+	CHECK_CONTAINS(test_log(), "hvdiag: cpu=1 stuck");
+	CHECK_EQ(virq_hangs, hangs0 + 2);
+	CHECK_EQ(v1->watchdog_exits, w0 + 4);
+	vmx_env.cfg.watchdog_ticks = 0;
+	v1->preempt_watchdog = false;
 	virq_hang_init(0);
 }
