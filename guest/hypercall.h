@@ -28,6 +28,8 @@
 #define HC_BT_PIR_EMPTY     3   /* a posted-interrupt notification pending at the entry, PIR empty */
 #define HC_BT_VIRQ_CLI      4   /* RBX: vector 0x40 pending in RVI and the kick, the entry blocked by STI
                                    (the guest's next instruction is CLI) */
+#define HC_BT_EXC_KICK      5   /* the kick pending, the entry blocked by STI (the guest's next
+                                   instruction is UD2: the kick exits at its handler's first instruction) */
 
 struct hc_call {
 	uint64_t nr, a0, a1, a2, a3;         /* RAX, RBX, RCX, RDX, RSI */

@@ -483,7 +483,11 @@ static int64_t hc_exits_of(uint32_t apic_id, uint32_t reason)
  * was (SDM Vol. 3C, "Posted-Interrupt Processing"), so no virtual interrupt follows;
  * HC_BT_VIRQ_CLI: the guest's CLI under blocking by STI comes before the
  * pending virtual interrupt, which then waits for IF = 1 ("Virtual-Interrupt
- * Delivery"), while the kick exits. */
+ * Delivery"), while the kick exits; HC_BT_EXC_KICK: the guest's UD2 under
+ * blocking by STI raises #UD first, and the kick's exit comes at the #UD
+ * handler's first instruction, which is the RIP it saves (SDM Vol. 3C,
+ * "Saving RIP, RSP, and RFLAGS": the return pointer an interrupt delivered
+ * there would push). */
 static int64_t hc_bochs_test(void *ctx, uint64_t what)
 {
 	struct vcpu *v = ctx;
@@ -502,6 +506,12 @@ static int64_t hc_bochs_test(void *ctx, uint64_t what)
 			return -1;           /* blocking by STI needs IF = 1 (a VM-entry check) */
 		v->bochs_test_sti = true;
 		virq_test_virr(v, 0x40);
+		lapic_send(self, APIC_DM_FIXED | KICK_VECTOR);
+		return 0;
+	case HC_BT_EXC_KICK:
+		if (!(vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)))
+			return -1;           /* blocking by STI needs IF = 1 (a VM-entry check) */
+		v->bochs_test_sti = true;
 		lapic_send(self, APIC_DM_FIXED | KICK_VECTOR);
 		return 0;
 	case HC_BT_PIR_EMPTY:
@@ -615,7 +625,7 @@ void vmx_exit_handler(struct guest_regs *r)
 		exit_unhandled(v);
 	h(v);
 	if (v->bochs_test_sti) {
-		v->bochs_test_sti = false;    /* HC_BT_VIRQ_CLI: after the VMCALL's skip, which ends blocking */
+		v->bochs_test_sti = false;    /* HC_BT_VIRQ_CLI, HC_BT_EXC_KICK: after the VMCALL's skip, which ends blocking */
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) | 1);
 	}
 	if (v->bochs_test_wake && basic == EXIT_REASON_EXTERNAL_INTR &&

@@ -1,6 +1,7 @@
 ; bochstest: a tiny guest, a bzImage to the hypervisor's Linux loader, that
 ; shows Bochs 3.0's VMX defects (docs/bochs.md, the table). Booted with the
-; hypervisor's bochstest=1 (HC_HV_BOCHSTEST), on one CPU. Four VM entries,
+; hypervisor's bochstest=1 (HC_HV_BOCHSTEST), on one vCPU (smp=1; Bochs runs
+; 2 CPUs, the second never started, for exc-kick). Five VM entries,
 ; each set up by the hypervisor at the guest's request, and what the guest saw:
 ;   pir-empty     a posted-interrupt notification with the PIR empty, guest
 ;                 IF = 1: how often vector 0xff was delivered (SDM: RVI stays
@@ -14,6 +15,14 @@
 ;                 interrupts taken with IF = 0 (SDM: none, the kick exits and
 ;                 0x40 waits for the STI after, so 0 then 1; Bochs 3.0
 ;                 delivered 0x40 with IF = 0 when the kick came)
+;   exc-kick      the kick pending, the entry under blocking by STI and the
+;                 guest's next instruction UD2 (shows only with 2 or more
+;                 Bochs CPUs, whose main loop runs them in turn): the #UD
+;                 handler's runs and how far the stack was left lower (SDM:
+;                 the kick's exit at the handler's first instruction saves
+;                 that RIP, so 1 and 0; Bochs 3.0 with 2 CPUs saved the
+;                 UD2's RIP with the handler's CS, RSP and IF = 0, so UD2
+;                 ran again from there: 1 and 40, the first frame left)
 ;   hlt-pending   the same, the entry in the HLT state: whether its exit came
 ;                 (the hypervisor then ends the HLT state); Bochs 3.0 never
 ;                 woke, and the run reaches its timeout after "entering"
@@ -30,6 +39,7 @@
 %define HC_BT_HLT_PENDING   2
 %define HC_BT_PIR_EMPTY     3
 %define HC_BT_VIRQ_CLI      4
+%define HC_BT_EXC_KICK      5
 %define EXIT_REASON_EXTERNAL_INTR 1
 %define COM1 0x3f8
 %define SPIN 200000
@@ -164,6 +174,39 @@ entry64:
 	call putd
 	call newline
 
+	; exc-kick
+	call extint_exits
+	mov r12, rax
+	mov rbp, rsp
+	sti
+	mov eax, HC_HV_BOCHSTEST
+	mov ebx, HC_BT_EXC_KICK
+	vmcall
+	ud2                             ; under blocking by STI: #UD before the kick
+	cli
+	test rax, rax
+	jnz bochstest.refused
+	mov rbx, rbp
+	sub rbx, rsp                    ; how far the stack was left lower
+	mov rsp, rbp
+	mov [rel exc_stack], rbx
+	call extint_exits
+	sub rax, r12
+	mov [rel exc_exits], rax
+	lea rsi, [rel s_exc1]
+	call puts
+	mov rax, [rel ud_count]
+	call putd
+	lea rsi, [rel s_exc2]
+	call puts
+	mov rax, [rel exc_stack]
+	call putd
+	lea rsi, [rel s_exc3]
+	call puts
+	mov rax, [rel exc_exits]
+	call putd
+	call newline
+
 	; hlt-pending (last: Bochs 3.0 never comes back)
 	lea rsi, [rel s_hlt]
 	call puts
@@ -191,6 +234,12 @@ entry64:
 	jne .verdict
 	cmp qword [rel virq_after], 1
 	jne .verdict
+	cmp qword [rel ud_count], 1
+	jne .verdict
+	cmp qword [rel exc_stack], 0
+	jne .verdict
+	cmp qword [rel exc_exits], 0
+	je .verdict
 	inc ebx
 .verdict:
 	mov eax, HC_HV_VERDICT
@@ -296,7 +345,8 @@ putd:	push rbx
 	ret
 
 ; Interrupts count per vector and return (no EOI: an interrupt the SDM says
-; does not come must not be hidden by the next one); an exception stops.
+; does not come must not be hidden by the next one); #UD is counted and its
+; UD2 skipped (exc-kick); any other exception stops.
 intr_common:
 	push rax
 	push rbx
@@ -313,7 +363,15 @@ intr_common:
 	pop rax
 	add rsp, 8
 	iretq
-.exc:	lea rsi, [rel s_exc]
+.exc:	cmp rax, 6
+	jne .stop
+	inc qword [rel ud_count]
+	add qword [rsp + 24], 2         ; the interrupted RIP: past the UD2
+	pop rbx
+	pop rax
+	add rsp, 8
+	iretq
+.stop:	lea rsi, [rel s_exc]
 	call puts
 	call putd
 	call newline
@@ -336,6 +394,9 @@ s_pir2:    db " times, interrupts ", 0
 s_entry:   db "bochstest: entry-pending: external-interrupt exits while IF=0: ", 0
 s_hlt:     db "bochstest: hlt-pending: entering HLT with IF=0", 10, 0
 s_woke:    db "bochstest: hlt-pending: the guest runs again; external-interrupt exits: ", 0
+s_exc1:    db "bochstest: exc-kick: #UD handled ", 0
+s_exc2:    db " times, stack left ", 0
+s_exc3:    db " bytes lower, external-interrupt exits: ", 0
 s_done:    db "bochstest: done", 10, 0
 s_shutdown: db "Shutdown", 0
 s_refused: db "bochstest: HC_HV_BOCHSTEST refused (bochstest=1 missing?)", 10, 0
@@ -350,6 +411,9 @@ counts:	times 256 dq 0
 ifoff:	dq 0
 virq_ifoff: dq 0
 virq_after: dq 0
+ud_count:  dq 0
+exc_stack: dq 0
+exc_exits: dq 0
 	times 4096 db 0
 stack_top:
 	times (16 - ($ - pm_start) % 16) % 16 db 0   ; syssize counts 16-byte units
