@@ -386,6 +386,8 @@ idle_checks() {
   elif awk -v s="$sum" -v m="$max" 'BEGIN { exit !(s < m) }'; then ok "$n/idle-below-$max"
   else bad "$n/idle-below-$max" "$sum exits/s idle on all vCPUs, not below $max ($line)"; fi
   echo "  ${n#linux/}: idle: $sum exits/s on all vCPUs (${line#guest: idle }); ${loc#guest: idle }"
+  # hv.timertrace=1: the timers behind them (the guest's own trace events).
+  tr -d '\r' < "$log" 2>/dev/null | grep '^guest: idle expiry ' | head -n 20 | sed "s/^guest: idle expiry /    ${n#linux/}: expiry /"
 }
 
 # pveoi_checks NAME: eoi=pv on the software x2APIC: the guest enabled KVM's
@@ -776,7 +778,7 @@ level_linux() {
   # idle with hlt=guest below 10 exits per second.
   if [ -n "$hvb" ]; then
     LX_BOCHS=$hvb linux_spawn linux-hv-spr "sapphire_rapids" 2 "exit=bochs ipivtest=1 hlt=guest" \
-      "$g=${IPIGEN_ROUNDS:-100000} hv.ipivtab=1 hv.timercheck=5 hv.ipibench=500" "$tmo" \
+      "$g=${IPIGEN_ROUNDS:-100000} hv.ipivtab=1 hv.timercheck=5 hv.timertrace=1 hv.ipibench=500" "$tmo" \
       "linux_checks linux/hv-spr; ipigen_checks linux/hv-spr ipiv; ipiv_checks linux/hv-spr deadline; ipibench_checks linux/hv-spr 500 0.05
        timer_checks linux/hv-spr deadline; idle_checks linux/hv-spr timer"
     LX_BOCHS=$hvb linux_spawn linux-hv-next "xeon_next" 2 "exit=bochs ipivtest=1 hlt=guest" \

@@ -30,6 +30,9 @@
 #                      the clock (both from /proc/timer_list) over S seconds of sleep,
 #                      and "guest: idle seconds=T apicN=+E (R/s) ...": each vCPU's VM
 #                      exits meanwhile, counted inside one sleeping process (hvcall idle)
+#   hv.timertrace=1 -> with hv.timercheck: "guest: idle expiry cpu=N kind=hrtimer|timer|work|wakeup
+#                      function=F count=K": the timers that expired in the idle window, the
+#                      work items run and the tasks woken (function= their name)
 #   hv.hotplug=C    -> insmod /lib/hotplug.ko cycles=C: CPU 1 offline and online C times
 #                      ("hotplug: cycle=K ... verdict=ok", "hotplug: nmi-init ... -> online")
 #   hv.ifmask=R     -> insmod /lib/ifmask.ko rounds=R: is a call to CPU 1 ever delivered
@@ -381,11 +384,40 @@ if [ -n "$TCHECK" ]; then
 	ids=$(awk '/^apicid/ { print $3 }' /proc/cpuinfo | tr '\n' ' ')
 	# The guest's own local timer interrupts (LOC, per CPU) around the window.
 	loc() { awk '$1 == "LOC:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) printf "%s ", $i }' /proc/interrupts; }
+	# hv.timertrace=1: which timers expire in the window (the kernel's
+	# timer and workqueue trace events): what the idle figure is made of.
+	TT=/sys/kernel/tracing TTON=$(opt hv.timertrace)
+	if [ "$TTON" = 1 ]; then
+		[ -d $TT/events ] || mount -t tracefs nodev $TT 2>/dev/null
+		if [ -w $TT/tracing_on ]; then
+			echo 0 > $TT/tracing_on; echo > $TT/trace
+			for e in timer/hrtimer_expire_entry timer/timer_expire_entry workqueue/workqueue_execute_start sched/sched_wakeup; do
+				echo 1 > $TT/events/$e/enable
+			done
+		else
+			echo "guest: timertrace: no tracefs"
+		fi
+	fi
 	set -- $(tl)
 	j0=$1 n0=$2
 	l0=$(loc)
+	# (tracing_on by the shell's own echo: no process started in the window)
+	[ "$TTON" = 1 ] && [ -w $TT/tracing_on ] && echo 1 > $TT/tracing_on
 	idle=$(/bin/hvcall idle "$TCHECK" $ids 2>/dev/null)
+	[ "$TTON" = 1 ] && [ -w $TT/tracing_on ] && echo 0 > $TT/tracing_on
 	l1=$(loc)
+	if [ "$TTON" = 1 ] && [ -w $TT/tracing_on ]; then
+		# One line per CPU and function, the most frequent first.
+		awk '/ (hrtimer_expire_entry|timer_expire_entry|workqueue_execute_start|sched_wakeup): / {
+			c = $0; sub(/^[^[]*\[/, "", c); sub(/\].*/, "", c);
+			f = $0;
+			if ($0 ~ / sched_wakeup: /) { if (!sub(/.*comm=/, "", f)) next; sub(/ pid=.*/, "", f); gsub(/ /, "_", f) }
+			else { if (!sub(/.*function[= ]/, "", f)) next; sub(/[ ,].*/, "", f) }
+			e = ($0 ~ /workqueue_execute_start/) ? "work" : ($0 ~ /hrtimer_expire_entry/) ? "hrtimer" : ($0 ~ / sched_wakeup: /) ? "wakeup" : "timer";
+			n[(c + 0) " " e " " f]++ }
+			END { for (k in n) { split(k, a, " "); printf "guest: idle expiry cpu=%d kind=%s function=%s count=%d\n", a[1], a[2], a[3], n[k] } }' \
+			$TT/trace | sort -t= -k5 -nr | head -n 30
+	fi
 	set -- $(tl)
 	tc=$(echo "$j0 $n0 $1 $2" | awk '{ dj = $3 - $1; dn = ($4 - $2) / 1e9;
 		printf "guest: timercheck jiffies=+%d seconds=%.3f hz=%.1f\n", dj, dn, (dn > 0 ? dj / dn : 0) }')
