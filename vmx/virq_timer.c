@@ -341,6 +341,8 @@ void virq_preempt_write(struct vcpu *v, uint64_t ticks)
 {
 	uint32_t cap = vmx_env.cfg.watchdog_ticks;
 	v->preempt_watchdog = cap && ticks >= cap;
+	if (ticks > 0xffffffffull)
+		ticks = 0xffffffffull;   /* a 32-bit field: a far deadline waits its longest, then again */
 	vmcs_write(VMCS_PREEMPTION_TIMER_VALUE, v->preempt_watchdog ? cap : ticks);
 }
 

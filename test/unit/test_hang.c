@@ -190,6 +190,11 @@ TEST(hang_watchdog_diagnoses_at_the_vcpus_own_exit)
 	v1->launch_tsc = 1;
 	uint64_t sec = 1000000000ull;
 	virq_hang_init(10);
+	/* without the hang check (hangcheck=0) a far deadline is the field's longest */
+	vmx_env.cfg.watchdog_ticks = 0;
+	virq_preempt_write(v1, 0x123456789ull);
+	CHECK_EQ(vmcs_read(VMCS_PREEMPTION_TIMER_VALUE), 0xffffffffull);
+	CHECK(!v1->preempt_watchdog);
 	vmx_env.cfg.watchdog_ticks = 1000;
 	/* the tier's value below the cap stays the tier's; above it, the cap */
 	virq_preempt_write(v1, 999);
