@@ -338,9 +338,11 @@ timer_checks() {
     # deliveries, and in all 1.00 (two decimals: the LVT and TMICT writes of
     # the boot and the power-off, about a dozen, are the rest).
     if [ "$tier" = deadline ]; then
-      while read -r c d ef; do
-        (( ef <= d )) || bad+=" cpu$c $ef expiry exits for $d deliveries;"
-      done < <(sed -n 's/^hvstat: cpu=\([0-9]*\) timer tier=[a-z]* .* delivered=\([0-9]*\) .* exits_fire=\([0-9]*\) .*/\1 \2 \3/p' <<<"$lines")
+      # (An expiry under a masked LVT exits and delivers nothing, as a
+      # masked LAPIC timer expires without an interrupt: counted apart.)
+      while read -r c m d ef; do
+        (( ef <= d + m )) || bad+=" cpu$c $ef expiry exits for $d deliveries and $m masked expiries;"
+      done < <(sed -n 's/^hvstat: cpu=\([0-9]*\) timer tier=[a-z]* .* masked=\([0-9]*\) delivered=\([0-9]*\) .* exits_fire=\([0-9]*\) .*/\1 \2 \3 \4/p' <<<"$lines")
       awk -v e=$total_e -v d=$total_d 'BEGIN { exit !(sprintf("%.2f", e / d) + 0 <= 1.00) }' ||
         bad+=" $total_e timer exits for $total_d timer interrupts (more than 1.00 each);"
     fi
@@ -1021,8 +1023,12 @@ level_soak() {
   unset HV_BOCHS_SEED
   # One boot, 10^6 unicast IPIs, every one counted by the guest and the hypervisor.
   local m=${SOAK_MILLION:-1000000}
+  # (ipigen's insmod waits in the module's init for the whole run, longer
+  # than the kernel's 120 s hung-task report, which the runner takes for a
+  # hang: that report is off for this boot; RCU stalls and silence still stop it.)
   if [ "$m" -gt 0 ]; then
-    LX_BOCHS=$hvb linux_spawn soak-million corei7_skylake_x 2 "exit=bochs hlt=guest" "idle=halt hv.ipigen=$m" "$((tmo + m / 300))" \
+    LX_BOCHS=$hvb linux_spawn soak-million corei7_skylake_x 2 "exit=bochs hlt=guest" \
+      "idle=halt hv.ipigen=$m sysctl.kernel.hung_task_timeout_secs=0" "$((tmo + m / 300))" \
       "n=soak/million; soak_begin soak-million; linux_checks \$n 2; ipigen_checks \$n virtual
        expect \$n/rounds \"\$log\" 'ipigen: start rounds=$m '; soak_end soak-million million"
   fi
