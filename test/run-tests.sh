@@ -965,7 +965,7 @@ level_tools() {
   else bad tools/benchtab-missing-named "a configuration without a log must be named and fail"; fi
 }
 
-# make soak (issue 19): SOAK_BOOTS consecutive Linux boots (default 100,
+# make soak (issue 19): SOAK_BOOTS consecutive Linux boots (default 49,
 # about an hour on two cores, LINUX_JOBS at a time), cycling through the
 # tiers, each with the exact-count IPI generator and (where the tier has one)
 # the timer balance; then one boot that sends SOAK_MILLION (10^6) unicast IPIs
@@ -995,7 +995,7 @@ soak_end() {
 }
 level_soak() {
   echo "== soak: consecutive Linux boots under the hypervisor, no retries"
-  local kernel hvb="" i t0=$SECONDS nboots=${SOAK_BOOTS:-100} r=${IPIGEN_SMALL:-20000} tmo=${LINUX_TIMEOUT:-480}
+  local kernel hvb="" i t0=$SECONDS nboots=${SOAK_BOOTS:-49} r=${IPIGEN_SMALL:-20000} tmo=${LINUX_TIMEOUT:-480}
   kernel=$(tools/guest-kernel.sh) || { bad soak/kernel "tools/guest-kernel.sh failed"; return; }
   tools/mkinitrd.sh $B/initrd.cpio.gz || { bad soak/initrd "tools/mkinitrd.sh failed"; return; }
   hvb=$(tools/bochs-patched.sh) || { bad soak/patched-bochs "tools/bochs-patched.sh failed"; return; }
