@@ -1025,10 +1025,13 @@ level_soak() {
   local m=${SOAK_MILLION:-1000000}
   # (ipigen's insmod waits in the module's init for the whole run, longer
   # than the kernel's 120 s hung-task report, which the runner takes for a
-  # hang: that report is off for this boot; RCU stalls and silence still stop it.)
+  # hang: that report is off for this boot; and its report sorts 10^6
+  # round-trip samples in one call, about 26 s of emulated time without a
+  # schedule, past the 20 s soft-lockup report: watchdog_thresh=30 (a 60 s
+  # report) for this boot. RCU stalls and silence still stop it.)
   if [ "$m" -gt 0 ]; then
     LX_BOCHS=$hvb linux_spawn soak-million corei7_skylake_x 2 "exit=bochs hlt=guest" \
-      "idle=halt hv.ipigen=$m sysctl.kernel.hung_task_timeout_secs=0" "$((tmo + m / 300))" \
+      "idle=halt hv.ipigen=$m sysctl.kernel.hung_task_timeout_secs=0 watchdog_thresh=30" "$((tmo + m / 300))" \
       "n=soak/million; soak_begin soak-million; linux_checks \$n 2; ipigen_checks \$n virtual
        expect \$n/rounds \"\$log\" 'ipigen: start rounds=$m '; soak_end soak-million million"
   fi
