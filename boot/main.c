@@ -186,6 +186,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	for (uint32_t i = 1; i < ncpus; i++)
 		differ += vmx_caps_compare(0, vmx_raw_caps_of(0), i, vmx_raw_caps_of(i)) ? 1 : 0;
 	pr_info("vmx: %u CPUs probed, %d differ from cpu0\n", ncpus, differ);
+	caps.vid_ignores_if = tiers_stock_bochs(opts.hlt);
 	if (tiers_choose(&caps, &opts, &tiers, err, sizeof err))
 		hv_fail(err);
 

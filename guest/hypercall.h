@@ -30,6 +30,9 @@
                                    (the guest's next instruction is CLI) */
 #define HC_BT_EXC_KICK      5   /* the kick pending, the entry blocked by STI (the guest's next
                                    instruction is UD2: the kick exits at its handler's first instruction) */
+#define HC_BT_VIRQ_HLT      6   /* vector 0x50 pending in RVI, the entry in the HLT state (guest IF = 1) */
+#define HC_BT_WINDOW_HLT    7   /* interrupt-window exiting from the entry on (guest IF = 0; it then
+                                   halts with STI; HLT): the window's exit must wake it */
 
 struct hc_call {
 	uint64_t nr, a0, a1, a2, a3;         /* RAX, RBX, RCX, RDX, RSI */

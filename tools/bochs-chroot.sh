@@ -4,7 +4,9 @@
 # Usage: tools/bochs-chroot.sh            -> prints the chroot path when ready
 set -euo pipefail
 ROOT=${HV_BOCHS_CHROOT:-/var/cache/hv-bochs-trixie}
-MIRROR=${HV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+. "$(dirname "$0")/lib-mirror.sh"
+MIRROR=$(debian_mirror)
+[ -n "$MIRROR" ] || { echo "$(basename "$0"): no Debian mirror in this machine's apt sources (set HV_DEBIAN_MIRROR)" >&2; exit 1; }
 
 ready() { [ -x "$ROOT/usr/bin/bochs" ] && [ -f "$ROOT/usr/share/bochs/BIOS-bochs-latest" ] && [ -f "$ROOT/.hv-ready" ]; }
 

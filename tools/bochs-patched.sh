@@ -11,7 +11,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${HV_BOCHS_PATCHED_CACHE:-/var/cache/hv-bochs-patched}
-MIRROR=${HV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+. "$(dirname "$0")/lib-mirror.sh"
+MIRROR=$(debian_mirror)
+[ -n "$MIRROR" ] || { echo "$(basename "$0"): no Debian mirror in this machine's apt sources (set HV_DEBIAN_MIRROR)" >&2; exit 1; }
 PATCH_DIR=$here/bochs-patch
 # Debian's CPU-related flags (debian/rules), so that each CPU model is the one
 # the stock package has; no GUI, no debugger, no plugins; no IPS display (its

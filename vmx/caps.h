@@ -32,6 +32,11 @@ struct vmx_caps {
 	     tpr_shadow, msr_bitmaps, secondary, tertiary,
 	     virt_x2apic, apic_reg_virt, vid, posted_intr, ack_intr_on_exit, ext_int_exiting,
 	     preemption_timer, ipiv, apic_timer_virt, wait_for_sipi, hlt_exiting_optional;
+	/* Not decoded: set by the caller where the CPU is taken to be stock
+	 * Bochs 3.0 (tiers_stock_bochs), whose virtual-interrupt delivery
+	 * ignores RFLAGS.IF when a host interrupt comes (defect G,
+	 * docs/bochs.md). auto then keeps VID off; eoi=vid still asks for it. */
+	bool vid_ignores_if;
 };
 
 /* The reader rules of the SDM (Appendix A): use TRUE_* for pin/proc/exit/entry

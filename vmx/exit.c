@@ -7,6 +7,7 @@
 #include "virq.h"
 #include "forced.h"
 #include "exit_io.h"
+#include "bochstest.h"
 #include "../guest/gwalk.h"
 #include "ept.h"
 #include "vmx_defs.h"
@@ -472,58 +473,6 @@ static int64_t hc_exits_of(uint32_t apic_id, uint32_t reason)
 	return -1;
 }
 
-/* bochstest=1: the VM entries that show Bochs 3.0's VMX defects
- * (docs/bochs.md, its table). Each makes an interrupt pending in this CPU's
- * local APIC while root mode runs with IF = 0, so the entry finds it there;
- * the guest (test/bochstest/) saw what followed. On a CPU the SDM describes:
- * HC_BT_ENTRY_PENDING and HC_BT_HLT_PENDING exit at once for the kick
- * (external-interrupt exiting: guest RFLAGS.IF does not block it, SDM Vol.
- * 3C, "Pin-Based VM-Execution Controls"), from the active or the HLT state; HC_BT_PIR_EMPTY is
- * posted-interrupt processing with an empty PIR, which leaves RVI as it
- * was (SDM Vol. 3C, "Posted-Interrupt Processing"), so no virtual interrupt follows;
- * HC_BT_VIRQ_CLI: the guest's CLI under blocking by STI comes before the
- * pending virtual interrupt, which then waits for IF = 1 ("Virtual-Interrupt
- * Delivery"), while the kick exits; HC_BT_EXC_KICK: the guest's UD2 under
- * blocking by STI raises #UD first, and the kick's exit comes at the #UD
- * handler's first instruction, which is the RIP it saves (SDM Vol. 3C,
- * "Saving RIP, RSP, and RFLAGS": the return pointer an interrupt delivered
- * there would push). */
-static int64_t hc_bochs_test(void *ctx, uint64_t what)
-{
-	struct vcpu *v = ctx;
-	uint32_t self = this_cpu()->apic_id;
-	switch (what) {
-	case HC_BT_ENTRY_PENDING:
-		lapic_send(self, APIC_DM_FIXED | KICK_VECTOR);
-		return 0;
-	case HC_BT_HLT_PENDING:
-		v->bochs_test_wake = true;
-		vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_HLT);
-		lapic_send(self, APIC_DM_FIXED | KICK_VECTOR);
-		return 0;
-	case HC_BT_VIRQ_CLI:
-		if (!(vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)))
-			return -1;           /* blocking by STI needs IF = 1 (a VM-entry check) */
-		v->bochs_test_sti = true;
-		virq_test_virr(v, 0x40);
-		lapic_send(self, APIC_DM_FIXED | KICK_VECTOR);
-		return 0;
-	case HC_BT_EXC_KICK:
-		if (!(vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)))
-			return -1;           /* blocking by STI needs IF = 1 (a VM-entry check) */
-		v->bochs_test_sti = true;
-		lapic_send(self, APIC_DM_FIXED | KICK_VECTOR);
-		return 0;
-	case HC_BT_PIR_EMPTY:
-		if (v->pid->pir[0] | v->pid->pir[1] | v->pid->pir[2] | v->pid->pir[3])
-			return -1;
-		lapic_send(self, APIC_DM_FIXED | vmx_env.cfg.posted_intr_nv);
-		return 0;
-	default:
-		return -1;
-	}
-}
-
 static void exit_vmcall(struct vcpu *v)
 {
 	bool virt = vmx_env.cfg.irq_model == IRQ_VIRTUAL;
@@ -537,7 +486,7 @@ static void exit_vmcall(struct vcpu *v)
 		.exits = hc_exits,
 		.exits_of = hc_exits_of,
 		.verdict = hc_verdict,
-		.bochs_test = vmx_env.bochs_test ? hc_bochs_test : NULL,
+		.bochs_test = vmx_env.bochs_test ? bochs_test_call : NULL,
 	};
 	const struct hc_call c = { .nr = v->regs.rax, .a0 = v->regs.rbx, .a1 = v->regs.rcx, .a2 = v->regs.rdx,
 				   .a3 = v->regs.rsi, .user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) != 0,
@@ -624,17 +573,12 @@ void vmx_exit_handler(struct guest_regs *r)
 	if (!h)
 		exit_unhandled(v);
 	h(v);
-	if (v->bochs_test_sti) {
-		v->bochs_test_sti = false;    /* HC_BT_VIRQ_CLI, HC_BT_EXC_KICK: after the VMCALL's skip, which ends blocking */
-		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) | 1);
-	}
-	if (v->bochs_test_wake && basic == EXIT_REASON_EXTERNAL_INTR &&
-	    vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT) {
-		v->bochs_test_wake = false;   /* HC_BT_HLT_PENDING's exit came: the guest goes on */
-		vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
-	}
+	if (vmx_env.bochs_test)
+		bochs_test_after_exit(v, basic);
 	events_commit(v);
 	virq_before_entry(v);
+	if (vmx_env.bochs_test)
+		bochs_test_before_entry(v, basic);
 	if (basic < EXIT_REASON_MAX)
 		hist_add(&v->exit_time[basic], rdtsc() - t0);
 	report_tick(v);

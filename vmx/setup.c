@@ -7,6 +7,7 @@
 #include "vcpu_launch.h"
 #include "virq.h"
 #include "vconsole.h"
+#include "tiers.h"
 #include "../lib/cpu.h"
 #include "../lib/memmap.h"
 #include "../lib/mtrr.h"
@@ -177,13 +178,6 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 		msr_bitmap_all_apic(msr_bitmap);
 	if (guest_hlt_exits(s->opts->hlt, virt, tsc_khz))
 		vmx_env.cfg.proc |= VMX_PROC_HLT_EXITING;
-	/* Under an emulator (the TSC test of hlt=auto) unless hlt=guest says it
-	 * is the project's patched Bochs: stock Bochs 3.0 delivers a pending
-	 * virtual interrupt with IF = 0 whenever a host interrupt comes too
-	 * (defect G, docs/bochs.md), and the UART's interrupt raised inside the
-	 * 8250 driver's locked section is then taken there and deadlocks on
-	 * the port lock. The console's interrupts wait for IF = 1 instead
-	 * (interrupt-window exiting); hardware never needs it. */
 	/* The hang check's own timer: a vCPU that makes no exit for hangcheck=
 	 * seconds exits by its VMX-preemption timer (loaded again at every
 	 * entry, never saved), so a guest stuck with interrupts off on every
@@ -193,9 +187,17 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 		vmx_env.cfg.watchdog_ticks = t > 0xffffffffull ? 0xffffffffu : t ? (uint32_t)t : 1;
 		vmx_env.cfg.pin |= VMX_PIN_PREEMPTION_TIMER;
 	}
-	vmx_env.cfg.if0_defer = virt && tsc_khz < 500000 && s->opts->hlt != HLT_OPT_GUEST;
+	/* Stock Bochs 3.0 delivers a pending virtual interrupt with IF = 0
+	 * whenever a host interrupt comes too (defect G, docs/bochs.md); auto
+	 * keeps VID off there (vmx/tiers.c: the software x2APIC injects at
+	 * IF = 1 only), but eoi=vid may ask for it, and the UART's interrupt
+	 * raised inside the 8250 driver's locked section would then be taken
+	 * there and deadlock on the port lock. The console's interrupts wait
+	 * for IF = 1 instead (interrupt-window exiting); hardware never needs
+	 * it. */
+	vmx_env.cfg.if0_defer = virt && !vmx_env.cfg.sw_apic && tiers_stock_bochs(s->opts->hlt);
 	if (vmx_env.cfg.if0_defer)
-		pr_info("quirk: emulator without hlt=guest: the console's interrupts wait for the guest's IF = 1 (Bochs 3.0 defect G)\n");
+		pr_info("quirk: emulator without hlt=guest, with eoi=vid: the console's interrupts wait for the guest's IF = 1 (Bochs 3.0 defect G)\n");
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct vcpu *v = vcpu_create(cpus[i], vmx_env.cfg.posted_intr_nv);
 		pid_table_set(pid_table, cpus[i]->apic_id, (paddr_t)(uintptr_t)v->pid);

@@ -38,6 +38,17 @@
 #include "tiers.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
+#include "../lib/tsc.h"
+
+/* Stock Bochs 3.0 delivers a pending virtual interrupt with RFLAGS.IF = 0
+ * whenever a host interrupt comes too (defect G): inside the guest's
+ * locked sections, interrupts off, so Linux deadlocks on its own locks
+ * (a hrtimer base, a run queue, the 8250 port lock). No entry-time rule of
+ * the hypervisor closes it: a notification processed at IF = 0 and the
+ * guest's own EOI raise RVI in the CPU. The software x2APIC injects only
+ * at IF = 1. */
+#define STOCK_BOCHS_WHY \
+	"auto: an emulator without hlt=guest, taken for stock Bochs 3.0, whose virtual-interrupt delivery ignores RFLAGS.IF (defect G): the software x2APIC injects at IF = 1"
 
 struct ctx {
 	const struct vmx_caps *c;
@@ -242,6 +253,14 @@ int tiers_choose(const struct vmx_caps *c, const struct hv_options *opt, struct 
 	if (choose(&paths[PATH_EOI], want[PATH_EOI], &x, &got[PATH_EOI], reason[PATH_EOI],
 		   sizeof(reason[0]), err, errlen))
 		return -1;
+	/* Stock Bochs: VID off unless another override needs it. */
+	bool vid_asked = want[PATH_IPI] == IPI_IPIV || want[PATH_IPI] == IPI_FAST ||
+			 want[PATH_TIMER] == TIMER_APICV || want[PATH_TIMER] == TIMER_DEADLINE ||
+			 want[PATH_TIMER] == TIMER_POSTED;
+	if (want[PATH_EOI] == EOI_AUTO && got[PATH_EOI] == EOI_VID && c->vid_ignores_if && !vid_asked) {
+		got[PATH_EOI] = EOI_PV;
+		snprintf(reason[PATH_EOI], sizeof(reason[0]), "%s", STOCK_BOCHS_WHY);
+	}
 	x.vid_off = got[PATH_EOI] == EOI_PV;
 	if (choose(&paths[PATH_IPI], want[PATH_IPI], &x, &got[PATH_IPI], reason[PATH_IPI],
 		   sizeof(reason[0]), err, errlen))
@@ -256,6 +275,11 @@ int tiers_choose(const struct vmx_caps *c, const struct hv_options *opt, struct 
 	out->eoi = got[PATH_EOI];
 	out->timer = got[PATH_TIMER];
 	return 0;
+}
+
+bool tiers_stock_bochs(int hlt_opt)
+{
+	return tsc_emulated() && hlt_opt != HLT_OPT_GUEST;
 }
 
 static const char *tier_name(const struct path *p, int t)

@@ -36,4 +36,8 @@ bool tiers_vid_on(const struct vmx_caps *c, const struct hv_tiers *t);
  * VMX-preemption timer does not decrement in C-states deeper than C2", SDM
  * Vol. 3C, "VMX-Preemption Timer": MWAIT C6 would stop the guest's timer). */
 bool tiers_hide_mwait(const struct hv_tiers *t, bool virt, bool hlt_exiting);
+/* Whether this is taken for stock Bochs 3.0: an emulator's TSC (the test
+ * of hlt=auto) without hlt=guest, which names the project's patched build.
+ * Sets vmx_caps.vid_ignores_if and the console's if0_defer quirk. */
+bool tiers_stock_bochs(int hlt_opt);
 #endif

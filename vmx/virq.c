@@ -213,8 +213,7 @@ static void inject_pic(struct vcpu *v)
 {
 	uint32_t proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
 	bool busy = vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
-	if (!busy && (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) &&
-	    !((uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCK_STI_MOVSS)) {
+	if (!busy && virq_guest_interruptible()) {
 		int vec = pic_next(v);
 		vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_EXT_INTR | (uint32_t)vec);
 		v->pic_pending[vec / 64] &= ~BIT(vec % 64);

@@ -108,8 +108,7 @@ void virq_sw_before_entry(struct vcpu *v)
 	if (vec < 0) {
 		if (!virq_window_wanted(v))
 			proc &= ~VMX_PROC_INT_WINDOW_EXITING;
-	} else if (!busy && (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) &&
-		   !((uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCK_STI_MOVSS)) {
+	} else if (!busy && virq_guest_interruptible()) {
 		swapic_accept(v->vapic, (uint8_t)vec);
 		vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_EXT_INTR | (uint32_t)vec);
 		if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT)

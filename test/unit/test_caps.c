@@ -92,6 +92,34 @@ TEST(caps_bochs30_skylake_x)
 	CHECK(tiers_vid_on(&c, &t));
 }
 
+/* Stock Bochs 3.0 (an emulator without hlt=guest): its VID delivers at
+ * RFLAGS.IF = 0 (defect G), so auto takes the software x2APIC, with the
+ * reason; eoi=vid is still honoured, and auto elsewhere is unchanged. */
+TEST(caps_stock_bochs_auto_keeps_vid_off)
+{
+	struct vmx_raw_caps raw; struct vmx_caps c;
+	decode("bochs-3.0 corei7_skylake_x", &raw, &c);
+	c.vid_ignores_if = true;
+	struct hv_tiers t; char err[256];
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
+	CHECK_STR(summary(&t), "ipi=pv eoi=pv timer=preempt");
+	CHECK(!tiers_vid_on(&c, &t));
+	CHECK_CONTAINS(test_log(), "tier: eoi=pv (auto: an emulator without hlt=guest, taken for stock Bochs 3.0, whose virtual-interrupt delivery ignores RFLAGS.IF (defect G)");
+	test_log_clear();
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_VID, TIMER_AUTO, &t, err), 0);
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=deadline");
+	/* A tier that needs VID, asked for, keeps it. */
+	CHECK_EQ(choose(&c, IPI_FAST, EOI_AUTO, TIMER_AUTO, &t, err), 0);
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=deadline");
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_POSTED, &t, err), 0);
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=posted");
+	CHECK_EQ(choose(&c, IPI_TRAP, EOI_AUTO, TIMER_AUTO, &t, err), 0);
+	CHECK_STR(summary(&t), "ipi=trap eoi=pv timer=preempt");
+	c.vid_ignores_if = false;
+	CHECK_EQ(choose(&c, IPI_AUTO, EOI_AUTO, TIMER_AUTO, &t, err), 0);
+	CHECK_STR(summary(&t), "ipi=fast eoi=vid timer=deadline");
+}
+
 TEST(caps_bochs30_sapphire_rapids)
 {
 	struct vmx_raw_caps raw; struct vmx_caps c;

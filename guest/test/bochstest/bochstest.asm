@@ -1,7 +1,7 @@
 ; bochstest: a tiny guest, a bzImage to the hypervisor's Linux loader, that
 ; shows Bochs 3.0's VMX defects (docs/bochs.md, the table). Booted with the
 ; hypervisor's bochstest=1 (HC_HV_BOCHSTEST), on one vCPU (smp=1; Bochs runs
-; 2 CPUs, the second never started, for exc-kick). Five VM entries,
+; 2 CPUs, the second never started, for exc-kick). Seven VM entries,
 ; each set up by the hypervisor at the guest's request, and what the guest saw:
 ;   pir-empty     a posted-interrupt notification with the PIR empty, guest
 ;                 IF = 1: how often vector 0xff was delivered (SDM: RVI stays
@@ -15,6 +15,15 @@
 ;                 interrupts taken with IF = 0 (SDM: none, the kick exits and
 ;                 0x40 waits for the STI after, so 0 then 1; Bochs 3.0
 ;                 delivered 0x40 with IF = 0 when the kick came)
+;   hlt-virq      vector 0x50 pending in RVI, the entry in the HLT state with
+;                 IF = 1: whether 0x50 came before the hypervisor's hang
+;                 check woke the vCPU (hangcheck=, its VMX-preemption timer)
+;                 (SDM: the pending virtual interrupt wakes HLT, so 1 and no
+;                 such exit; Bochs 3.0 slept on until that exit, so 1 after 1)
+;   hlt-window    interrupt-window exiting on, the guest halts with STI; HLT:
+;                 its window exit and the hang check's exits before the guest
+;                 ran again (SDM: the window exit wakes HLT, so 1 and 0;
+;                 Bochs 3.0 slept on until the hang check's exit, so 1 and 1)
 ;   exc-kick      the kick pending, the entry under blocking by STI and the
 ;                 guest's next instruction UD2 (shows only with 2 or more
 ;                 Bochs CPUs, whose main loop runs them in turn): the #UD
@@ -40,7 +49,11 @@
 %define HC_BT_PIR_EMPTY     3
 %define HC_BT_VIRQ_CLI      4
 %define HC_BT_EXC_KICK      5
+%define HC_BT_VIRQ_HLT      6
+%define HC_BT_WINDOW_HLT    7
 %define EXIT_REASON_EXTERNAL_INTR 1
+%define EXIT_REASON_INTR_WINDOW   7
+%define EXIT_REASON_PREEMPTION_TIMER 52
 %define COM1 0x3f8
 %define SPIN 200000
 
@@ -125,6 +138,7 @@ entry64:
 	call extint_exits
 	sub rax, r12
 	mov r13, rax                    ; for the verdict
+	mov [rel entry_exits], rax
 	lea rsi, [rel s_entry]
 	call puts
 	mov rax, r13
@@ -156,6 +170,68 @@ entry64:
 	mov [rel virq_after], rax
 	call putd
 	call newline
+
+	; hlt-virq (before pir-empty, for the same reason; 0x50 is above the
+	; 0x40 left in service)
+	mov ecx, EXIT_REASON_PREEMPTION_TIMER
+	call exits_of
+	mov r12, rax
+	sti
+	nop                             ; past the STI shadow: the HLT state wants no blocking
+	mov eax, HC_HV_BOCHSTEST
+	mov ebx, HC_BT_VIRQ_HLT
+	vmcall                          ; back here when 0x50 ends the HLT state
+	cli
+	test rax, rax
+	jnz bochstest.refused
+	mov ecx, EXIT_REASON_PREEMPTION_TIMER
+	call exits_of
+	sub rax, r12
+	mov [rel hv_wakes], rax
+	lea rsi, [rel s_vhlt1]
+	call puts
+	mov rax, [rel counts + 0x50 * 8]
+	mov [rel vhlt_taken], rax
+	call putd
+	lea rsi, [rel s_vhlt2]
+	call puts
+	mov rax, [rel hv_wakes]
+	call putd
+	call newline
+
+	; hlt-window
+	mov ecx, EXIT_REASON_PREEMPTION_TIMER
+	call exits_of
+	mov r12, rax
+	mov ecx, EXIT_REASON_INTR_WINDOW
+	call exits_of
+	mov r13, rax
+	mov eax, HC_HV_BOCHSTEST
+	mov ebx, HC_BT_WINDOW_HLT
+	vmcall
+	test rax, rax
+	jnz bochstest.refused
+	sti
+	hlt                             ; under blocking by STI: halts with IF = 1
+	cli
+	mov ecx, EXIT_REASON_INTR_WINDOW
+	call exits_of
+	sub rax, r13
+	mov [rel win_exits], rax
+	mov ecx, EXIT_REASON_PREEMPTION_TIMER
+	call exits_of
+	sub rax, r12
+	mov [rel win_wakes], rax
+	lea rsi, [rel s_win1]
+	call puts
+	mov rax, [rel win_exits]
+	call putd
+	lea rsi, [rel s_win2]
+	call puts
+	mov rax, [rel win_wakes]
+	call putd
+	call newline
+	mov r13, [rel entry_exits]      ; (entry-pending's, kept in r13 for the verdict)
 
 	; pir-empty
 	sti
@@ -240,6 +316,14 @@ entry64:
 	jne .verdict
 	cmp qword [rel exc_exits], 0
 	je .verdict
+	cmp qword [rel vhlt_taken], 1
+	jne .verdict
+	cmp qword [rel hv_wakes], 0
+	jne .verdict
+	cmp qword [rel win_exits], 1
+	jne .verdict
+	cmp qword [rel win_wakes], 0
+	jne .verdict
 	inc ebx
 .verdict:
 	mov eax, HC_HV_VERDICT
@@ -271,14 +355,23 @@ bochstest:
 
 ; RAX = this vCPU's external-interrupt exits so far.
 extint_exits:
+	push rcx
+	mov ecx, EXIT_REASON_EXTERNAL_INTR
+	call exits_of
+	pop rcx
+	ret
+
+; RAX = this vCPU's exits of basic reason ECX so far.
+exits_of:
 	push rbx
 	push rcx
 	push rdx
+	push rcx
 	mov eax, 1
 	cpuid
 	shr ebx, 24                     ; initial APIC ID
+	pop rcx
 	mov eax, HC_HV_EXITS_OF
-	mov ecx, EXIT_REASON_EXTERNAL_INTR
 	vmcall
 	pop rdx
 	pop rcx
@@ -397,6 +490,10 @@ s_woke:    db "bochstest: hlt-pending: the guest runs again; external-interrupt 
 s_exc1:    db "bochstest: exc-kick: #UD handled ", 0
 s_exc2:    db " times, stack left ", 0
 s_exc3:    db " bytes lower, external-interrupt exits: ", 0
+s_vhlt1:   db "bochstest: hlt-virq: vector 0x50 taken ", 0
+s_vhlt2:   db " times; the hang check's exits before: ", 0
+s_win1:    db "bochstest: hlt-window: interrupt-window exits ", 0
+s_win2:    db "; the hang check's exits before: ", 0
 s_done:    db "bochstest: done", 10, 0
 s_shutdown: db "Shutdown", 0
 s_refused: db "bochstest: HC_HV_BOCHSTEST refused (bochstest=1 missing?)", 10, 0
@@ -414,6 +511,11 @@ virq_after: dq 0
 ud_count:  dq 0
 exc_stack: dq 0
 exc_exits: dq 0
+entry_exits: dq 0
+vhlt_taken: dq 0
+hv_wakes:  dq 0
+win_exits: dq 0
+win_wakes: dq 0
 	times 4096 db 0
 stack_top:
 	times (16 - ($ - pm_start) % 16) % 16 db 0   ; syssize counts 16-byte units
