@@ -59,7 +59,7 @@ help:
 	@echo "make test-qemu  only the UEFI boot under QEMU+OVMF"
 	@echo "make test-bochs only the Bochs 3.0 platform runs (no guest)"
 	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (16 runs: both models, the IPI and timer tiers, partition, 4 vCPUs, CPU hotplug, the hostile guest, the patched Bochs)"
-	@echo "make soak       SOAK_BOOTS (100, about an hour) Linux boots through the tiers, no retries, then one boot of 10^6 IPIs"
+	@echo "make soak       SOAK_BOOTS (default 49, about an hour; 100 about two) Linux boots through the tiers, no retries, then one boot of 10^6 IPIs"
 	@echo "make lint       the include layers (tools/check-includes.py), cppcheck and clang-tidy over the sources"
 	@echo "make fuzz       each fuzz target for FUZZ_LONG seconds (default 600), corpus in build/fuzz/"
 	@echo "make usb        build/usb.img: FAT stick with \\EFI\\BOOT\\BOOTX64.EFI and \\hv\\hv.cfg"
