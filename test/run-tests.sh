@@ -207,17 +207,21 @@ linux_checks() {
   # interrupt pending without an exit that long.
   expect_not "$n/no-stuck-vcpu" "$log" '^hvdiag: cpu=[0-9]+ stuck'
   expect "$n/cpus-online" "$log" "${sipis[@]}" "guest: cpus=$cpus"
-  expect "$n/ipis" "$log" 'guest: ipitest rounds=[0-9]+ ok' 'guest: ipi CAL before=[0-9]+ after=[0-9]+'
-  # ... and the function-call IPIs the guest counted did go up during ipitest.
-  local cal
-  cal=$(tr -d '\r' < "$log" | sed -n 's/^guest: ipi CAL before=\([0-9]*\) after=\([0-9]*\)$/\1 \2/p' | tail -n1)
-  if [ -n "$cal" ] && [ "${cal#* }" -gt "${cal% *}" ]; then ok "$n/ipis-counted"
-  else bad "$n/ipis-counted" "guest CAL interrupts before/after ipitest: '${cal:-none}' (they must go up)"; fi
   # The read of the hypervisor's page fails, or reads the all-ones sink EPT maps there instead.
   expect "$n/devmem-denied" "$log" 'guest: devmem read of 0x[0-9a-f]+ failed|guest: devmem page: 0 bytes other than 0xff' \
     'hv: EPT: guest read of hypervisor memory at GPA 0x[0-9a-f]+ .*denied'
-  expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'ipigen: report hypercall rc=0'
-  expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 reason=SIPI code=4 count=[1-9]' 'hvstat: end total_exits=[0-9]+'
+  if (( cpus > 1 )); then
+    expect "$n/ipis" "$log" 'guest: ipitest rounds=[0-9]+ ok' 'guest: ipi CAL before=[0-9]+ after=[0-9]+'
+    # ... and the function-call IPIs the guest counted did go up during ipitest.
+    local cal
+    cal=$(tr -d '\r' < "$log" | sed -n 's/^guest: ipi CAL before=\([0-9]*\) after=\([0-9]*\)$/\1 \2/p' | tail -n1)
+    if [ -n "$cal" ] && [ "${cal#* }" -gt "${cal% *}" ]; then ok "$n/ipis-counted"
+    else bad "$n/ipis-counted" "guest CAL interrupts before/after ipitest: '${cal:-none}' (they must go up)"; fi
+    expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'ipigen: report hypercall rc=0'
+    expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 reason=SIPI code=4 count=[1-9]' 'hvstat: end total_exits=[0-9]+'
+  else
+    expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: end total_exits=[0-9]+'
+  fi
   console_checks "$n"
   # Bochs has no IOMMU: the run says DMA isolation is off, loudly, and the report repeats it.
   expect "$n/dma-isolation-off" "$log" 'DMA isolation: off: no DMAR' 'dma_isolation=off' 'hvstat: iommu dma_isolation=off units=0'
@@ -746,13 +750,16 @@ level_linux() {
      expect_not linux/skx4/eoi-never-exits \"\$log\" 'hvstat: cpu=[0-9]+ (reason=VIRTUALIZED_EOI|msr=0x80b )'"
   # The stock smoke set: auto takes the software x2APIC there (stock
   # Bochs's VID delivers at IF = 0, defect G), HLT exits (defects D and I).
-  LX_STOCK=1 linux_spawn linux-skx "corei7_skylake_x" 2 "exit=bochs" "$g=${IPIGEN_ROUNDS:-100000} hv.timercheck=5 hv.ipibench=500" "$tmo" \
-    "linux_checks linux/skx; ipigen_checks linux/skx virtual; timer_checks linux/skx preempt; ipibench_checks linux/skx 500
-     pveoi_checks linux/skx; stock_checks linux/skx
+  # One vCPU on one Bochs CPU: defect H (an exit right after an exception's
+  # delivery resumes the faulting instruction in the handler's state) is in
+  # Bochs's SMP loop, and no workaround of the hypervisor's reaches it: on
+  # two CPUs it killed 1 of 12 stock soak boots. IPIs run on the patched build.
+  LX_STOCK=1 linux_spawn linux-skx "corei7_skylake_x" 1 "exit=bochs" "idle=halt hv.ipirounds=0 hv.timercheck=5" "$tmo" \
+    "linux_checks linux/skx 1; timer_checks linux/skx preempt; pveoi_checks linux/skx; stock_checks linux/skx
      expect linux/skx/hangcheck-on \"\$log\" 'hvstat: hangcheck stuck=0'"
-  LX_STOCK=1 linux_spawn linux-spr "sapphire_rapids" 2 "exit=bochs" "$g=${IPIGEN_ROUNDS:-100000}" "$tmo" \
-    "linux_checks linux/spr; ipigen_checks linux/spr virtual; stock_checks linux/spr
-     expect linux/spr-tertiary-active \"\$log\" 'vmcs: .*\(tertiary active\)' 'IPI virtualization off: ipi tier is pv'"
+  LX_STOCK=1 linux_spawn linux-spr "sapphire_rapids" 1 "exit=bochs" "idle=halt hv.ipirounds=0 hv.timercheck=5" "$tmo" \
+    "linux_checks linux/spr 1; timer_checks linux/spr preempt; stock_checks linux/spr
+     expect linux/spr-tertiary-active \"\$log\" 'vmcs: .*\\(tertiary active\\)' 'IPI virtualization off: ipi tier is pv'"
   # Every path through exits: IPIs, EOIs (an all-ones EOI-exit bitmap) and the timer.
   linux_spawn linux-skx-trap "corei7_skylake_x" 2 "exit=bochs ipi=trap eoi=trap timer=trap" "$g=${IPIGEN_SMALL:-20000} hv.timercheck=5" "$tmo" \
     "linux_checks linux/skx-trap; ipigen_checks linux/skx-trap virtual; timer_checks linux/skx-trap trap
@@ -761,8 +768,10 @@ level_linux() {
   linux_spawn linux-skx-hk "corei7_skylake_x" 3 "exit=bochs housekeeping=2" "$g=${IPIGEN_SMALL:-20000} hv.timercheck=5" "$tmo" \
     "linux_checks linux/skx-hk; ipigen_checks linux/skx-hk virtual; timer_checks linux/skx-hk posted hk
      expect linux/skx-hk/cpu-kept \"\$log\" 'smp: APIC ID 2 kept from the guest for the timer service' 'guest: cpus=2\$'"
-  linux_spawn linux-skx-preempt "corei7_skylake_x" 2 "exit=bochs timer=preempt" "$g=${IPIGEN_SMALL:-20000} hv.timercheck=5" "$tmo" \
-    "linux_checks linux/skx-preempt; ipigen_checks linux/skx-preempt virtual; timer_checks linux/skx-preempt preempt"
+  # (and ipibench.ko on the ICR fast path, ipi=fast)
+  linux_spawn linux-skx-preempt "corei7_skylake_x" 2 "exit=bochs timer=preempt" "$g=${IPIGEN_SMALL:-20000} hv.timercheck=5 hv.ipibench=500" "$tmo" \
+    "linux_checks linux/skx-preempt; ipigen_checks linux/skx-preempt virtual; timer_checks linux/skx-preempt preempt
+     ipibench_checks linux/skx-preempt 500; expect linux/skx-preempt/ipi-fast \"\$log\" 'tier: ipi=fast'"
   # eoi=pv: the software x2APIC (event injection, no VID) with KVM's PV EOI,
   # which the stock kernel turns on by itself: most EOIs never exit.
   linux_spawn linux-skx-pveoi "corei7_skylake_x" 2 "exit=bochs eoi=pv" "$g=${IPIGEN_SMALL:-20000} hv.timercheck=5" "$tmo" \
@@ -824,16 +833,17 @@ level_linux() {
   while [ ${#lx_pid[@]} -gt 0 ]; do linux_reap; done
   unset LX_PATCHED
   # tools/hvreport.py on a real serial log of this level, not only on fixtures.
-  local rep=$LOGS/hvreport-linux-skx.md
-  if [ -n "${LINUX_ONLY:-}" ] && ! [[ linux-skx =~ $LINUX_ONLY ]]; then :
-  elif tools/hvreport.py "$LOGS/linux-skx.ser" > "$rep" 2>&1; then
+  # (linux-skx-preempt: two vCPUs; the stock smoke set runs one)
+  local rep=$LOGS/hvreport-linux-skx-preempt.md
+  if [ -n "${LINUX_ONLY:-}" ] && ! [[ linux-skx-preempt =~ $LINUX_ONLY ]]; then :
+  elif tools/hvreport.py "$LOGS/linux-skx-preempt.ser" > "$rep" 2>&1; then
     # ... and the exit-time table (perf kvm stat's columns) and the projection.
     expect linux/hvreport-exit-times "$rep" '^\| CPUID \| [1-9][0-9]* \| [0-9.]+ \| [0-9.]+ \| [0-9]+ \| [0-9]+ \| [0-9]+ \|$' \
       'us per guest second at 1080 ns an exit \(published figure; a projection\)'
     expect linux/hvreport-real-log "$rep" 'report at shutdown, 2 CPUs, [0-9]+ exits' '^\| CPUID \| [1-9][0-9]* \| [1-9][0-9]* \| [1-9][0-9]* \|$' \
       '^\| EXTERNAL_INTERRUPT \| [0-9]+ \| [0-9]+ \| [1-9][0-9]* \|$'
   else
-    bad linux/hvreport-real-log "tools/hvreport.py failed on $LOGS/linux-skx.ser: $(tail -n1 "$rep")"
+    bad linux/hvreport-real-log "tools/hvreport.py failed on $LOGS/linux-skx-preempt.ser: $(tail -n1 "$rep")"
   fi
   echo "  linux level: $((SECONDS - t0)) s"
 }
