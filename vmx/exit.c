@@ -582,6 +582,7 @@ void vmx_exit_handler(struct guest_regs *r)
 	if (basic < EXIT_REASON_MAX)
 		hist_add(&v->exit_time[basic], rdtsc() - t0);
 	report_tick(v);
+	virq_startup_wait(v);   /* last: a SIPI recorded up to here starts it */
 }
 
 __noreturn void vmx_resume_failed(struct guest_regs *r)

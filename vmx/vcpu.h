@@ -69,6 +69,7 @@ struct vcpu {
 	uint64_t sipi_base;              /* CS base the last SIPI set, for the latched INIT (partition model) */
 	uint32_t inits_taken;            /* INITs that parked this vCPU */
 	uint32_t sipis_taken;            /* SIPIs that started it */
+	uint32_t sipi_waits;             /* waits for a SIPI in root mode (virq_startup_wait) */
 	struct startup startup;          /* the guest's INITs and SIPIs to it, emulated (guest/startup.h) */
 	uint64_t inits_held, sipis_stale, nmis_dropped;   /* held INIT exits ignored; SIPIs and NMIs discarded */
 	/* the virtual interrupt model (vmx/virq.c) */

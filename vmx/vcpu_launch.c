@@ -100,9 +100,11 @@ __noreturn void vcpu_launch_this_cpu(void)
 	}
 	vmcs_write_guest(&vmx_env.cfg, &g);
 	pr_info("vmx: cpu%u VMLAUNCH: %s\n", p->index,
-		p->index ? "vCPU waits for SIPI" : "vCPU enters the Linux kernel");
+		!p->index ? "vCPU enters the Linux kernel" :
+		vmx_env.cfg.irq_model == IRQ_VIRTUAL ? "vCPU waits for SIPI (in root mode, then launched)" : "vCPU waits for SIPI");
 	__atomic_store_n(&p->launched, 1, __ATOMIC_RELEASE);
 	v->launch_tsc = rdtsc();
+	virq_startup_wait(v);
 	rc = vmx_launch(&v->regs);
 	/* Only a VMfail returns here; a failed entry comes back as an exit. */
 	if (rc == 1)

@@ -41,10 +41,11 @@ static void op_nmi(void *ctx, uint32_t i)
 }
 
 /* INIT and SIPI are recorded for the target (guest/startup.h), which
- * applies them before its next entry, and sent as physical signals, which
- * VMX turns into INIT and SIPI exits there (vmx/virq_startup.c): a running
- * vCPU exits for the INIT at once, a waiting one for the SIPI; a SIPI that
- * finds its target in root mode is discarded by the CPU, not lost. */
+ * applies them before its next entry. The INIT is sent as well, so that a
+ * running vCPU exits at once (VMX turns it into an INIT exit,
+ * vmx/virq_startup.c). The SIPI is not: its target waits for it in root
+ * mode, woken by the record itself (virq_startup_wait), and a physical SIPI
+ * is discarded by a CPU that is not in wait-for-SIPI. */
 static void op_init(void *ctx, uint32_t i)
 {
 	(void)ctx;
@@ -56,7 +57,6 @@ static void op_sipi(void *ctx, uint32_t i, uint8_t vector)
 {
 	(void)ctx;
 	startup_send_sipi(&vcpus[i]->startup, vector);
-	lapic_send(apic_ids[i], APIC_DM_STARTUP | vector);
 }
 
 void virq_ipi_init(uint64_t *pid_table, uint32_t last_index)

@@ -16,6 +16,10 @@ void virq_report(struct vcpu *v)
 		return;
 	virq_timer_report(v);
 	virq_ipi_report(v);
+	if (v->sipi_waits || v->inits_taken)
+		pr_info("hvstat: cpu=%u startup inits=%u sipis=%u root_waits=%u stale_sipis=%llu held_inits=%llu nmis_dropped=%llu\n",
+			i, v->inits_taken, v->sipis_taken, v->sipi_waits, (unsigned long long)v->sipis_stale,
+			(unsigned long long)v->inits_held, (unsigned long long)v->nmis_dropped);
 	int isr = -1;
 	for (int w = 7; w >= 0 && isr < 0; w--) {
 		uint32_t bits = vapic_get(v->vapic, APIC_ISR + 16 * w);

@@ -73,6 +73,46 @@ void virq_startup_step(struct vcpu *v)
 	take(v, -1);
 }
 
+/* Sleeps until the record may have changed: MWAIT on its line where the
+ * CPU has MONITOR (the sender's store ends it), else one PAUSE. */
+static void wait_for_record(struct vcpu *v)
+{
+	static int mwait = -1;
+	if (mwait < 0)
+		mwait = cpu_has_monitor();
+	if (!mwait) {
+		cpu_relax();
+		return;
+	}
+	cpu_monitor(&v->startup);
+	if (!virq_startup_due(v))
+		cpu_mwait();
+}
+
+/* The last step before every VM entry of the virtual model: a vCPU that
+ * waits for SIPI waits here, in root mode, never in the wait-for-SIPI
+ * activity state. There a SIPI recorded after the vCPU's last look would
+ * be lost for good: its physical SIPI finds the CPU in root mode and is
+ * discarded, and nothing else makes a CPU in wait-for-SIPI exit (neither
+ * interrupts nor the VMX-preemption timer: SDM Vol. 3C, "Activity State"
+ * and "VMX-Preemption Timer"). Here the record itself ends the wait, so a
+ * single SIPI starts the vCPU whenever it comes. INITs that come
+ * meanwhile are taken (a SIPI sent before them is stale). */
+void virq_startup_wait(struct vcpu *v)
+{
+	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL || !waiting())
+		return;
+	v->sipi_waits++;
+	while (waiting()) {
+		wait_for_record(v);
+		if (virq_startup_due(v))
+			take(v, -1);
+	}
+	/* What was sent to it while it waited is dropped, as in wait-for-SIPI. */
+	if (__atomic_exchange_n(&v->nmi_pending, 0, __ATOMIC_SEQ_CST))
+		v->nmis_dropped++;
+}
+
 /* A physical INIT exit. The guest's INITs are recorded by their senders
  * (virq_ipi.c) and sent as well, so that a vCPU running or halted exits
  * at once. "If a logical processor is in the wait-for-SIPI state, INIT

@@ -9,6 +9,7 @@
 #include "../../lib/memmap.h"
 #include "../../apic/pi.h"
 #include "../../guest/msr.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,19 @@ void wrmsr(uint32_t msr, uint64_t v)
 uint64_t hw_msr(uint32_t msr) { return rdmsr(msr); }
 struct percpu *this_cpu(void) { return &cur; }
 __noreturn void cpu_halt_forever(void) { abort(); }
+void (*hw_mwait_hook)(void);
+unsigned hw_mwaits;
+bool cpu_has_monitor(void) { return true; }
+void cpu_monitor(const volatile void *p) { (void)p; }
+void cpu_mwait(void)
+{
+	hw_mwaits++;
+	if (!hw_mwait_hook) {
+		fprintf(stderr, "hw_fake: MWAIT with nothing to wake it: the CPU would sleep for good\n");
+		abort();
+	}
+	hw_mwait_hook();
+}
 
 void hw_set_cpu(unsigned index, bool launched)
 {
@@ -133,6 +147,8 @@ void hw_reset(unsigned n)
 	memset(irr, 0, sizeof irr);
 	memset(bcast, 0, sizeof bcast);
 	eois = nsent = nmsrs = 0;
+	hw_mwait_hook = NULL;
+	hw_mwaits = 0;
 	hw_tsc = 1000000;
 	vmcs_record_clear();
 	memset(&vmx_env, 0, sizeof vmx_env);

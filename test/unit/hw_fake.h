@@ -79,4 +79,8 @@ void hw_run_to(struct vcpu *v, uint64_t tsc);   /* the guest runs until TSC = ts
 unsigned hw_msr_exits(void);
 unsigned hw_guest_host_msr_writes(void);        /* guest WRMSRs that reached the physical MSR */
 unsigned hw_vtimer_fires(uint8_t vec);          /* the CPU's virtual-timer expiries, by vector */
+/* MWAIT in root mode (cpu_mwait): runs this hook, which stands for what
+ * another CPU does meanwhile; without one MWAIT aborts the test. */
+extern void (*hw_mwait_hook)(void);
+extern unsigned hw_mwaits;
 #endif

@@ -507,3 +507,87 @@ TEST(virq_nmi_in_root_mode_partition_sends_no_kick)
 	CHECK_EQ(__atomic_load_n(&hw_vcpu(1)->nmi_pending, __ATOMIC_SEQ_CST), 1);
 	CHECK_EQ(hw_sent(), n);
 }
+
+/* The start-up of one vCPU against a model of the activity states (SDM
+ * Vol. 3C, "Activity State", "Other Causes of VM Exits"): a CPU in
+ * wait-for-SIPI leaves it only by a SIPI that arrives while it is there;
+ * a SIPI that finds it anywhere else (root mode included) is discarded;
+ * neither interrupts nor the VMX-preemption timer end the state. So a VM
+ * entry into wait-for-SIPI with a SIPI recorded but unread loses that SIPI
+ * for good. The guest sends INIT and a single SIPI; the SIPI lands at each
+ * step of the target's way from its INIT exit to its VM entry. Every time
+ * the vCPU must enter running at the SIPI's vector. */
+enum sipi_step { SIPI_BEFORE_INIT_EXIT, SIPI_AFTER_INIT_EXIT, SIPI_AFTER_BEFORE_ENTRY, SIPI_DURING_WAIT, SIPI_STEPS };
+static const char *const sipi_step_name[] = { "before the INIT exit", "after the INIT exit",
+					      "after virq_before_entry (the report, the stub)", "while the vCPU waits" };
+static void send_sipi_9c(void)
+{
+	icr(0, M_ICR(1, M_DM_STARTUP | 0x9c));
+	hw_set_cpu(1, true);
+}
+TEST(virq_single_sipi_lands_at_every_step_and_starts_the_vcpu)
+{
+	for (int step = 0; step < SIPI_STEPS; step++) {
+		hw_reset(2);
+		struct vcpu *v = hw_vcpu(1);
+		vmcs_write(SDM_GUEST_RIP, 0x4321);
+		icr(0, M_ICR(1, M_DM_INIT | M_LEVEL_ASSERT));
+		hw_set_cpu(1, true);
+		if (step == SIPI_BEFORE_INIT_EXIT)
+			send_sipi_9c();
+		v->reason = M_EXIT_INIT;
+		exit_init(v);
+		if (step == SIPI_AFTER_INIT_EXIT)
+			send_sipi_9c();
+		virq_before_entry(v);
+		if (step == SIPI_AFTER_BEFORE_ENTRY)
+			send_sipi_9c();
+		hw_mwait_hook = step == SIPI_DURING_WAIT ? send_sipi_9c : NULL;
+		virq_startup_wait(v);                    /* the exit handler's last step */
+		/* The entry, by the model: wait-for-SIPI with the SIPI sent is a lost SIPI. */
+		bool lost = act() == M_ACT_WAIT_SIPI;
+		if (lost || act() != M_ACT_ACTIVE || vmcs_record_get(SDM_GUEST_CS_SEL) != 0x9c00 ||
+		    vmcs_record_get(SDM_GUEST_RIP) != 0)
+		{
+			char m[256];
+			snprintf(m, sizeof m, "SIPI %s: entry with activity %llu, CS 0x%llx, RIP 0x%llx%s", sipi_step_name[step],
+				 (unsigned long long)act(), (unsigned long long)vmcs_record_get(SDM_GUEST_CS_SEL),
+				 (unsigned long long)vmcs_record_get(SDM_GUEST_RIP),
+				 lost ? ": wait-for-SIPI with the only SIPI already sent, the vCPU is lost" : "");
+			test_fail(__FILE__, __LINE__, m);
+		}
+		/* It slept only when there was nothing to take yet. */
+		CHECK_EQ(hw_mwaits, step == SIPI_DURING_WAIT ? 1u : 0u);
+	}
+}
+
+/* INIT, SIPI, INIT while the vCPU waits: the SIPI belongs to the first INIT
+ * and is stale; the vCPU waits on for the next SIPI, which starts it. */
+static unsigned wait_round;
+static void init_then_sipi(void)
+{
+	if (wait_round++ == 0) {
+		icr(0, M_ICR(1, M_DM_INIT | M_LEVEL_ASSERT));
+	} else {
+		icr(0, M_ICR(1, M_DM_STARTUP | 0x9d));
+	}
+	hw_set_cpu(1, true);
+}
+TEST(virq_waiting_vcpu_takes_a_second_init_and_only_the_sipi_after_it)
+{
+	hw_reset(2);
+	struct vcpu *v = hw_vcpu(1);
+	icr(0, M_ICR(1, M_DM_INIT | M_LEVEL_ASSERT));
+	hw_set_cpu(1, true);
+	v->reason = M_EXIT_INIT;
+	exit_init(v);
+	virq_before_entry(v);
+	CHECK_EQ(act(), M_ACT_WAIT_SIPI);
+	wait_round = 0;
+	hw_mwait_hook = init_then_sipi;
+	virq_startup_wait(v);
+	CHECK_EQ(act(), M_ACT_ACTIVE);
+	CHECK_EQ(vmcs_record_get(SDM_GUEST_CS_SEL), 0x9d00);
+	CHECK_EQ(hw_mwaits, 2u);
+	CHECK_EQ(v->inits_taken, 2u);
+}
