@@ -32,9 +32,9 @@ static const struct {
 	{ MSR_IA32_BIOS_SIGN_ID, MSR_IA32_BIOS_SIGN_ID, true, true,
 	  "microcode revision: an emulator's 0 would make Linux turn TSC-deadline mode off (its errata check)" },
 	{ MSR_IA32_TSC, MSR_IA32_TSC, false, true,
-	  "the TSC is every CPU's common clock (the timer service compares deadlines across CPUs): writes dropped" },
-	{ MSR_IA32_TSC_ADJUST, MSR_IA32_TSC_ADJUST, false, true,
-	  "a TSC_ADJUST change moves this CPU's TSC (SDM Vol. 3B, \"Time-Stamp Counter Adjustment\"): dropped" },
+	  "a write moves the vCPU's TSC (its VMCS TSC offset, vmx/tsc.c); reads pass (the CPU adds the offset)" },
+	{ MSR_IA32_TSC_ADJUST, MSR_IA32_TSC_ADJUST, true, true,
+	  "the vCPU's own IA32_TSC_ADJUST: a write moves its TSC offset (SDM Vol. 3B, \"Time-Stamp Counter Adjustment\")" },
 	{ MSR_IA32_MISC_ENABLE, MSR_IA32_MISC_ENABLE, true, false,
 	  "reads say BTS and PEBS are unavailable (bits 11 and 12); writes pass" },
 };
@@ -168,21 +168,33 @@ static unsigned phys_addr_bits(void)
 	return a & 0xff;
 }
 
-int guest_tsc_adjust_write(uint64_t cur, uint64_t val)
+/* SDM Vol. 3B, "Time-Stamp Counter Adjustment": "if an execution of WRMSR
+ * to the IA32_TIME_STAMP_COUNTER MSR adds (or subtracts) value X from the
+ * TSC, the logical processor also adds (or subtracts) value X from the
+ * IA32_TSC_ADJUST MSR"; "if an execution of WRMSR to the IA32_TSC_ADJUST MSR
+ * adds (or subtracts) value X from that MSR, the logical processor also
+ * adds (or subtracts) value X from the TSC". The guest's TSC is the host's
+ * plus the offset, so both moves are moves of the offset. */
+void guest_tsc_write(struct guest_tsc *t, uint64_t host_now, uint64_t val)
 {
-	return val == cur ? 0 : MSR_WRITE_DROPPED_TSC;
+	uint64_t moved = val - (host_now + t->offset);
+	t->offset += moved;
+	t->adjust += moved;
+}
+
+void guest_tsc_adjust_write(struct guest_tsc *t, uint64_t val)
+{
+	t->offset += val - t->adjust;
+	t->adjust = val;
+}
+
+uint64_t guest_tsc_read(const struct guest_tsc *t, uint64_t host_now)
+{
+	return host_now + t->offset;
 }
 
 int guest_wrmsr(uint32_t msr, uint64_t value)
 {
-	if (msr == MSR_IA32_TSC)
-		return MSR_WRITE_DROPPED_TSC;
-	if (msr == MSR_IA32_TSC_ADJUST) {
-		uint64_t cur = 0;
-		if (!rdmsr_safe(MSR_IA32_TSC_ADJUST, &cur))
-			return -1;    /* a CPU without it: #GP, as it would */
-		return guest_tsc_adjust_write(cur, value);
-	}
 	if (msr == MSR_IA32_BIOS_SIGN_ID)
 		return 0;     /* "write 0, CPUID, read": the read above answers */
 	if (msr == MSR_IA32_APIC_BASE) {

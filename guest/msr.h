@@ -22,13 +22,19 @@ bool msr_bitmap_intercepts(const uint8_t *bitmap, uint32_t msr, bool write);
  * MSR_WRITE_DROPPED: it completes without effect (an IA32_APIC_BASE change
  * the SDM allows and the hypervisor refuses). */
 #define MSR_WRITE_DROPPED 2
-/* ... or MSR_WRITE_DROPPED_TSC: a write that would change this CPU's TSC
- * (IA32_TSC, IA32_TSC_ADJUST), dropped: the TSC is every CPU's common clock
- * (guest deadlines are TSC values the timer service compares across CPUs). */
-#define MSR_WRITE_DROPPED_TSC 3
-/* A guest write of IA32_TSC_ADJUST holding 'cur': 0 (the same value, no
- * change) or MSR_WRITE_DROPPED_TSC. IA32_TSC writes are always dropped. */
-int guest_tsc_adjust_write(uint64_t cur, uint64_t val);
+/* A vCPU's TSC as the guest sees it: the host's TSC plus 'offset' (the VMCS
+ * TSC offset), and its own IA32_TSC_ADJUST. Both start as the CPU's (offset
+ * 0, adjust as read at launch); the guest's writes move them together. */
+struct guest_tsc {
+	uint64_t offset;
+	uint64_t adjust;
+};
+/* WRMSR IA32_TSC of 'val' at host TSC 'host_now'. */
+void guest_tsc_write(struct guest_tsc *t, uint64_t host_now, uint64_t val);
+/* WRMSR IA32_TSC_ADJUST of 'val'. */
+void guest_tsc_adjust_write(struct guest_tsc *t, uint64_t val);
+/* RDTSC, RDMSR IA32_TSC at host TSC 'host_now'. */
+uint64_t guest_tsc_read(const struct guest_tsc *t, uint64_t host_now);
 /* The microcode revision shown on an emulator, whose own is 0 (guest/msr.c). */
 #define GUEST_MICROCODE_REVISION 0x7fffffffu
 /* A guest write of IA32_APIC_BASE, given the value it holds and the

@@ -68,16 +68,45 @@ void vtimer_write_tmict(struct vtimer *t, uint32_t val, uint64_t now)
 	t->period = ticks;   /* the reload, should the mode become periodic */
 }
 
-void vtimer_write_tsc_deadline(struct vtimer *t, uint64_t val)
+void vtimer_write_tsc_deadline_at(struct vtimer *t, uint64_t val, uint64_t host_deadline)
 {
 	if (LVT_TIMER_MODE(t->lvt) != VTIMER_TSC_DEADLINE)
 		return;          /* writes are ignored outside TSC-deadline mode */
 	if (t->deadline)
 		t->replaced++;
 	t->tsc_deadline = val;
-	t->deadline = val;
+	t->deadline = val ? host_deadline : 0;
 	if (val)
 		t->armed++;
+}
+
+void vtimer_write_tsc_deadline(struct vtimer *t, uint64_t val)
+{
+	vtimer_write_tsc_deadline_at(t, val, val);
+}
+
+/* The timer fires once the guest's TSC (host + offset) reaches its
+ * deadline, compared as unsigned 64-bit values ("TSC-Deadline Mode": "when
+ * the TSC is greater than or equal to the target value"). The host TSC at
+ * which that holds is val - offset wherever that difference keeps the
+ * order; else the nearest value that does: 1 for a deadline already passed,
+ * the largest for one beyond the host's range. */
+uint64_t vtimer_host_deadline(uint64_t val, uint64_t offset, uint64_t host_now)
+{
+	if (!val)
+		return 0;
+	uint64_t guest_now = host_now + offset, d = val - offset;
+	if (val > guest_now) {
+		uint64_t ahead = val - guest_now;
+		return host_now + ahead < host_now ? ~0ull : host_now + ahead;
+	}
+	return guest_now - val > host_now || !d ? 1 : d;
+}
+
+void vtimer_rebase(struct vtimer *t, uint64_t offset, uint64_t host_now)
+{
+	if (LVT_TIMER_MODE(t->lvt) == VTIMER_TSC_DEADLINE && t->deadline)
+		t->deadline = vtimer_host_deadline(t->tsc_deadline, offset, host_now);
 }
 
 uint32_t vtimer_read_tmcct(const struct vtimer *t, uint64_t now)

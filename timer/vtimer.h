@@ -19,9 +19,9 @@ struct vtimer {
 	uint32_t tdcr;         /* divide configuration */
 	uint32_t tmict;        /* initial count */
 	uint64_t start;        /* TSC when the count was loaded */
-	uint64_t deadline;     /* TSC of the next expiry; 0 = disarmed */
+	uint64_t deadline;     /* host TSC of the next expiry; 0 = disarmed */
 	uint64_t period;       /* TSC ticks of the initial count (the periodic reload) */
-	uint64_t tsc_deadline; /* IA32_TSC_DEADLINE as the guest reads it */
+	uint64_t tsc_deadline; /* IA32_TSC_DEADLINE as the guest reads it (guest TSC) */
 	/* Accounting: every arming ends replaced (a new count or deadline, a
 	 * zero, a change to or from TSC-deadline mode, a deadline handed to the
 	 * CPU's APIC-timer virtualization) or fired, so armed == replaced +
@@ -40,6 +40,16 @@ void vtimer_write_lvt(struct vtimer *t, uint32_t val, uint64_t now);
 void vtimer_write_tdcr(struct vtimer *t, uint32_t val);
 void vtimer_write_tmict(struct vtimer *t, uint32_t val, uint64_t now);
 void vtimer_write_tsc_deadline(struct vtimer *t, uint64_t val);
+/* The same for a vCPU whose TSC runs at an offset from the host's: 'val'
+ * is what the guest wrote (and reads back), 'host_deadline' when it fires
+ * in host TSC (vtimer_host_deadline). */
+void vtimer_write_tsc_deadline_at(struct vtimer *t, uint64_t val, uint64_t host_deadline);
+/* The host TSC at which a guest deadline 'val' (0: none) comes, the guest's
+ * TSC being the host's plus 'offset', at host TSC 'host_now'. */
+uint64_t vtimer_host_deadline(uint64_t val, uint64_t offset, uint64_t host_now);
+/* The guest's TSC offset became 'offset': an armed TSC deadline keeps its
+ * guest value and comes when the guest's TSC reaches it. */
+void vtimer_rebase(struct vtimer *t, uint64_t offset, uint64_t host_now);
 uint32_t vtimer_read_tmcct(const struct vtimer *t, uint64_t now);
 /* At or after the deadline: counts the expiry, re-arms a periodic timer,
  * and returns the vector to post, or -1 (not due, or masked). */

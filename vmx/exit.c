@@ -8,6 +8,7 @@
 #include "forced.h"
 #include "exit_io.h"
 #include "bochstest.h"
+#include "tsc.h"
 #include "../guest/gwalk.h"
 #include "ept.h"
 #include "vmx_defs.h"
@@ -180,7 +181,9 @@ static void exit_rdmsr(struct vcpu *v)
 	uint32_t msr = (uint32_t)v->regs.rcx;
 	uint64_t val;
 	access_count(&v->msr_stats, msr, false);
-	int r = vmx_env.cfg.irq_model == IRQ_VIRTUAL ? virq_rdmsr(v, msr, &val) : 1;
+	int r = vcpu_tsc_rdmsr(v, msr, &val);
+	if (r > 0)
+		r = vmx_env.cfg.irq_model == IRQ_VIRTUAL ? virq_rdmsr(v, msr, &val) : 1;
 	if (r > 0)
 		r = guest_rdmsr(msr, &val);
 	if (r) {
@@ -198,15 +201,13 @@ static void exit_wrmsr(struct vcpu *v)
 	uint32_t msr = (uint32_t)v->regs.rcx;
 	uint64_t val = (v->regs.rdx << 32) | (uint32_t)v->regs.rax;
 	access_count(&v->msr_stats, msr, true);
-	int r = vmx_env.cfg.irq_model == IRQ_VIRTUAL ? virq_wrmsr(v, msr, val) : 1;
+	int r = vcpu_tsc_wrmsr(v, msr, val);
+	if (r > 0)
+		r = vmx_env.cfg.irq_model == IRQ_VIRTUAL ? virq_wrmsr(v, msr, val) : 1;
 	if (r > 0)
 		r = guest_wrmsr(msr, val);
 	if (r == MSR_WRITE_DROPPED) {
 		v->denied.apic_base++;
-	} else if (r == MSR_WRITE_DROPPED_TSC) {
-		if (v->denied.tsc++ < 4)
-			pr_warn("hv: cpu%u: guest write of MSR 0x%x (0x%llx) dropped: it would move this CPU's TSC\n",
-				v->index, msr, (unsigned long long)val);
 	} else if (r) {
 		v->denied.msr++;
 		vcpu_inject_gp(v);
@@ -549,6 +550,7 @@ void vmx_exit_handler(struct guest_regs *r)
 {
 	struct vcpu *v = (struct vcpu *)r;
 	uint64_t t0 = rdtsc();
+	v->exit_tsc = t0;
 	v->reason = (uint32_t)vmcs_read(VMCS_EXIT_REASON);
 	v->qual = vmcs_read(VMCS_EXIT_QUALIFICATION);
 	uint32_t basic = v->reason & 0xffff;

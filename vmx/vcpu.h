@@ -8,6 +8,7 @@
 #include "../timer/vtimer.h"
 #include "../apic/level.h"
 #include "../guest/startup.h"
+#include "../guest/msr.h"
 #include "../lib/spinlock.h"
 #include "vmcs.h"
 #include "vmcs_fields.h"
@@ -37,7 +38,6 @@ struct vcpu_denied {
 	uint64_t xsetbv;                 /* invalid XSETBVs answered with #GP */
 	uint64_t sleep;                  /* S1-S4 requests dropped */
 	uint64_t ept_hv_pages;           /* hypervisor pages touched, mapped to the sink */
-	uint64_t tsc;                    /* IA32_TSC / IA32_TSC_ADJUST changes dropped */
 };
 
 struct vcpu {
@@ -70,6 +70,10 @@ struct vcpu {
 	uint32_t inits_taken;            /* INITs that parked this vCPU */
 	uint32_t sipis_taken;            /* SIPIs that started it */
 	uint32_t sipi_waits;             /* waits for a SIPI in root mode (virq_startup_wait) */
+	struct guest_tsc tsc;            /* the guest's TSC offset and IA32_TSC_ADJUST (vmx/tsc.c) */
+	bool tsc_adjust_exists;          /* the CPU has IA32_TSC_ADJUST (else the guest's accesses #GP) */
+	uint64_t tsc_writes;             /* guest writes of IA32_TSC and IA32_TSC_ADJUST */
+	uint64_t exit_tsc;               /* host TSC when this exit began */
 	struct startup startup;          /* the guest's INITs and SIPIs to it, emulated (guest/startup.h) */
 	uint64_t inits_held, sipis_stale, nmis_dropped;   /* held INIT exits ignored; SIPIs and NMIs discarded */
 	/* the virtual interrupt model (vmx/virq.c) */
@@ -86,6 +90,7 @@ struct vcpu {
 	 * (not the guest's: dropped), and at the last hand-over to the LAPIC
 	 * whether such an interrupt was still requested, and the deadline given. */
 	uint64_t pass_fired, pass_stale;
+	uint64_t pass_undelivered;       /* timer=deadline: LAPIC expiries after the guest's LVT write took the timer back */
 	bool pass_stale_pending;
 	uint64_t pass_handed;
 	uint32_t nmi_pending;            /* virtual NMIs to inject (atomic) */

@@ -5,6 +5,7 @@
 #include "vmxon.h"
 #include "ept.h"
 #include "virq.h"
+#include "tsc.h"
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
 #include "../lib/memmap.h"
@@ -104,6 +105,7 @@ __noreturn void vcpu_launch_this_cpu(void)
 		vmx_env.cfg.irq_model == IRQ_VIRTUAL ? "vCPU waits for SIPI (in root mode, then launched)" : "vCPU waits for SIPI");
 	__atomic_store_n(&p->launched, 1, __ATOMIC_RELEASE);
 	v->launch_tsc = rdtsc();
+	vcpu_tsc_init(v);
 	virq_startup_wait(v);
 	rc = vmx_launch(&v->regs);
 	/* Only a VMfail returns here; a failed entry comes back as an exit. */

@@ -51,6 +51,8 @@ void exit_sipi(struct vcpu *v);
 /* The last step before a VM entry (and the launch): a vCPU that waits for
  * SIPI (virtual model) waits in root mode until its SIPI is recorded. */
 void virq_startup_wait(struct vcpu *v);
+/* The guest moved its TSC (vmx/tsc.c): its timer follows. */
+void virq_timer_tsc_moved(struct vcpu *v);
 /* Intercepted x2APIC and TSC-deadline MSRs: 0 done, -1 #GP, 1 not an MSR of the model. */
 int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
 int virq_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);

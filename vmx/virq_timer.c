@@ -17,8 +17,10 @@
  *     the LVT's vector is posted. Every other state: as timer=posted.
  *     Nothing else of the hypervisor's arms a vCPU core's LAPIC timer (the
  *     interval report rides on exits, the timer service has its own CPU).
- *     The TSC offset is 0 and guest TSC writes are dropped (guest/msr.c), so
- *     the guest's deadline is in the LAPIC's own TSC. */
+ *     Only while the vCPU's TSC offset is 0: the LAPIC compares the host's
+ *     TSC. A guest that moved its TSC (vmx/tsc.c) is served as posted.
+ * Every deadline here is in host TSC; the guest's IA32_TSC_DEADLINE values
+ * (guest TSC: host + offset) are converted where they come in. */
 #include "virq.h"
 #include "virq_int.h"
 #include "vcpu.h"
@@ -80,11 +82,11 @@ static bool timer_by_service(void)
 	return virq_timer_service != NULL;
 }
 
-void virq_timer_check(struct vcpu *v)
+/* Expires the served timer as of host TSC 'now'. */
+static void timer_check_at(struct vcpu *v, uint64_t now)
 {
 	if (timer_by_service())
 		return;
-	uint64_t now = rdtsc();
 	spin_lock(&v->timer_lock);
 	uint64_t deadline = v->timer.deadline;
 	int vec = vtimer_expire(&v->timer, now);
@@ -101,19 +103,30 @@ void virq_timer_check(struct vcpu *v)
 	}
 }
 
+void virq_timer_check(struct vcpu *v)
+{
+	timer_check_at(v, rdtsc());
+}
+
 static void kick(uint32_t apic_id, uint8_t vec)
 {
 	lapic_send(apic_id, APIC_DM_FIXED | vec);
 }
 
-/* After the guest changed its timer: the one serving it learns of it. */
-static void timer_changed(struct vcpu *v)
+/* The one serving the timer learns of a new deadline. */
+static void timer_notify(struct vcpu *v)
 {
-	v->timer_exits_arm++;
 	if (timer_by_service())
 		timer_service_armed(virq_timer_service, __atomic_load_n(&v->timer.deadline, __ATOMIC_SEQ_CST), kick);
 	else
 		virq_timer_check(v);
+}
+
+/* After the guest changed its timer. */
+static void timer_changed(struct vcpu *v)
+{
+	v->timer_exits_arm++;
+	timer_notify(v);
 }
 
 /* --- timer=apicv: who serves the guest's timer follows its LVT and SVR ---
@@ -141,6 +154,8 @@ void virq_timer_msr_bitmap(struct vcpu *v, uint8_t *shared)
 
 static bool cpu_may_serve(struct vcpu *v, uint32_t lvt)
 {
+	if (vmx_env.cfg.deadline_pass && v->tsc.offset)
+		return false;   /* the LAPIC would compare the host's TSC */
 	return timer_handed() && vtimer_cpu_serves(lvt, vapic_get(v->vapic, APIC_SVR) & APIC_SVR_ENABLED);
 }
 
@@ -196,47 +211,61 @@ static void pass_interrupt(struct vcpu *v)
 }
 
 /* Served -> LAPIC: the deadline armed in v->timer goes into the MSR (a past
- * one fires at once), which the guest then reads and writes itself. */
+ * one fires at once), which the guest then reads and writes itself. The
+ * host's own deadline in the MSR until then may have fired: its request is
+ * read after the write, which replaces that deadline, so a fire up to the
+ * write is seen and one after it cannot be the host's. */
 static void pass_give(struct vcpu *v)
 {
 	spin_lock(&v->timer_lock);
 	uint64_t d = vtimer_hand_over(&v->timer);
 	spin_unlock(&v->timer_lock);
-	v->pass_stale_pending = lapic_requested(HOST_TIMER_VECTOR);
 	v->pass_handed = d;
 	wrmsr(MSR_IA32_TSC_DEADLINE, d);
+	v->pass_stale_pending = lapic_requested(HOST_TIMER_VECTOR);
 	v->host_deadline = d;
 }
 
-/* LAPIC -> served: what the MSR holds is armed in v->timer, under the LVT
- * still in place; an expiry since the exit is the guest's and is posted
- * (its interrupt, still requested, later exits and finds nothing due). */
-static void pass_take_back(struct vcpu *v)
+/* LAPIC -> served: what the MSR holds is armed in v->timer. An expiry the
+ * LAPIC requested meanwhile fired after this exit began: while the guest
+ * runs, the timer's interrupt exits at once, so one still requested at
+ * another exit came in root mode, after the guest's instruction. It is
+ * posted only if the guest's timer state after that instruction delivers
+ * it ('delivers': the LVT kept, only the TSC offset moved); after an LVT or
+ * SVR write that took the timer from the LAPIC (masked, another mode, the
+ * APIC disabled) it is an expiry the LAPIC would not have delivered. Its
+ * interrupt, still requested, later exits and finds nothing due. */
+static void pass_take_back(struct vcpu *v, bool delivers)
 {
 	uint64_t d = rdmsr(MSR_IA32_TSC_DEADLINE);
-	if (lapic_requested(HOST_TIMER_VECTOR) && pass_is_guests(v, d))
-		pass_post(v);
+	if (lapic_requested(HOST_TIMER_VECTOR) && pass_is_guests(v, d)) {
+		if (delivers)
+			pass_post(v);
+		else
+			v->pass_undelivered++;
+	}
 	v->pass_stale_pending = false;
 	v->host_deadline = d;   /* the MSR keeps it: virq_host_timer_program need not write it */
 	if (d) {
 		spin_lock(&v->timer_lock);
-		vtimer_write_tsc_deadline(&v->timer, d);
+		vtimer_write_tsc_deadline(&v->timer, d);   /* the TSC offset was 0 while the LAPIC served */
 		spin_unlock(&v->timer_lock);
 	}
 }
 
 /* The host takes over: a deadline the CPU holds (TSC-deadline mode, the LVT
- * not yet changed) is armed in v->timer. The TSC offset is 0: the guest
- * deadline (host TSC) is the guest's value. */
-static void timer_to_host(struct vcpu *v)
+ * not yet changed) is armed in v->timer. With APIC-timer virtualization the
+ * guest-deadline field is in host TSC and its shadow holds the guest's value
+ * (what RDMSR returns). */
+static void timer_to_host(struct vcpu *v, bool delivers)
 {
 	if (vmx_env.cfg.deadline_pass) {
 		cpu_timer_on(v, false);
 		v->timer_to_host++;
-		pass_take_back(v);
+		pass_take_back(v, delivers);
 		return;
 	}
-	uint64_t d = vmcs_read(VMCS_GUEST_DEADLINE);
+	uint64_t d = vmcs_read(VMCS_GUEST_DEADLINE), g = vmcs_read(VMCS_GUEST_DEADLINE_SHADOW);
 	vmcs_write(VMCS_GUEST_DEADLINE, 0);
 	vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, 0);
 	vmcs_write(VMCS_VIRTUAL_TIMER_VECTOR, 0);
@@ -244,7 +273,7 @@ static void timer_to_host(struct vcpu *v)
 	v->timer_to_host++;
 	if (d) {
 		spin_lock(&v->timer_lock);
-		vtimer_write_tsc_deadline(&v->timer, d);
+		vtimer_write_tsc_deadline_at(&v->timer, g ? g : d, d);
 		spin_unlock(&v->timer_lock);
 	}
 }
@@ -265,10 +294,10 @@ static void timer_to_cpu(struct vcpu *v)
 	if (v->timer_by_cpu)
 		return;
 	spin_lock(&v->timer_lock);
-	uint64_t d = vtimer_hand_over(&v->timer);
+	uint64_t g = v->timer.tsc_deadline, d = vtimer_hand_over(&v->timer);
 	spin_unlock(&v->timer_lock);
 	vmcs_write(VMCS_GUEST_DEADLINE, d);
-	vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, d);
+	vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, d ? g : 0);
 	cpu_timer_on(v, true);
 	v->timer_to_cpu++;
 }
@@ -304,9 +333,27 @@ void virq_timer_svr_written(struct vcpu *v)
 {
 	bool by_cpu = cpu_may_serve(v, v->timer.lvt);
 	if (v->timer_by_cpu && !by_cpu)
-		timer_to_host(v);
+		timer_to_host(v, false);   /* a software disable masked the LVT */
 	else if (by_cpu)
 		timer_to_cpu(v);
+}
+
+/* The guest moved its TSC (vmx/tsc.c; the VMCS offset is written): an armed
+ * TSC deadline keeps its guest value and comes when the guest's TSC reaches
+ * it. The LAPIC serves (timer=deadline) only at offset 0. */
+void virq_timer_tsc_moved(struct vcpu *v)
+{
+	uint64_t now = rdtsc(), off = v->tsc.offset;
+	if (vmx_env.cfg.deadline_pass && v->timer_by_cpu && off)
+		timer_to_host(v, true);    /* the LVT is unchanged: an expiry meanwhile is delivered */
+	if (vmx_env.cfg.apic_timer_virt && v->timer_by_cpu && vmcs_read(VMCS_GUEST_DEADLINE))
+		vmcs_write(VMCS_GUEST_DEADLINE, vtimer_host_deadline(vmcs_read(VMCS_GUEST_DEADLINE_SHADOW), off, now));
+	spin_lock(&v->timer_lock);
+	vtimer_rebase(&v->timer, off, now);
+	spin_unlock(&v->timer_lock);
+	if (!v->timer_by_cpu && cpu_may_serve(v, v->timer.lvt))
+		timer_to_cpu(v);
+	timer_notify(v);
 }
 
 void virq_host_timer_program(struct vcpu *v)
@@ -361,7 +408,7 @@ int virq_timer_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	uint64_t now = rdtsc();
 	if (msr == MSR_IA32_TSC_DEADLINE) {
 		spin_lock(&v->timer_lock);
-		vtimer_write_tsc_deadline(&v->timer, val);
+		vtimer_write_tsc_deadline_at(&v->timer, val, vtimer_host_deadline(val, v->tsc.offset, now));
 		spin_unlock(&v->timer_lock);
 		timer_changed(v);
 		return 0;
@@ -376,8 +423,10 @@ int virq_timer_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 			val |= APIC_LVT_MASKED;
 		bool by_cpu = cpu_may_serve(v, (uint32_t)val);
 		if (v->timer_by_cpu && !by_cpu)
-			timer_to_host(v);   /* its deadline comes under the old LVT, then the write applies */
-		virq_timer_check(v);   /* an expiry due now is judged by the LVT it came under */
+			timer_to_host(v, false);   /* its deadline comes under the old LVT, then the write applies */
+		/* An expiry due by the exit came under the old LVT; one due since
+		 * comes after the guest's write, judged by the new one. */
+		timer_check_at(v, v->exit_tsc && v->exit_tsc <= now ? v->exit_tsc : now);
 		spin_lock(&v->timer_lock);
 		vtimer_write_lvt(&v->timer, (uint32_t)val, now);   /* a mode change disarms */
 		spin_unlock(&v->timer_lock);
@@ -441,9 +490,10 @@ void virq_timer_report(struct vcpu *v)
 	/* timer=deadline: the guest's armings in the LAPIC are not seen (that is
 	 * the point); each expiry is (fired, posted: in delivered above). */
 	if (vmx_env.cfg.deadline_pass)
-		pr_info("hvstat: cpu=%u timer_deadline server=%s to_lapic=%llu to_host=%llu fired=%llu stale=%llu\n", i,
+		pr_info("hvstat: cpu=%u timer_deadline server=%s to_lapic=%llu to_host=%llu fired=%llu stale=%llu undelivered=%llu\n", i,
 			v->timer_by_cpu ? "lapic" : "host", (unsigned long long)v->timer_to_cpu,
-			(unsigned long long)v->timer_to_host, (unsigned long long)v->pass_fired, (unsigned long long)v->pass_stale);
+			(unsigned long long)v->timer_to_host, (unsigned long long)v->pass_fired, (unsigned long long)v->pass_stale,
+			(unsigned long long)v->pass_undelivered);
 	char buf[400];
 	size_t n = 0;
 	for (unsigned b = 0; b < VTIMER_LATE_BUCKETS && n < sizeof buf - 32; b++)

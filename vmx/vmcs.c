@@ -86,8 +86,10 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	if (virt && t->timer == TIMER_PREEMPT)
 		pin |= VMX_PIN_PREEMPTION_TIMER;
 
-	/* HLT, MWAIT, PAUSE, CR3 and CR8 accesses, RDTSC: none of them exit. */
-	uint32_t proc = VMX_PROC_USE_MSR_BITMAPS | VMX_PROC_USE_IO_BITMAPS | VMX_PROC_ACTIVATE_SECONDARY;
+	/* HLT, MWAIT, PAUSE, CR3 and CR8 accesses, RDTSC: none of them exit.
+	 * The TSC offset carries what the guest moved its TSC by (vmx/tsc.c). */
+	uint32_t proc = VMX_PROC_USE_MSR_BITMAPS | VMX_PROC_USE_IO_BITMAPS | VMX_PROC_ACTIVATE_SECONDARY |
+			VMX_PROC_TSC_OFFSETTING;
 	if (c->tertiary)
 		proc |= VMX_PROC_ACTIVATE_TERTIARY;
 	if (vid)

@@ -9,6 +9,7 @@
 #include "../../lib/memmap.h"
 #include "../../apic/pi.h"
 #include "../../guest/msr.h"
+#include "../../vmx/tsc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +31,25 @@ static struct { uint32_t msr; uint64_t v; } msrs[64];
 static unsigned nmsrs;
 
 uint64_t rdtsc(void) { return hw_tsc; }
-uint64_t rdmsr(uint32_t msr)
+int hw_root_fire_after = -1;
+static void root_timer(void);
+static void msr_accessed(void)
+{
+	static bool in;
+	if (in || hw_root_fire_after < 0 || hw_root_fire_after-- > 0)
+		return;
+	in = true;
+	root_timer();
+	in = false;
+}
+static uint64_t msr_get(uint32_t msr)
 {
 	for (unsigned i = 0; i < nmsrs; i++)
 		if (msrs[i].msr == msr)
 			return msrs[i].v;
 	return msr == 0x803 ? 0x01050014 : 0;   /* the version register: an x2APIC, EOI-broadcast suppression */
 }
-void wrmsr(uint32_t msr, uint64_t v)
+static void msr_set(uint32_t msr, uint64_t v)
 {
 	for (unsigned i = 0; i < nmsrs; i++)
 		if (msrs[i].msr == msr) {
@@ -46,6 +58,17 @@ void wrmsr(uint32_t msr, uint64_t v)
 		}
 	if (nmsrs < 64)
 		msrs[nmsrs++] = (typeof(msrs[0])){ msr, v };
+}
+uint64_t rdmsr(uint32_t msr)
+{
+	uint64_t v = msr_get(msr);
+	msr_accessed();
+	return v;
+}
+void wrmsr(uint32_t msr, uint64_t v)
+{
+	msr_set(msr, v);
+	msr_accessed();
 }
 uint64_t hw_msr(uint32_t msr) { return rdmsr(msr); }
 struct percpu *this_cpu(void) { return &cur; }
@@ -100,7 +123,12 @@ void lapic_eoi(void)
 		bcast[t]++;
 }
 bool lapic_in_service(uint8_t vec) { return isr[vec]; }
-bool lapic_requested(uint8_t vec) { return irr[vec]; }
+bool lapic_requested(uint8_t vec)   /* the IRR, read through MSR 0x820 + vec / 32 in x2APIC mode */
+{
+	bool r = irr[vec];
+	msr_accessed();
+	return r;
+}
 bool lapic_level(uint8_t vec) { return tmr[vec]; }
 void lapic_send(uint32_t apic_id, uint32_t icr_low)
 {
@@ -149,6 +177,7 @@ void hw_reset(unsigned n)
 	eois = nsent = nmsrs = 0;
 	hw_mwait_hook = NULL;
 	hw_mwaits = 0;
+	hw_root_fire_after = -1;
 	hw_tsc = 1000000;
 	vmcs_record_clear();
 	memset(&vmx_env, 0, sizeof vmx_env);
@@ -156,6 +185,8 @@ void hw_reset(unsigned n)
 	vmx_env.cfg.timer = TIMER_POSTED;
 	vmx_env.cfg.posted_intr_nv = 0xf2;
 	vmx_env.cfg.pin = VMX_PIN_VIRTUAL_NMIS;
+	vmx_env.cfg.proc = VMX_PROC_TSC_OFFSETTING;
+	vmcs_write(VMCS_PROC_CONTROLS, vmx_env.cfg.proc);
 	ncpus = n;
 	page_alloc_init((uintptr_t)heap, sizeof heap);   /* the run time's own allocations */
 	pid_table = page();
@@ -164,6 +195,7 @@ void hw_reset(unsigned n)
 		memset(v, 0, sizeof *v);
 		v->index = i;
 		v->apic_id = i;
+		v->tsc_adjust_exists = true;   /* IA32_TSC_ADJUST 0, offset 0, as vcpu_tsc_init finds a fresh CPU */
 		v->vapic = page();
 		v->pid = page();
 		pi_desc_init(v->pid, 0xf2, i);
@@ -192,7 +224,8 @@ static void reset_handed(unsigned n, bool apicv)
 	hw_tsc = 1000;
 	struct vmcs_config *c = &vmx_env.cfg;
 	c->timer = apicv ? TIMER_APICV : TIMER_DEADLINE;
-	c->proc = VMX_PROC_USE_MSR_BITMAPS | VMX_PROC_ACTIVATE_SECONDARY | VMX_PROC_ACTIVATE_TERTIARY | VMX_PROC_USE_TPR_SHADOW;
+	c->proc = VMX_PROC_USE_MSR_BITMAPS | VMX_PROC_ACTIVATE_SECONDARY | VMX_PROC_ACTIVATE_TERTIARY | VMX_PROC_USE_TPR_SHADOW |
+		  VMX_PROC_TSC_OFFSETTING;
 	c->proc2 = VMX_PROC2_VIRT_X2APIC_MODE | VMX_PROC2_APIC_REG_VIRT | VMX_PROC2_VIRT_INTR_DELIVERY;
 	c->pin |= VMX_PIN_EXT_INT_EXITING | VMX_PIN_POSTED_INTR;
 	c->proc3_active = true;
@@ -222,11 +255,40 @@ void hw_reset_deadline(unsigned n) { reset_handed(n, false); }
 bool hw_irq_late;
 static void root_timer(void)
 {
-	uint64_t h = rdmsr(0x6e0);
+	uint64_t h = msr_get(0x6e0);
 	if (h && hw_tsc >= h) {
-		wrmsr(0x6e0, 0);
+		msr_set(0x6e0, 0);
 		irr[HOST_TIMER_VECTOR] = 1;
 	}
+}
+
+/* The guest's TSC: the host's plus the VMCS TSC offset (SDM Vol. 3C,
+ * "Timestamp-Counter Offset and Multiplier"). */
+static uint64_t guest_tsc_now(void)
+{
+	bool on = vmcs_read(VMCS_PROC_CONTROLS) & VMX_PROC_TSC_OFFSETTING;
+	return hw_tsc + (on ? vmcs_read(VMCS_TSC_OFFSET) : 0);
+}
+uint64_t hw_guest_rdtsc(void) { return guest_tsc_now(); }
+
+/* WRMSR and RDMSR exits, handled as vmx/exit.c does. */
+static int exit_wrmsr_chain(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	int r = vcpu_tsc_wrmsr(v, msr, val);
+	if (r > 0)
+		r = virq_wrmsr(v, msr, val);
+	if (r > 0)
+		r = guest_wrmsr(msr, val);
+	return r == MSR_WRITE_DROPPED ? 0 : r;
+}
+static int exit_rdmsr_chain(struct vcpu *v, uint32_t msr, uint64_t *val)
+{
+	int r = vcpu_tsc_rdmsr(v, msr, val);
+	if (r > 0)
+		r = virq_rdmsr(v, msr, val);
+	if (r > 0)
+		r = guest_rdmsr(msr, val);
+	return r;
 }
 
 static bool bit8(void)
@@ -268,19 +330,27 @@ static void boundary(struct vcpu *v)
 
 int hw_guest_wrmsr_root_at(struct vcpu *v, uint32_t msr, uint64_t val, uint64_t tsc)
 {
+	int fire_after = hw_root_fire_after;   /* counted from the handler's first MSR access */
+	hw_root_fire_after = -1;
 	boundary(v);
 	if (exits(msr, true)) {
 		msr_exits++;
+		v->exit_tsc = hw_tsc;
 		if (tsc > hw_tsc)
 			hw_tsc = tsc;
-		root_timer();
-		int r = virq_wrmsr(v, msr, val);
+		hw_root_fire_after = fire_after;
+		if (fire_after < 0)
+			root_timer();   /* else at the handler's chosen MSR access */
+		int r = exit_wrmsr_chain(v, msr, val);
 		virq_before_entry(v);
-		return r < 0 ? -1 : 0;
+		return r ? -1 : 0;
 	}
 	if (msr == 0x6e0 && bit8()) {
+		/* The ISE's guest deadline is in host TSC: the value less the TSC
+		 * offset (1 for a result of 0: 0 means none). */
+		uint64_t host = val - (guest_tsc_now() - hw_tsc);
 		vmcs_write(VMCS_GUEST_DEADLINE_SHADOW, val);
-		vmcs_write(VMCS_GUEST_DEADLINE, val);
+		vmcs_write(VMCS_GUEST_DEADLINE, val ? (host ? host : 1) : 0);
 		return 0;
 	}
 	host_msr_writes++;
@@ -292,12 +362,18 @@ int hw_guest_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val) { return hw_guest
 int hw_guest_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
 	boundary(v);
+	if (msr == 0x10) {   /* never intercepted (guest/msr.c): RDMSR IA32_TSC adds the TSC offset, as RDTSC does */
+		*val = guest_tsc_now();
+		return 0;
+	}
 	if (exits(msr, false)) {
 		msr_exits++;
-		int r = virq_rdmsr(v, msr, val);
+		v->exit_tsc = hw_tsc;
+		int r = exit_rdmsr_chain(v, msr, val);
 		virq_before_entry(v);
-		return r < 0 ? -1 : 0;
+		return r ? -1 : 0;
 	}
+
 	if (msr >= 0x800 && msr <= 0x8ff && (vmcs_read(VMCS_PROC2_CONTROLS) & VMX_PROC2_APIC_REG_VIRT)) {
 		uint32_t w;   /* APIC-register virtualization: the virtual-APIC page */
 		memcpy(&w, v->vapic + ((msr - 0x800) << 4), 4);

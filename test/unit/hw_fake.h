@@ -83,4 +83,11 @@ unsigned hw_vtimer_fires(uint8_t vec);          /* the CPU's virtual-timer expir
  * another CPU does meanwhile; without one MWAIT aborts the test. */
 extern void (*hw_mwait_hook)(void);
 extern unsigned hw_mwaits;
+/* The guest's RDTSC: the host TSC plus the VMCS TSC offset. */
+uint64_t hw_guest_rdtsc(void);
+/* A host TSC deadline reached in root mode fires when it is due at the
+ * hypervisor's n-th MSR access after this is set to n (0: the first),
+ * standing for the moment the LAPIC latches it; -1 (the default): at once,
+ * as the exit begins. */
+extern int hw_root_fire_after;
 #endif

@@ -148,10 +148,12 @@ TEST(deadline_mask_and_mode_change_take_it_back)
 	CHECK_EQ(v->timer_posts, 1);
 }
 
-/* The guest's deadline fires in root mode while an LVT write that masks it
- * is being handled: it came under the unmasked LVT, so it is delivered, once
- * (the interrupt it left requested exits later and finds nothing). */
-TEST(deadline_expiry_in_root_is_delivered_once)
+/* The guest's deadline comes in root mode while an LVT write that masks it
+ * is handled: the guest masked the LVT with that instruction, before the
+ * deadline came, so the LAPIC would not deliver it (SDM Vol. 3A, "LVT":
+ * a masked LVT entry inhibits its interrupt). Nothing is posted; the
+ * interrupt it left requested exits later and finds nothing due. */
+TEST(deadline_expiry_in_root_after_a_masking_write_is_not_delivered)
 {
 	hw_reset_deadline(1);
 	struct vcpu *v = hw_vcpu(0);
@@ -160,19 +162,39 @@ TEST(deadline_expiry_in_root_is_delivered_once)
 	wr(v, 0x6e0, 5000);
 	CHECK_EQ(hw_guest_wrmsr_root_at(v, 0x832, D_DL(0xec) | D_MASK, 5500), 0);
 	CHECK(host_serves());
+	CHECK(!posted(v, 0xec));
+	CHECK_EQ(v->timer_posts, 0);
+	CHECK_EQ(v->pass_undelivered, 1);
+	hw_run_to(v, 20000);                             /* the requested interrupt exits now */
+	CHECK(!posted(v, 0xec));
+	CHECK_EQ(v->timer_posts, 0);
+	CHECK(virq_timer_balanced(v));
+}
+
+/* The same expiry in root mode while the guest moves its TSC: its LVT is
+ * unchanged and delivers it, once. */
+TEST(deadline_expiry_in_root_at_a_tsc_write_is_delivered_once)
+{
+	hw_reset_deadline(1);
+	struct vcpu *v = hw_vcpu(0);
+	wr(v, 0x80f, 0x1ff);
+	wr(v, 0x832, D_DL(0xec));
+	wr(v, 0x6e0, 5000);
+	CHECK_EQ(hw_guest_wrmsr_root_at(v, 0x3b, 100, 5500), 0);
+	CHECK(host_serves());
 	CHECK(posted(v, 0xec));
 	CHECK_EQ(v->timer_posts, 1);
 	take(v, 0xec);
-	hw_run_to(v, 20000);                             /* the requested interrupt exits now */
+	hw_run_to(v, 20000);
 	CHECK(!posted(v, 0xec));
 	CHECK_EQ(v->timer_posts, 1);
 	CHECK(virq_timer_balanced(v));
 }
 
-/* The hypervisor's own deadline (served, masked LVT) fires in root mode
- * while the write that unmasks it is handled: masked, it delivers nothing,
- * and its interrupt, the first after the hand-over, is not the guest's. */
-TEST(deadline_host_expiry_at_hand_over_is_not_the_guests)
+/* The hypervisor's own deadline (served, masked LVT) comes in root mode
+ * after the write that unmasks it: the LVT delivers it then, once; the
+ * host's interrupt and the LAPIC's for the same deadline are one. */
+TEST(deadline_host_expiry_at_hand_over_is_delivered_once)
 {
 	hw_reset_deadline(1);
 	struct vcpu *v = hw_vcpu(0);
@@ -183,14 +205,46 @@ TEST(deadline_host_expiry_at_hand_over_is_not_the_guests)
 	CHECK_EQ(hw_guest_wrmsr_root_at(v, 0x832, D_DL(0xec), 5500), 0);
 	CHECK(lapic_serves());
 	hw_run_to(v, 6000);
-	CHECK(!posted(v, 0xec));
-	CHECK_EQ(v->timer_posts, 0);
-	CHECK_EQ(v->pass_stale, 1);
+	CHECK(posted(v, 0xec));
+	CHECK_EQ(v->timer_posts, 1);
+	take(v, 0xec);
 	wr(v, 0x6e0, 7000);                              /* the guest's own: delivered */
 	hw_run_to(v, 8000);
 	CHECK(posted(v, 0xec));
-	CHECK_EQ(v->timer_posts, 1);
+	CHECK_EQ(v->timer_posts, 2);
 	CHECK(virq_timer_balanced(v));
+}
+
+/* The hand-over's other window: the host served the guest's one-shot timer;
+ * the guest switches to TSC-deadline mode (which disarms it) and the host's
+ * deadline, already due, is latched by the LAPIC at some moment of the
+ * handler. Wherever it lands (n = 0, 1, 2, ... MSR accesses into the
+ * handler), its interrupt is not the guest's: no expiry the LAPIC would not
+ * deliver. */
+TEST(deadline_host_fire_anywhere_in_the_hand_over_is_not_the_guests)
+{
+	for (int n = 0; n < 12; n++) {
+		hw_reset_deadline(1);
+		struct vcpu *v = hw_vcpu(0);
+		wr(v, 0x80f, 0x1ff);
+		wr(v, 0x838 - 0x6, 0);                   /* TDCR (0x83e): divide by 2 */
+		wr(v, 0x832, D_ONESHOT(0xec));
+		wr(v, 0x838, 2000);                      /* TMICT: 4000 ticks, served */
+		uint64_t h = hw_msr(0x6e0);
+		CHECK(h != 0);
+		hw_root_fire_after = n;
+		CHECK_EQ(hw_guest_wrmsr_root_at(v, 0x832, D_DL(0xec), h + 10), 0);
+		hw_root_fire_after = -1;
+		CHECK(lapic_serves());
+		hw_run_to(v, h + 5000);
+		if (v->timer_posts != 0) {
+			char msg[120];
+			snprintf(msg, sizeof msg, "host deadline latched at MSR access %d: %llu posts of a disarmed one-shot", n,
+				 (unsigned long long)v->timer_posts);
+			test_fail(__FILE__, __LINE__, msg);
+		}
+		CHECK(virq_timer_balanced(v));
+	}
 }
 
 /* A deadline armed in the served state that comes while the LAPIC takes
@@ -303,11 +357,13 @@ TEST(deadline_random_against_the_sdm)
 				uint32_t val = lvts[(r >> 3) % ARRAY_SIZE(lvts)];
 				uint64_t root = (r >> 6) % 5 == 0 ? hw_tsc + (r >> 9) % 1500 : 0;
 				d_run(&m, hw_tsc);
-				if (root)
-					d_run(&m, root);             /* came before the write applied */
+				/* The write applies when the guest makes it, at the exit;
+				 * what comes in root mode after it comes under the new LVT. */
 				if (((m.lvt >> 17) & 3) != ((val >> 17) & 3) && (((m.lvt >> 17) & 3) == 2 || ((val >> 17) & 3) == 2))
 					m.deadline = 0;
 				m.lvt = m.svr ? val : val | D_MASK;
+				if (root)
+					d_run(&m, root);
 				CHECK_EQ(hw_guest_wrmsr_root_at(v, 0x832, val, root), 0);
 				break;
 			}

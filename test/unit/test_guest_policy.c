@@ -235,13 +235,13 @@ TEST(msr_bitmap_intercepts_vmx_msrs)
 	}
 	/* The neighbours pass through. */
 	CHECK(!msr_bitmap_intercepts(bm, 0x39, false));
-	CHECK(!msr_bitmap_intercepts(bm, 0x3b, false));
+	CHECK(!msr_bitmap_intercepts(bm, 0x3c, false));
 	CHECK(!msr_bitmap_intercepts(bm, 0x47f, false));
 	CHECK(!msr_bitmap_intercepts(bm, 0x494, true));
 
 	/* The layout is the SDM's: read-low at 0, write-low at 2048. */
-	CHECK_EQ(bm[0x3a / 8], BIT(0x3a % 8));
-	CHECK_EQ(bm[2048 + 0x3a / 8], BIT(0x3a % 8) | BIT(0x3b % 8));   /* IA32_TSC_ADJUST (0x3b) writes too */
+	CHECK_EQ(bm[0x3a / 8], BIT(0x3a % 8) | BIT(0x3b % 8));          /* IA32_TSC_ADJUST (0x3b) too */
+	CHECK_EQ(bm[2048 + 0x3a / 8], BIT(0x3a % 8) | BIT(0x3b % 8));
 	CHECK_EQ(bm[0x480 / 8], 0xff);
 	CHECK_EQ(bm[2048 + 0x490 / 8], 0x0f);
 	/* IA32_APIC_BASE (0x1b) is the host's in both interrupt models. */
@@ -259,15 +259,16 @@ TEST(msr_bitmap_intercepts_vmx_msrs)
 	/* IA32_BIOS_SIGN_ID (0x8b), the microcode revision, both ways. */
 	CHECK(msr_bitmap_intercepts(bm, 0x8b, false));
 	CHECK(msr_bitmap_intercepts(bm, 0x8b, true));
-	/* IA32_TSC (0x10) and IA32_TSC_ADJUST (0x3b): writes exit, reads pass. */
+	/* IA32_TSC (0x10): writes exit, reads pass (the CPU adds the TSC
+	 * offset); IA32_TSC_ADJUST (0x3b): both (the vCPU's own value). */
 	CHECK(msr_bitmap_intercepts(bm, 0x10, true) && !msr_bitmap_intercepts(bm, 0x10, false));
-	CHECK(msr_bitmap_intercepts(bm, 0x3b, true) && !msr_bitmap_intercepts(bm, 0x3b, false));
-	/* Exactly those MSRs: 22 + 2 + 3 + 8 + 1 + 1 + 1 read and write, 1 read
-	 * only, 2 write only. */
+	CHECK(msr_bitmap_intercepts(bm, 0x3b, true) && msr_bitmap_intercepts(bm, 0x3b, false));
+	/* Exactly those MSRs: 22 + 2 + 3 + 8 + 1 + 1 + 1 + 1 read and write, 1
+	 * read only, 1 write only. */
 	int bits = 0;
 	for (int i = 0; i < 4096; i++)
 		bits += __builtin_popcount(bm[i]);
-	CHECK_EQ(bits, 2 * (22 + 2 + 3 + 8 + 1 + 1 + 1) + 1 + 2);
+	CHECK_EQ(bits, 2 * (22 + 2 + 3 + 8 + 1 + 1 + 1 + 1) + 1 + 1);
 	for (int i = 1024; i < 2048; i++)
 		CHECK_EQ(bm[i] | bm[i + 2048], 0);
 }
