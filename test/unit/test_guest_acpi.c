@@ -317,3 +317,50 @@ TEST(guest_apic_ids_above_255_are_not_vcpus)
 	CHECK(!guest_apic_id_usable(256));
 	CHECK(!guest_apic_id_usable(0xffffffffu));
 }
+
+/* An ACPI 1.0 firmware: RSDP revision 0 (20 bytes, RSDT only) and a FADT of
+ * 116 bytes, ACPI 1.0's whole table, which ends with its Flags (byte
+ * offset 112, 4 bytes; the same place in every later revision): the copy
+ * gets bit 19 (FORCE_APIC_PHYSICAL_DESTINATION_MODE) like a longer FADT,
+ * its checksum fixed. */
+TEST(guest_acpi_fadt_of_116_bytes_gets_the_flag)
+{
+	uint8_t (*mem)[4096] = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	CHECK(mem != MAP_FAILED);
+	if (mem == MAP_FAILED)
+		return;
+	uint8_t *rsdp = mem[0], *rsdt = mem[1], *madt = mem[2], *fadt = mem[3], *out = mem[5];
+	header(madt, "APIC", 52);
+	madt[44] = 0; madt[45] = 8; madt[47] = 0; put32(madt + 48, 1);
+	csum(madt, 52, 9);
+	header(fadt, "FACP", 116);
+	put32(fadt + 112, 0x000000a5);                 /* ACPI 1.0 flags, bit 19 clear */
+	csum(fadt, 116, 9);
+	header(rsdt, "RSDT", 36 + 2 * 4);
+	put32(rsdt + 36, (uint32_t)(uintptr_t)fadt); put32(rsdt + 40, (uint32_t)(uintptr_t)madt);
+	csum(rsdt, 44, 9);
+	memcpy(rsdp, "RSD PTR ", 8);
+	rsdp[15] = 0;
+	put32(rsdp + 16, (uint32_t)(uintptr_t)rsdt);
+	csum(rsdp, 20, 8);
+
+	struct acpi_info a;
+	memset(&a, 0, sizeof a);
+	a.rsdp = (uintptr_t)rsdp; a.rsdp_revision = 0; a.root = (uintptr_t)rsdt;
+	a.madt = (uintptr_t)madt; a.fadt = (uintptr_t)fadt;
+	const uint32_t ids[] = { 0 };
+	paddr_t copy;
+	uint32_t disabled;
+	char err[160];
+	CHECK_EQ(acpi_guest_copy(&a, ids, 1, out, 3 * 4096, (uintptr_t)out, &copy, &disabled, err, sizeof err), 0);
+	const uint8_t *r = (const uint8_t *)(uintptr_t)copy;
+	const uint8_t *t = (const uint8_t *)(uintptr_t)get32(r + 16);
+	CHECK_EQ(sum(r, 20), 0);
+	CHECK(!memcmp(t, "RSDT", 4));
+	const uint8_t *f = (const uint8_t *)(uintptr_t)get32(t + 36);
+	CHECK(f != fadt && !memcmp(f, "FACP", 4));
+	CHECK_EQ(get32(f + 4), 116);
+	CHECK_EQ(get32(f + 112), 0x000000a5u | (1u << 19));
+	CHECK_EQ(sum(f, 116), 0);
+	munmap(mem, 8 * 4096);
+}

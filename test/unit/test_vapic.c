@@ -202,3 +202,40 @@ TEST(vapic_tpr_write)
 	CHECK_EQ(swapic_update_ppr(page), 0x47);
 	CHECK_EQ(rd(V_PPR), 0x47);
 }
+
+/* A software disable (SDM Vol. 3A, "Local APIC State After It Has Been
+ * Software Disabled": "The mask bits for all the LVT entries are set"):
+ * SVR (MSR 80FH) written with bit 8 clear masks (bit 16) each LVT the
+ * guest left unmasked, up to the last one, LVT Error at 0x370, and keeps
+ * their vectors. Offsets from "Local APIC Register Address Map": LVT
+ * Timer 0x320, Thermal 0x330, PMC 0x340, LINT0 0x350, LINT1 0x360,
+ * Error 0x370. */
+TEST(vapic_svr_disable_masks_every_lvt_to_lvt_error)
+{
+	static const uint32_t lvt[] = { 0x320, 0x330, 0x340, 0x350, 0x360, 0x370 };
+	memset(page, 0, sizeof page);
+	CHECK_EQ(vapic_write(page, 0x80f, 0x1ff), 0);            /* enabled, spurious vector 0xff */
+	for (size_t i = 0; i < ARRAY_SIZE(lvt); i++)
+		wr(lvt[i], 0xe0 + (uint32_t)i);                      /* unmasked, fixed */
+	CHECK_EQ(vapic_write(page, 0x80f, 0x0ff), 0);            /* software disable */
+	for (size_t i = 0; i < ARRAY_SIZE(lvt); i++) {
+		if (rd(lvt[i]) != ((0xe0 + (uint32_t)i) | 1u << 16))
+			printf("    LVT at 0x%x reads 0x%x after the software disable\n", lvt[i], rd(lvt[i]));
+		CHECK_EQ(rd(lvt[i]), (0xe0 + (uint32_t)i) | 1u << 16);
+	}
+}
+
+/* RDMSR of the ISR, TMR and IRR (SDM Vol. 3A, "Local APIC Register Address
+ * Map Supported by x2APIC"): MSRs 810H-817H ISR bits 31:0 .. 255:224,
+ * 818H-81FH TMR, 820H-827H IRR, read-only; 80EH (no DFR in x2APIC mode)
+ * is reserved. */
+TEST(vapic_isr_tmr_irr_readable_from_the_first_word)
+{
+	CHECK(!vapic_readable(0x80e));
+	for (uint32_t msr = 0x810; msr <= 0x827; msr++) {
+		if (!vapic_readable(msr))
+			printf("    RDMSR 0x%x refused, the SDM lists it readable\n", msr);
+		CHECK(vapic_readable(msr));
+	}
+	CHECK(vapic_readable(0x828));                            /* ESR, next */
+}

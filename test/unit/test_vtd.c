@@ -173,3 +173,14 @@ TEST(vtd_levels_from_cap)
 	CHECK_EQ(vtd_levels(sagaw39 | mgaw39, GIB(600)), 0);               /* memory beyond 39 bits */
 	CHECK_EQ(vtd_levels(mgaw48, GIB(4)), 0);                           /* no layout offered */
 }
+
+/* A unit offering 4- and 5-level tables (SAGAW bits 2 and 3: 48- and
+ * 57-bit AGAW; VT-d specification, "Capability Register") with MGAW field
+ * 47 (48 bits: the field is N - 1) runs 4-level tables, the layout that
+ * matches its width; with MGAW 57 (field 56), 5-level ones. */
+TEST(vtd_levels_sagaw_4_and_5_follow_mgaw)
+{
+	uint64_t sagaw48 = 4ull << 8, sagaw57 = 8ull << 8, mgaw48 = 47ull << 16, mgaw57 = 56ull << 16;
+	CHECK_EQ(vtd_levels(sagaw48 | sagaw57 | mgaw48, GIB(4)), 4);
+	CHECK_EQ(vtd_levels(sagaw48 | sagaw57 | mgaw57, GIB(4)), 5);
+}
