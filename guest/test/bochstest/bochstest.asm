@@ -2,7 +2,8 @@
 ; shows Bochs 3.0's VMX defects (docs/bochs.md, the table). Booted with the
 ; hypervisor's bochstest=1 (HC_HV_BOCHSTEST), on one vCPU (smp=1; Bochs runs
 ; 2 CPUs, the second never started, for exc-kick). Seven VM entries,
-; each set up by the hypervisor at the guest's request, and what the guest saw:
+; each set up by the hypervisor at the guest's request, and one test of
+; Bochs's LAPIC timer, and what the guest saw:
 ;   pir-empty     a posted-interrupt notification with the PIR empty, guest
 ;                 IF = 1: how often vector 0xff was delivered (SDM: RVI stays
 ;                 as it was, so 0; Bochs 3.0 made RVI 0xff, so 1)
@@ -24,6 +25,14 @@
 ;                 its window exit and the hang check's exits before the guest
 ;                 ran again (SDM: the window exit wakes HLT, so 1 and 0;
 ;                 Bochs 3.0 slept on until the hang check's exit, so 1 and 1)
+;   tsc-deadline  the LAPIC timer in TSC-deadline mode, vector 0x60, which
+;                 timer=deadline hands to the guest (its WRMSR and RDMSR of
+;                 IA32_TSC_DEADLINE reach the CPU's LAPIC): a near deadline,
+;                 its interrupt, then the MSR read (SDM Vol. 3A, "TSC-Deadline
+;                 Mode": the timer disarms and the MSR reads 0; Bochs 3.0 kept
+;                 the deadline, defect J), then EOI and the LVT masked, which
+;                 hands the timer back to the hypervisor: 0x60's count (1; 2
+;                 where the MSR still held the spent deadline)
 ;   exc-kick      the kick pending, the entry under blocking by STI and the
 ;                 guest's next instruction UD2 (shows only with 2 or more
 ;                 Bochs CPUs, whose main loop runs them in turn): the #UD
@@ -36,6 +45,8 @@
 ;                 (the hypervisor then ends the HLT state); Bochs 3.0 never
 ;                 woke, and the run reaches its timeout after "entering"
 ; Then the Bochs shutdown port (the hypervisor ends the run).
+; With bochstest=sipi-once on the command line (its own boot, smp=2) only
+; sipi-once: the AP started 50 times by INIT and a single SIPI (below).
 ; nasm -f bin: the boot sector with the setup header, one setup sector, then
 ; the protected-mode part whose 64-bit entry is at offset 0x200 (boot
 ; protocol 2.12). The code is position independent (loaded where the
@@ -55,6 +66,28 @@
 %define EXIT_REASON_INTR_WINDOW   7
 %define EXIT_REASON_PREEMPTION_TIMER 52
 %define COM1 0x3f8
+%define MSR_TSC_DEADLINE     0x6e0
+%define MSR_X2APIC_EOI       0x80b
+%define MSR_X2APIC_SVR       0x80f
+%define MSR_X2APIC_ICR       0x830
+%define MSR_X2APIC_LVT_TIMER 0x832
+%define APIC_SVR_ENABLE  0x100
+%define LVT_MASKED       0x10000
+%define LVT_TSC_DEADLINE 0x40000        ; timer mode 10b (bits 18:17)
+%define ICR_INIT 0x4500                 ; INIT, level assert (x2APIC: no de-assert)
+%define ICR_SIPI 0x4600                 ; start-up, OR the vector
+%define BP_EXT_CMD_LINE_PTR 0x0c8       ; struct boot_params (boot protocol)
+%define BP_E820_ENTRIES     0x1e8
+%define BP_CMD_LINE_PTR     0x228
+%define BP_E820_TABLE       0x2d0
+%define E820_RAM 1
+%define TRAMP_COUNT 0x800               ; the AP's count, in its trampoline page
+%define SIPI_AP     1                   ; the AP's APIC ID (the BSP's is 0)
+%define SIPI_ROUNDS 50
+%define SIPI_WAIT   5000000             ; TSC ticks: the bound on a round's wait
+%define J_VECTOR 0x60
+%define J_AHEAD  20000                  ; TSC ticks (Bochs: one an instruction)
+%define J_WAIT   10000000               ; the bound on the wait for it
 %define SPIN 200000
 
 bits 16
@@ -104,6 +137,7 @@ bits 64
 entry64:
 	cld
 	lea rsp, [rel stack_top]
+	mov [rel boot_params], rsi      ; the zero page (boot protocol, 64-bit entry)
 	; the IDT: gate n -> stub n (interrupt gate, present, DPL 0)
 	lea rdi, [rel idt]
 	lea rbx, [rel stubs]
@@ -128,6 +162,10 @@ entry64:
 	lidt [rel idtr]
 	lea rsi, [rel s_start]
 	call puts
+	lea rsi, [rel s_opt_sipi]
+	call cmdline_has
+	test eax, eax
+	jnz sipi_once
 
 	; entry-pending
 	call extint_exits
@@ -233,6 +271,72 @@ entry64:
 	call newline
 	mov r13, [rel entry_exits]      ; (entry-pending's, kept in r13 for the verdict)
 
+	; tsc-deadline (after hlt-window's 0x50, before pir-empty's 0xff: 0x60
+	; must not wait behind a vector in service); timer=deadline hands the
+	; LAPIC timer to the guest in this LVT state
+	xor edx, edx
+	mov ecx, MSR_X2APIC_SVR
+	mov eax, APIC_SVR_ENABLE | 0xff
+	wrmsr
+	mov ecx, MSR_X2APIC_LVT_TIMER
+	mov eax, LVT_TSC_DEADLINE | J_VECTOR
+	wrmsr
+	call rdtsc64
+	add rax, J_AHEAD
+	mov [rel j_armed], rax
+	mov rdx, rax
+	shr rdx, 32
+	mov ecx, MSR_TSC_DEADLINE
+	wrmsr
+	call rdtsc64
+	lea r12, [rax + J_WAIT]
+	sti
+.j_wait:
+	cmp qword [rel counts + J_VECTOR * 8], 0
+	jne .j_fired
+	call rdtsc64
+	cmp rax, r12
+	jb .j_wait
+.j_fired:
+	cli
+	mov ecx, MSR_TSC_DEADLINE
+	rdmsr
+	shl rdx, 32
+	or rax, rdx
+	mov [rel j_after], rax
+	mov rax, [rel counts + J_VECTOR * 8]
+	mov [rel j_first], rax
+	xor eax, eax
+	xor edx, edx
+	mov ecx, MSR_X2APIC_EOI
+	wrmsr                           ; 0x60 out of service: a second one could come
+	mov ecx, MSR_X2APIC_LVT_TIMER
+	mov eax, LVT_MASKED | LVT_TSC_DEADLINE | J_VECTOR
+	wrmsr                           ; the hypervisor takes the timer back
+	sti
+	call spin
+	cli
+	mov rax, [rel counts + J_VECTOR * 8]
+	mov [rel j_taken], rax
+	lea rsi, [rel s_j1]
+	call puts
+	mov rax, [rel j_first]
+	call putd
+	lea rsi, [rel s_j2]
+	call puts
+	mov rax, [rel j_armed]
+	call putd
+	lea rsi, [rel s_j3]
+	call puts
+	mov rax, [rel j_after]
+	call putd
+	lea rsi, [rel s_j4]
+	call puts
+	mov rax, [rel j_taken]
+	call putd
+	lea rsi, [rel s_j5]
+	call puts
+
 	; pir-empty
 	sti
 	mov ebx, HC_BT_PIR_EMPTY
@@ -324,6 +428,12 @@ entry64:
 	jne .verdict
 	cmp qword [rel win_wakes], 0
 	jne .verdict
+	cmp qword [rel j_first], 1
+	jne .verdict
+	cmp qword [rel j_after], 0
+	jne .verdict
+	cmp qword [rel j_taken], 1
+	jne .verdict
 	inc ebx
 .verdict:
 	mov eax, HC_HV_VERDICT
@@ -340,6 +450,166 @@ entry64:
 .stop:	cli
 	hlt
 	jmp .stop
+
+; sipi-once (its own boot: the command line's bochstest=sipi-once, smp=2):
+; SIPI_ROUNDS times INIT, then a single SIPI to the AP, each with a bounded
+; wait for the AP's count to move. The trampoline is real-mode code in the
+; first e820 RAM page at or above 0x1000: LOCK INC of the count in its own
+; page, then CLI; HLT.
+sipi_once:
+	mov rsi, [rel boot_params]
+	movzx ecx, byte [rsi + BP_E820_ENTRIES]
+	mov r14d, 0x1000
+.page:	lea rdi, [rsi + BP_E820_TABLE]
+	mov edx, ecx
+.ent:	test edx, edx
+	jz .next_page
+	cmp dword [rdi + 16], E820_RAM
+	jne .next_ent
+	mov rax, [rdi]                  ; base
+	cmp r14, rax
+	jb .next_ent
+	add rax, [rdi + 8]              ; end
+	lea r8, [r14 + 0x1000]
+	cmp r8, rax
+	jbe .found
+.next_ent:
+	add rdi, 20
+	dec edx
+	jmp .ent
+.next_page:
+	add r14d, 0x1000
+	cmp r14d, 0xa0000
+	jb .page
+	lea rsi, [rel s_sipi_nopage]
+	call puts
+	xor ebx, ebx
+	jmp entry64.verdict
+.found:
+	mov ecx, 1
+	cpuid
+	shr ebx, 24
+	test ebx, ebx
+	jz .bsp_ok
+	lea rsi, [rel s_sipi_notbsp]
+	call puts
+	xor ebx, ebx
+	jmp entry64.verdict
+.bsp_ok:
+	lea rsi, [rel tramp]
+	mov rdi, r14
+	mov ecx, tramp_end - tramp
+	rep movsb
+	mov dword [r14 + TRAMP_COUNT], 0
+	xor r12d, r12d                  ; rounds whose start was seen
+	xor r13d, r13d                  ; rounds
+	mov r15d, -1                    ; the first round not seen
+.round:
+	mov ebp, [r14 + TRAMP_COUNT]
+	mov ecx, MSR_X2APIC_ICR
+	mov edx, SIPI_AP
+	mov eax, ICR_INIT
+	wrmsr
+	mov eax, r14d
+	shr eax, 12
+	or eax, ICR_SIPI
+	wrmsr                           ; the one SIPI, at once (no wait after the INIT)
+	call rdtsc64
+	lea rbx, [rax + SIPI_WAIT]
+.wait:	pause
+	cmp ebp, [r14 + TRAMP_COUNT]
+	jne .seen
+	call rdtsc64
+	cmp rax, rbx
+	jb .wait
+	cmp r15d, -1
+	jne .next
+	mov r15d, r13d
+	jmp .next
+.seen:	inc r12d
+.next:	inc r13d
+	cmp r13d, SIPI_ROUNDS
+	jb .round
+	lea rsi, [rel s_sipi1]
+	call puts
+	mov eax, r12d
+	call putd
+	lea rsi, [rel s_sipi2]
+	call puts
+	mov eax, SIPI_ROUNDS
+	call putd
+	lea rsi, [rel s_sipi3]
+	call puts
+	mov eax, [r14 + TRAMP_COUNT]
+	call putd
+	cmp r15d, -1
+	je .all
+	lea rsi, [rel s_sipi4]
+	call puts
+	mov eax, r15d
+	inc eax
+	call putd
+.all:	call newline
+	xor ebx, ebx
+	cmp r12d, SIPI_ROUNDS
+	jne entry64.verdict
+	cmp dword [r14 + TRAMP_COUNT], SIPI_ROUNDS
+	jne entry64.verdict
+	inc ebx
+	jmp entry64.verdict
+
+; The AP's start: real mode, CS = the page (CS base = the SIPI vector << 12),
+; IP = 0.
+bits 16
+tramp:
+	lock inc dword [cs:TRAMP_COUNT]
+.halt:	cli
+	hlt
+	jmp .halt
+tramp_end:
+bits 64
+
+; EAX = 1 when the word at RSI (NUL-ended) is on the guest's command line.
+cmdline_has:
+	push rbx
+	push rcx
+	push rdx
+	push rdi
+	mov rbx, [rel boot_params]
+	mov edi, [rbx + BP_CMD_LINE_PTR]
+	mov eax, [rbx + BP_EXT_CMD_LINE_PTR]
+	shl rax, 32
+	or rdi, rax
+	xor eax, eax
+.pos:	cmp byte [rdi], 0
+	je .done
+	xor ecx, ecx
+.cmp:	mov dl, [rsi + rcx]
+	test dl, dl
+	jz .end_of_word
+	cmp dl, [rdi + rcx]
+	jne .skip
+	inc ecx
+	jmp .cmp
+.end_of_word:
+	mov dl, [rdi + rcx]
+	test dl, dl
+	jz .yes
+	cmp dl, ' '
+	je .yes
+.skip:	mov dl, [rdi]                   ; to the next word
+	inc rdi
+	test dl, dl
+	jz .done
+	cmp dl, ' '
+	jne .skip
+	jmp .pos
+.yes:	mov eax, 1
+.done:	pop rdi
+	pop rdx
+	pop rcx
+	pop rbx
+	ret
 
 ; HC_HV_BOCHSTEST with RBX = the test; a refusal is reported and stops the guest.
 bochstest:
@@ -376,6 +646,13 @@ exits_of:
 	pop rdx
 	pop rcx
 	pop rbx
+	ret
+
+; RAX = the TSC.
+rdtsc64:
+	rdtsc
+	shl rdx, 32
+	or rax, rdx
 	ret
 
 spin:	mov ecx, SPIN
@@ -494,6 +771,18 @@ s_vhlt1:   db "bochstest: hlt-virq: vector 0x50 taken ", 0
 s_vhlt2:   db " times; the hang check's exits before: ", 0
 s_win1:    db "bochstest: hlt-window: interrupt-window exits ", 0
 s_win2:    db "; the hang check's exits before: ", 0
+s_j1:      db "bochstest: tsc-deadline: vector 0x60 taken ", 0
+s_j2:      db " times; IA32_TSC_DEADLINE armed ", 0
+s_j3:      db ", reads ", 0
+s_j4:      db " after it; taken ", 0
+s_j5:      db " times after the LVT masked", 10, 0
+s_opt_sipi: db "bochstest=sipi-once", 0
+s_sipi1:   db "bochstest: sipi-once: started ", 0
+s_sipi2:   db " of ", 0
+s_sipi3:   db "; the AP's count ", 0
+s_sipi4:   db "; first round not seen: ", 0
+s_sipi_nopage: db "bochstest: sipi-once: no e820 RAM page below 0xa0000", 10, 0
+s_sipi_notbsp: db "bochstest: sipi-once: not on APIC ID 0", 10, 0
 s_done:    db "bochstest: done", 10, 0
 s_shutdown: db "Shutdown", 0
 s_refused: db "bochstest: HC_HV_BOCHSTEST refused (bochstest=1 missing?)", 10, 0
@@ -516,6 +805,11 @@ vhlt_taken: dq 0
 hv_wakes:  dq 0
 win_exits: dq 0
 win_wakes: dq 0
+boot_params: dq 0
+j_armed:   dq 0
+j_after:   dq 0
+j_first:   dq 0
+j_taken:   dq 0
 	times 4096 db 0
 stack_top:
 	times (16 - ($ - pm_start) % 16) % 16 db 0   ; syssize counts 16-byte units
