@@ -584,8 +584,9 @@ attack_checks() {
   expect "$n/apic-base" "$log" 'hvattack: apic_base write 0x[0-9a-f]+ -> dropped' 'hv: guest write of IA32_APIC_BASE 0x200[0-9a-f]{3} .* dropped'
   expect "$n/ioapic-nmi" "$log" 'hvattack: ioapic nmi pin=8 apic_id=1 rtc_irqs=[1-9][0-9]* -> survived' \
     'hvstat: nmi ignored=[1-9]'
-  expect "$n/tsc" "$log" 'hvattack: tsc write -> dropped' 'hvattack: tsc_adjust write -> (dropped|#GP)' \
-    'hvstat: cpu=0 denied msr=.* tsc=[1-9]'
+  expect "$n/tsc" "$log" 'hvattack: tsc_adjust \+2\^36 -> rdtsc \+[0-9]+, adjust \+68719476736, rdmsr tsc agrees -> moved' \
+    'hvattack: tsc write -2\^36 -> adjust moved back -> moved' 'hvattack: tsc_adjust restored -> rdtsc continuous -> restored' \
+    'hvattack: tsc timers afterwards: jiffies \+[1-9][0-9]* -> ticking' 'hvstat: cpu=[0-9]+ tsc writes=3 offset=0 adjust=0x0'
   expect "$n/trace-msrs" "$log" 'hvattack: msr 0x560 write -> #GP' 'hvattack: msr 0x570 write -> #GP' \
     'hvattack: msr 0x600 write -> #GP' 'hvattack: msr 0x3f1 write -> #GP'
   expect "$n/init-sipi" "$log" 'hvattack: init-sipi apic_id=1 sent, guest cpus online=1'

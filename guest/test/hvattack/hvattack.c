@@ -15,7 +15,7 @@
  *   xsetbv 0x... -> #GP                          invalid XCR0 values (SDM rules)
  *   apic_base write 0x... -> dropped             disable, move the page
  *   msr 0x560/0x570/0x600/0x3f1 write -> #GP     Intel PT, DS_AREA, PEBS_ENABLE
- *   tsc write -> dropped ; tsc_adjust write -> dropped|#GP   the TSC is every CPU's clock
+ *   tsc_adjust +2^36 -> moved ; tsc write -> moved ; restored  the TSC as the SDM says
  *   init-sipi apic_id=N sent, guest cpus online=M  a CPU kept from the guest
  *   ipi storm ids=0..N sent=K                    fixed IPIs to every APIC ID
  *   nmi storm sent=N handled=M                   NMIs to itself, and to the kept CPU
@@ -221,27 +221,52 @@ static void attack_trace_msrs(void)
 	}
 }
 
-/* Moving this CPU's TSC by 2^40 (IA32_TSC, IA32_TSC_ADJUST): the
- * hypervisor drops it; a CPU without TSC_ADJUST answers #GP. */
+/* The TSC as the SDM says (Vol. 3B, "Time-Stamp Counter Adjustment"; issue
+ * 28): a write of IA32_TSC_ADJUST moves this CPU's TSC by the same amount,
+ * a write of IA32_TSC moves IA32_TSC_ADJUST by what it moved the TSC, reads
+ * agree with RDTSC. Interrupts off while it is moved, restored exactly
+ * through IA32_TSC_ADJUST; then this CPU's timer still runs. */
+#define TSC_D (1ull << 36)
+#define TSC_SLACK (1ull << 24)   /* the exits between two reads, in TSC ticks */
+static bool near(u64 a, u64 b) { return a - b < TSC_SLACK; }
 static void attack_tsc(void)
 {
-	u64 adj0 = 0, adj1 = 0, t0, t1;
-	bool has_adj = !rdmsrl_safe(MSR_IA32_TSC_ADJUST, &adj0);
-	t0 = rdtsc();
-	int r = wrmsrl_safe(MSR_IA32_TSC, t0 + (1ull << 40));
-	t1 = rdtsc();
-	bool moved = t1 - t0 > (1ull << 39);
-	pr_info("hvattack: tsc write -> %s\n", r ? "#GP" : moved ? "CHANGED" : "dropped");
-	if (moved)
+	u64 adj0 = 0, adj1 = 0, adj2 = 0, adj3 = 0, t0, t1, t2, t2b, t3, m1;
+	unsigned long flags, j0;
+	bool ok_adj, ok_tsc, ok_back;
+	if (rdmsrl_safe(MSR_IA32_TSC_ADJUST, &adj0)) {
+		pr_info("hvattack: tsc_adjust read -> #GP (no IA32_TSC_ADJUST)\n");
 		failures++;
-	r = wrmsrl_safe(MSR_IA32_TSC_ADJUST, adj0 + (1ull << 40));
-	if (has_adj)
-		rdmsrl_safe(MSR_IA32_TSC_ADJUST, &adj1);
-	pr_info("hvattack: tsc_adjust write -> %s\n", r ? "#GP" : adj1 != adj0 ? "CHANGED" : "dropped");
-	if (!r && adj1 != adj0) {
-		failures++;
-		wrmsrl_safe(MSR_IA32_TSC_ADJUST, adj0);
+		return;
 	}
+	local_irq_save(flags);
+	t0 = rdtsc();
+	wrmsrl(MSR_IA32_TSC_ADJUST, adj0 + TSC_D);
+	t1 = rdtsc();
+	rdmsrl(MSR_IA32_TSC_ADJUST, adj1);
+	rdmsrl(MSR_IA32_TSC, m1);
+	ok_adj = near(t1, t0 + TSC_D) && adj1 == adj0 + TSC_D && near(m1, t1);
+	t2 = rdtsc();
+	wrmsrl(MSR_IA32_TSC, t2 - TSC_D);        /* back by TSC_D and a little */
+	t2b = rdtsc();
+	rdmsrl(MSR_IA32_TSC_ADJUST, adj2);
+	ok_tsc = near(adj0, adj2) && near(t2b, t2 - TSC_D);
+	wrmsrl(MSR_IA32_TSC_ADJUST, adj0);       /* exactly where it was */
+	t3 = rdtsc();
+	rdmsrl(MSR_IA32_TSC_ADJUST, adj3);
+	local_irq_restore(flags);
+	ok_back = adj3 == adj0 && near(t3, t0);
+	pr_info("hvattack: tsc_adjust +2^36 -> rdtsc +%llu, adjust +%llu, rdmsr tsc %s -> %s\n", t1 - t0, adj1 - adj0,
+		near(m1, t1) ? "agrees" : "DIFFERS", ok_adj ? "moved" : "WRONG");
+	pr_info("hvattack: tsc write -2^36 -> adjust %s -> %s\n", near(adj0, adj2) ? "moved back" : "NOT MOVED",
+		ok_tsc ? "moved" : "WRONG");
+	pr_info("hvattack: tsc_adjust restored -> rdtsc %s -> %s\n", near(t3, t0) ? "continuous" : "JUMPED",
+		ok_back ? "restored" : "WRONG");
+	j0 = jiffies;
+	msleep(40);
+	pr_info("hvattack: tsc timers afterwards: jiffies +%lu -> %s\n", jiffies - j0, jiffies != j0 ? "ticking" : "STOPPED");
+	if (!ok_adj || !ok_tsc || !ok_back || jiffies == j0)
+		failures++;
 }
 
 static void icr(u32 dest, u32 low)
