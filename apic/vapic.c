@@ -76,11 +76,6 @@ int vapic_write(uint8_t *page, uint32_t msr, uint64_t val)
 			for (uint32_t o = APIC_LVT_TIMER; o <= APIC_LVT_ERROR; o += 0x10)
 				vapic_set(page, o, vapic_get(page, o) | APIC_LVT_MASKED);
 		return 0;
-	case APIC_ESR:
-		if (val)
-			return -1;
-		vapic_set(page, APIC_ESR, 0);
-		return 0;
 	case APIC_LVT_CMCI:
 	case APIC_LVT_THERM:
 	case APIC_LVT_PMC:
@@ -96,6 +91,28 @@ int vapic_write(uint8_t *page, uint32_t msr, uint64_t val)
 	default:
 		return -1;       /* read-only (ID, version, LDR, PPR, ISR, TMR, IRR, TMCCT) or reserved */
 	}
+}
+
+int vapic_error(const uint8_t *page, uint32_t *pending, uint32_t esr_bits)
+{
+	uint32_t lvt = vapic_get(page, APIC_LVT_ERROR);
+	*pending |= esr_bits;
+	if (lvt & APIC_LVT_MASKED)
+		return -1;
+	if ((lvt & APIC_VECTOR_MASK) < APIC_FIRST_LEGAL_VECTOR) {
+		*pending |= APIC_ESR_RECV_ILLEGAL_VECTOR;
+		return -1;
+	}
+	return (int)(lvt & APIC_VECTOR_MASK);
+}
+
+int vapic_esr_write(uint8_t *page, uint32_t *pending, uint64_t val)
+{
+	if (val)
+		return -1;
+	vapic_set(page, APIC_ESR, *pending);
+	*pending = 0;
+	return 0;
 }
 
 bool vapic_readable(uint32_t msr)

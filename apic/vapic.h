@@ -38,6 +38,13 @@
 
 #define APIC_LVT_MASKED BIT(16)
 #define APIC_SVR_ENABLED BIT(8)
+#define APIC_VECTOR_MASK 0xffu
+/* Vectors 0-15 are illegal in an interrupt message (SDM Vol. 3A, "Valid
+ * Interrupt Vectors"). */
+#define APIC_FIRST_LEGAL_VECTOR 16
+/* ESR bits (SDM Vol. 3A, "Error Handling", Figure "Error Status Register"). */
+#define APIC_ESR_SEND_ILLEGAL_VECTOR BIT(5)
+#define APIC_ESR_RECV_ILLEGAL_VECTOR BIT(6)
 
 /* x2APIC logical ID (LDR) of an x2APIC ID: cluster in 31:16, one bit of 15:0
  * (SDM Vol. 3A, "Logical Destination Mode in x2APIC Mode"). */
@@ -68,10 +75,23 @@ int vapic_take_posted(uint8_t *page, struct pi_desc *pid);
 int vapic_highest_irr(const uint8_t *page);
 
 /* An intercepted WRMSR to an x2APIC register other than ICR, TMICT, TDCR
- * and the LVT timer (those belong to ipi/ and timer/). TPR is stored as
- * written; the caller recomputes PPR (swapic_update_ppr). Returns 0, or -1
- * for #GP (read-only or reserved register, reserved bits). */
+ * and the LVT timer (those belong to ipi/ and timer/) and ESR (below). TPR
+ * is stored as written; the caller recomputes PPR (swapic_update_ppr).
+ * Returns 0, or -1 for #GP (read-only or reserved register, reserved bits). */
 int vapic_write(uint8_t *page, uint32_t msr, uint64_t val);
+
+/* Errors the local APIC detects (SDM Vol. 3A, "Error Handling"): they are
+ * collected whatever LVT Error says, and the ESR shows them only after the
+ * next write to it ("This write clears any previously logged errors and
+ * updates the ESR with any errors detected since the last write to the
+ * ESR"); the collection is '*pending'. vapic_error records 'esr_bits' and
+ * returns the vector of the error interrupt LVT Error signals, or -1 when it
+ * is masked (an illegal vector there is itself a receive-illegal-vector
+ * error, with no interrupt). */
+int vapic_error(const uint8_t *page, uint32_t *pending, uint32_t esr_bits);
+/* The ESR write: in x2APIC mode only 0 (else -1, #GP; "x2APIC Differences
+ * in Error Handling"); the collected errors become the ESR. */
+int vapic_esr_write(uint8_t *page, uint32_t *pending, uint64_t val);
 /* Is 'msr' an x2APIC register that exists (readable)? */
 bool vapic_readable(uint32_t msr);
 #endif

@@ -1,6 +1,7 @@
 /* CPUID policy: pass the host through, say "hypervisor" with KVM's
  * signature, and hide what this hypervisor cannot vouch for. */
 #include "cpuid.h"
+#include "../lib/cpu.h"
 
 struct cpuid_policy cpuid_policy;
 
@@ -12,11 +13,13 @@ struct cpuid_policy cpuid_policy;
 #define CPUID1_ECX_VMX       BIT(5)
 #define CPUID1_ECX_SMX       BIT(6)
 #define CPUID1_ECX_X2APIC    BIT(21)
+#define CPUID1_ECX_OSXSAVE   BIT(27)
 #define CPUID1_ECX_HYPERVISOR BIT(31)
 /* Leaf 7.0 */
 #define CPUID7_EBX_SGX       BIT(2)
 #define CPUID7_EBX_INVPCID   BIT(10)
 #define CPUID7_EBX_PT        BIT(25)
+#define CPUID7_ECX_OSPKE     BIT(4)
 #define CPUID7_ECX_WAITPKG   BIT(5)
 #define CPUID7_ECX_LA57      BIT(16)
 #define CPUID7_ECX_SGX_LC    BIT(30)
@@ -54,6 +57,19 @@ bool xsetbv_valid(uint32_t ecx, uint64_t val, uint64_t allowed)
 	if (!!(val & BIT(17)) != !!(val & BIT(18)))
 		return false;
 	return true;
+}
+
+static uint32_t copy_bit(uint32_t reg, uint32_t bit, bool set)
+{
+	return set ? reg | bit : reg & ~bit;
+}
+
+void cpuid_guest_cr4(uint32_t leaf, uint32_t sub, uint64_t guest_cr4, uint32_t *c)
+{
+	if (leaf == 1)
+		*c = copy_bit(*c, CPUID1_ECX_OSXSAVE, guest_cr4 & X86_CR4_OSXSAVE);
+	else if (leaf == 7 && sub == 0)
+		*c = copy_bit(*c, CPUID7_ECX_OSPKE, guest_cr4 & X86_CR4_PKE);
 }
 
 void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,

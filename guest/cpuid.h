@@ -21,6 +21,13 @@ extern struct cpuid_policy cpuid_policy;
  * feed it host values. */
 void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
 		  uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d);
+/* The bits CPUID copies from CR4 (SDM Vol. 2A, CPUID: CPUID.1:ECX.OSXSAVE
+ * "a value of 1 indicates that the OS has set CR4.OSXSAVE[bit 18]",
+ * CPUID.(EAX=7,ECX=0):ECX.OSPKE "OS has set CR4.PKE"): the hypervisor
+ * executes CPUID under its own CR4, so they are set from the guest's CR4 as
+ * the guest reads it ('guest_cr4': the read shadow for the bits the guest
+ * does not own). */
+void cpuid_guest_cr4(uint32_t leaf, uint32_t sub, uint64_t guest_cr4, uint32_t *c);
 /* XCR0 bits the guest may set (host-supported minus hidden AMX state). */
 uint64_t cpuid_guest_xcr0_mask(uint64_t host_xcr0_supported);
 /* Whether XSETBV(ecx, val) is legal for the guest (the SDM's XSETBV #GP

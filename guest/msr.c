@@ -8,6 +8,7 @@
 #include "../lib/cpu.h"
 #include "../lib/printk.h"
 #include "../lib/desc.h"
+#include "../apic/vapic.h"
 
 #define FC_LOCKED BIT(0)
 
@@ -72,12 +73,17 @@ void msr_bitmap_build(uint8_t *bitmap, bool virtual_apic, bool icr_virtualized)
 			set_bit(bitmap, m, intercepted[i].read, intercepted[i].write);
 	if (!virtual_apic)
 		return;
-	/* Reads come from the virtual-APIC page (APIC-register virtualization),
-	 * except the current count, which is computed. TPR, EOI and SELF_IPI
-	 * writes are virtualized; the ICR only with IPI virtualization; every
-	 * other write is emulated and never reaches the physical APIC. */
+	/* Reads of the registers come from the virtual-APIC page (APIC-register
+	 * virtualization), except the current count, which is computed. That
+	 * virtualization reads the page at (ECX & FFH) << 4 for EVERY MSR in
+	 * 800H-8FFH (SDM Vol. 3C, "Virtualizing MSR-Based APIC Accesses"), so
+	 * the reserved and write-only ones (EOI, SELF IPI) exit to get the #GP
+	 * an x2APIC gives them (Vol. 3A, "x2APIC Register Address Space").
+	 * TPR, EOI and SELF_IPI writes are virtualized; the ICR only with IPI
+	 * virtualization; every other write is emulated and never reaches the
+	 * physical APIC. */
 	for (uint32_t m = MSR_X2APIC_BASE; m <= MSR_X2APIC_LAST; m++)
-		set_bit(bitmap, m, m == MSR_X2APIC_TMCCT,
+		set_bit(bitmap, m, m == MSR_X2APIC_TMCCT || !vapic_readable(m),
 			m != MSR_X2APIC_TPR && m != MSR_X2APIC_EOI && m != MSR_X2APIC_SELF_IPI &&
 			!(m == MSR_X2APIC_ICR && icr_virtualized));
 	/* The guest's TSC deadline is the hypervisor's to serve; with

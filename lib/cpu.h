@@ -90,6 +90,7 @@ static inline __noreturn void cpu_halt_forever(void) { for (;;) { cli(); hlt(); 
 #define X86_CR4_PGE BIT(7)
 #define X86_CR4_VMXE BIT(13)
 #define X86_CR4_OSXSAVE BIT(18)
+#define X86_CR4_PKE BIT(22)
 #define X86_RFLAGS_IF BIT(9)
 #define X86_RFLAGS_CF BIT(0)
 #define X86_RFLAGS_ZF BIT(6)

@@ -70,6 +70,21 @@ uint32_t event_entry_info(const struct vmx_event *e, bool protected_mode)
 	return protected_mode ? e->info : e->info & ~DELIVER_CODE;
 }
 
+#define RFLAGS_RF BIT(16)
+/* The fault-class exceptions (SDM Vol. 3A, Table "Protected-Mode Exceptions
+ * and Interrupts"): #DE, #BR, #UD, #NM, coprocessor segment overrun, #TS,
+ * #NP, #SS, #GP, #PF, #MF, #AC, #XM, #VE, #CP. */
+#define FAULT_VECTORS (BIT(0) | BIT(5) | BIT(6) | BIT(7) | BIT(9) | BIT(10) | BIT(11) | BIT(12) | BIT(13) | \
+		       BIT(14) | BIT(16) | BIT(17) | BIT(19) | BIT(20) | BIT(21))
+
+uint64_t event_entry_rflags(const struct vmx_event *e, uint64_t rflags)
+{
+	uint8_t vector = (uint8_t)e->info;
+	if ((e->info & VALID) && TYPE(e->info) == T_HW && vector < 32 && (FAULT_VECTORS & BIT(vector)))
+		return rflags | RFLAGS_RF;
+	return rflags;
+}
+
 uint32_t event_ept_interruptibility(uint64_t qual, uint32_t idt_info, uint32_t interruptibility, bool nmi_control)
 {
 	if (nmi_control && (qual & BIT(12)) && !(idt_info & VALID))

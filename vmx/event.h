@@ -46,6 +46,18 @@ enum event_result event_queue_exception(struct event_queue *q, uint8_t vector, u
  * clear) no error code is delivered (a VM-entry check). */
 uint32_t event_entry_info(const struct vmx_event *e, bool protected_mode);
 
+/* The guest RFLAGS to enter with when the entry delivers e. The processor
+ * sets RF in the RFLAGS image it pushes for every fault-class exception
+ * except a #DB from an instruction breakpoint (SDM Vol. 3A, "EFLAGS
+ * Register", RF; Vol. 3A, "Exception and Interrupt Reference": the class of
+ * each vector), so that the IRET of the handler re-executes the faulting
+ * instruction without a second instruction-breakpoint #DB; an injection
+ * pushes the guest-state RFLAGS as it is (Vol. 3C, "Event Injection"), so
+ * the hypervisor sets RF itself for a hardware exception that is a fault.
+ * Traps (#BP, #OF, #DB, which the VMM cannot tell from the instruction
+ * breakpoint), aborts (#DF, #MC), interrupts and NMIs leave RFLAGS as is. */
+uint64_t event_entry_rflags(const struct vmx_event *e, uint64_t rflags);
+
 /* The guest interruptibility state to resume with after an EPT violation
  * (SDM Vol. 3C, "Exit Qualification for EPT Violations", bit 12 "NMI
  * unblocking due to IRET"; "Handling of NMI Unblocking"): an IRET that

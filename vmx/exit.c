@@ -109,6 +109,9 @@ static void events_commit(struct vcpu *v)
 	if (info & INTR_INFO_DELIVER_CODE)
 		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR, q->now.error);
 	vmcs_write(VMCS_ENTRY_INSTRUCTION_LEN, q->now.insn_len);
+	uint64_t rflags = vmcs_read(VMCS_GUEST_RFLAGS), pushed = event_entry_rflags(&q->now, rflags);
+	if (pushed != rflags)
+		vmcs_write(VMCS_GUEST_RFLAGS, pushed);
 	q->now.info = 0;
 }
 
@@ -164,11 +167,21 @@ static void exit_triple_fault(struct vcpu *v)
 	panic("guest triple fault on cpu%u\n", v->index);
 }
 
+/* CR4 as the guest reads it: its own bits, and the read shadow for those
+ * the guest/host mask gives the hypervisor (SDM Vol. 3C, "Guest/Host Masks
+ * and Read Shadows for CR0 and CR4"). */
+static uint64_t guest_cr4(void)
+{
+	uint64_t mask = vmcs_read(VMCS_CR4_MASK);
+	return (vmcs_read(VMCS_GUEST_CR4) & ~mask) | (vmcs_read(VMCS_CR4_SHADOW) & mask);
+}
+
 static void exit_cpuid(struct vcpu *v)
 {
 	uint32_t leaf = (uint32_t)v->regs.rax, sub = (uint32_t)v->regs.rcx, a, b, c, d;
 	cpuid_count(leaf, sub, &a, &b, &c, &d);
 	cpuid_filter(&cpuid_policy, leaf, sub, &a, &b, &c, &d);
+	cpuid_guest_cr4(leaf, sub, guest_cr4(), &c);
 	v->regs.rax = a;
 	v->regs.rbx = b;
 	v->regs.rcx = c;

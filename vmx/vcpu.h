@@ -96,6 +96,9 @@ struct vcpu {
 	uint32_t nmi_pending;            /* virtual NMIs to inject (atomic) */
 	struct level_stack level;        /* level-triggered vectors awaiting the guest's EOI */
 	uint64_t eoi_exit[4];            /* the EOI-exit bitmap as written */
+	uint32_t esr_pending;            /* APIC errors since its last ESR write (apic/vapic.h) */
+	uint64_t apic_errors;            /* errors its virtual APIC detected (illegal self-IPI vectors) */
+	uint64_t apic_write_ignored;     /* APIC-write exits at an offset none of its writes can cause */
 	struct ipi_src_stats ipi;        /* how this vCPU's IPIs were served */
 	uint32_t extint[256];            /* device vectors taken and re-posted */
 	bool timer_late_said;

@@ -113,6 +113,7 @@ void virq_vcpu_reset(struct vcpu *v)
 	__atomic_fetch_and(&v->pid->control, (uint16_t)~PI_ON, __ATOMIC_SEQ_CST);
 	eoi_exit_default(v);
 	v->hlt_wanted = false;
+	v->esr_pending = 0;   /* the ESR after INIT is 0, with nothing collected */
 	virq_vcpu_init(v);   /* the APIC-timer fields too (virq_timer_init) */
 }
 

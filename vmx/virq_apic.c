@@ -69,6 +69,26 @@ void exit_virtualized_eoi(struct vcpu *v)
 	virq_level_eoi_done(v, (uint8_t)v->qual);
 }
 
+/* An error this vCPU's APIC detected: collected for its next ESR write,
+ * and the error interrupt LVT Error asks for. */
+static void apic_error(struct vcpu *v, uint32_t esr_bits)
+{
+	v->apic_errors++;
+	int vec = vapic_error(v->vapic, &v->esr_pending, esr_bits);
+	if (vec >= 0)
+		virq_virr_set(v, (uint8_t)vec);
+}
+
+/* SDM Vol. 3A, "Error Handling": a write to SELF IPI with an illegal vector
+ * sets "Send Illegal Vector"; the interrupt is not sent (no IRR bit below 16). */
+void virq_self_ipi(struct vcpu *v, uint8_t vec)
+{
+	if (vec < APIC_FIRST_LEGAL_VECTOR)
+		apic_error(v, APIC_ESR_SEND_ILLEGAL_VECTOR);
+	else
+		virq_virr_set(v, vec);
+}
+
 /* The guest's PV EOI word, if it lies in guest RAM (checked at the MSR
  * write; identity EPT: the host reaches it at the same address). */
 static volatile uint32_t *pv_eoi_word(struct vcpu *v)
@@ -172,11 +192,14 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 		}
 		return 0;
 	case APIC_SELF_IPI:
-		if (val >> 8)
+		/* The software x2APIC's (with VID the write exits only for an
+		 * illegal vector: exit_apic_write). */
+		if (val & ~(uint64_t)APIC_VECTOR_MASK)
 			return -1;
-		if ((uint8_t)val >= 16)   /* an illegal vector is dropped */
-			virq_virr_set(v, (uint8_t)val);
+		virq_self_ipi(v, (uint8_t)val);
 		return 0;
+	case APIC_ESR:
+		return vapic_esr_write(v->vapic, &v->esr_pending, val);
 	default:
 		if (vapic_write(v->vapic, msr, val))
 			return -1;

@@ -25,6 +25,9 @@ void virq_level_accept(struct vcpu *v, uint8_t vec);
 void virq_edge_accept(struct vcpu *v, uint8_t vec);
 void virq_level_eoi_done(struct vcpu *v, int vec);
 int virq_sw_pending(struct vcpu *v);
+/* A self IPI with vector 'vec' (SELF IPI register): a legal vector into the
+ * virtual IRR, an illegal one (0-15) an APIC error. */
+void virq_self_ipi(struct vcpu *v, uint8_t vec);
 void virq_sw_before_entry(struct vcpu *v);
 /* vmx/virq_timer.c */
 void virq_timer_check(struct vcpu *v);

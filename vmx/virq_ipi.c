@@ -76,19 +76,35 @@ void virq_ipi_init(uint64_t *pid_table, uint32_t last_index)
 	};
 }
 
-/* IPI virtualization's trap-like APIC-write exit: the ICR write the CPU did
- * not virtualize, already in the virtual-APIC page. */
+/* An APIC-write exit's qualification "is the page offset of the write
+ * access that led to the VM exit" (SDM Vol. 3C, "APIC-Write VM Exits"). */
+#define APIC_WRITE_QUAL_OFFSET 0xfffu
+
+/* The trap-like APIC-write exit (SDM Vol. 3C, "APIC-Write VM Exits"): the
+ * write is in the virtual-APIC page and its instruction has completed, so
+ * no #GP can be injected for it any more. This hypervisor virtualizes the
+ * x2APIC mode only (no APIC-access page, vmx/vmcs.c), where two WRMSRs can
+ * cause one ("Virtualizing MSR-Based APIC Accesses"): the ICR under IPI
+ * virtualization when the CPU did not virtualize the IPI, and SELF IPI with
+ * virtual-interrupt delivery when EAX[7:4] is 0 (vectors 0-15, which the CPU
+ * leaves to the VMM). The other offsets of "APIC-Write Emulation" come from
+ * writes to an APIC-access page, which no vCPU has: counted and ignored. */
 void exit_apic_write(struct vcpu *v)
 {
-	uint32_t off = (uint32_t)v->qual & 0xfff;
-	if (off != APIC_ICR) {
-		vcpu_dump(v);
-		panic("APIC-write exit at offset 0x%x\n", off);
+	uint32_t off = (uint32_t)v->qual & APIC_WRITE_QUAL_OFFSET;
+	if (off == APIC_SELF_IPI) {
+		virq_self_ipi(v, (uint8_t)(vapic_get(v->vapic, APIC_SELF_IPI) & APIC_VECTOR_MASK));
+		return;
 	}
-	/* The exit is trap-like: the WRMSR has completed, so no #GP can be
-	 * injected for it any more. The CPU already faulted on the reserved bits
-	 * (31:20, 17:16, 13); bit 12 (the xAPIC's read-only delivery status)
-	 * only kept the write from being virtualized: ignored, as KVM does. */
+	if (off != APIC_ICR) {
+		if (v->apic_write_ignored++ < 4)
+			pr_warn("hv: cpu%u: APIC-write exit at offset 0x%x, which no x2APIC write causes: ignored\n",
+				v->index, off);
+		return;
+	}
+	/* The CPU already faulted on the ICR's reserved bits (31:20, 17:16,
+	 * 13); bit 12 (the xAPIC's read-only delivery status) only kept the
+	 * write from being virtualized: ignored, as KVM does. */
 	uint64_t icr = *(volatile uint64_t *)(v->vapic + APIC_ICR) & ~(uint64_t)BIT(12);
 	if (ipi_fast_logical(&virq_domain, v->index, icr, &v->ipi) == IPI_DONE)
 		return;   /* x2APIC cluster mode's unicast: over the PID-pointer table all the same */
@@ -147,6 +163,9 @@ void virq_ipi_report(struct vcpu *v)
 		(unsigned long long)s->slow_shorthand[ICR_SH_OTHERS], (unsigned long long)s->slow_logical,
 		(unsigned long long)s->refused, (unsigned long long)s->init_deassert);
 	pr_info("hvstat: cpu=%u ipi_dropped=%llu\n", i, (unsigned long long)s->dropped);
+	if (v->apic_errors || v->apic_write_ignored)
+		pr_info("hvstat: cpu=%u apic errors=%llu apic_write_ignored=%llu\n", i,
+			(unsigned long long)v->apic_errors, (unsigned long long)v->apic_write_ignored);
 	if (s->fast_logical)
 		pr_info("hvstat: cpu=%u ipi fast_logical=%llu\n", i, (unsigned long long)s->fast_logical);
 	if (vmx_env.cfg.sw_apic)
