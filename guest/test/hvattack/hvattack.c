@@ -34,6 +34,14 @@
  *                                                bytes sent in loopback must come back and
  *                                                never reach the console), then restored:
  *                                                the runner checks both consoles stay whole
+ *   x2apic reserved reads: N of N -> #GP        RDMSR of every reserved or write-only
+ *   x2apic register reads: N of N -> read       x2APIC MSR (800H-8FFH) #GPs, the others read
+ *   x2apic self ipi vector 0 esr=0x20 error_irq=pending -> survived   an illegal
+ *                                                self-IPI vector: ESR "send illegal vector"
+ *                                                and the error interrupt, nothing sent
+ *   cpuid osxsave=A/B for cr4.osxsave=1/0 ospke=C for cr4.pke=D -> follows cr4
+ *   #GP frame rf: injected=1 native=1 -> set     RF in the RFLAGS image of a #GP, one
+ *                                                the hypervisor injects and one the CPU raises
  *   done failures=N
  */
 #include <linux/module.h>
@@ -50,6 +58,12 @@
 #include <asm/irq_vectors.h>
 #include <asm/trapnr.h>
 #include <asm/fpu/xcr.h>
+#include <asm/apicdef.h>
+#include <asm/processor-flags.h>
+#include <asm/special_insns.h>
+#include <linux/kdebug.h>
+#include <linux/notifier.h>
+#include <linux/preempt.h>
 
 static int uart = 0x3f8;
 module_param(uart, int, 0444);
@@ -267,6 +281,167 @@ static void attack_tsc(void)
 	pr_info("hvattack: tsc timers afterwards: jiffies +%lu -> %s\n", jiffies - j0, jiffies != j0 ? "ticking" : "STOPPED");
 	if (!ok_adj || !ok_tsc || !ok_back || jiffies == j0)
 		failures++;
+}
+
+/* The x2APIC MSR of an xAPIC register offset (SDM Vol. 3A, "x2APIC
+ * Register Address Space"). */
+#define X2APIC_MSR(off) (APIC_BASE_MSR + ((off) >> 4))
+
+/* The registers the SDM lists as readable in x2APIC mode; EOI and SELF IPI
+ * are write-only, every other MSR of 800H-8FFH reserved. */
+static bool x2apic_readable(u32 off)
+{
+	switch (off) {
+	case APIC_ID: case APIC_LVR: case APIC_TASKPRI: case APIC_PROCPRI: case APIC_LDR: case APIC_SPIV:
+	case APIC_ESR: case APIC_LVTCMCI: case APIC_ICR: case APIC_LVTT: case APIC_LVTTHMR: case APIC_LVTPC:
+	case APIC_LVT0: case APIC_LVT1: case APIC_LVTERR: case APIC_TMICT: case APIC_TMCCT: case APIC_TDCR:
+		return true;
+	default:
+		return off >= APIC_ISR && off < APIC_IRR + 0x80;   /* ISR, TMR, IRR */
+	}
+}
+
+/* RDMSR of every x2APIC MSR: the reserved and write-only ones #GP on an
+ * x2APIC; APIC-register virtualization would answer them all from the
+ * virtual-APIC page unless the hypervisor intercepts them. */
+static void attack_x2apic_reads(void)
+{
+	int reserved = 0, gp = 0, regs = 0, read = 0, said = 0;
+	for (u32 m = APIC_BASE_MSR; m < APIC_BASE_MSR + 0x100; m++) {
+		u64 v = 0;
+		int r = rdmsrl_safe(m, &v);
+		if (x2apic_readable((m - APIC_BASE_MSR) << 4)) {
+			regs++;
+			read += !r;
+		} else {
+			reserved++;
+			gp += r != 0;
+			if (!r && said++ < 8)
+				pr_info("hvattack: x2apic msr 0x%x reads 0x%llx\n", m, v);
+		}
+	}
+	pr_info("hvattack: x2apic reserved reads: %d of %d -> %s\n", gp, reserved, gp == reserved ? "#GP" : "READ");
+	pr_info("hvattack: x2apic register reads: %d of %d -> %s\n", read, regs, read == regs ? "read" : "FAULTED");
+	if (gp != reserved || read != regs)
+		failures++;
+}
+
+/* SELF IPI with vector 0, an illegal vector: the local APIC sends nothing,
+ * sets the ESR's "send illegal vector", shown after the next ESR write, and
+ * signals the error interrupt (SDM Vol. 3A, "Error Handling"). Under
+ * virtual-interrupt delivery this WRMSR is an APIC-write VM exit, which once
+ * stopped the hypervisor. With interrupts off, so that Linux's error
+ * handler (it writes and reads the ESR) runs only after the ESR was read
+ * here; the IRR shows its vector waiting. */
+static void attack_self_ipi_illegal(void)
+{
+	unsigned long flags;
+	u64 esr = 0, irr = 0;
+	char what[80];
+	long t;
+	local_irq_save(flags);
+	wrmsrl(X2APIC_MSR(APIC_ESR), 0);
+	t = wrmsr_trap(X2APIC_MSR(APIC_SELF_IPI), 0);
+	wrmsrl(X2APIC_MSR(APIC_ESR), 0);
+	rdmsrl(X2APIC_MSR(APIC_ESR), esr);
+	rdmsrl(X2APIC_MSR(APIC_IRR + 0x10 * (ERROR_APIC_VECTOR / 32)), irr);
+	local_irq_restore(flags);
+	snprintf(what, sizeof(what), "x2apic self ipi vector 0 esr=0x%llx error_irq=%s", esr,
+		 (irr >> (ERROR_APIC_VECTOR % 32)) & 1 ? "pending" : "none");
+	outcome(what, t == TRAPNR_NONE && esr == APIC_ESR_SENDILL,
+		t != TRAPNR_NONE ? trapname(t) : esr == APIC_ESR_SENDILL ? "survived" : "WRONG ESR");
+}
+
+/* CPUID.1:ECX.OSXSAVE (bit 27) is a copy of CR4.OSXSAVE, CPUID.(7,0):ECX.OSPKE
+ * (bit 4) of CR4.PKE (SDM Vol. 2A, "CPUID"). CR4.OSXSAVE is cleared for one
+ * CPUID and restored, interrupts off (nothing may use XSAVE meanwhile). */
+static void attack_cpuid_cr4(void)
+{
+	unsigned long flags, cr4;
+	u32 with, without = 0, ospke, pke;
+	bool good;
+	char what[96];
+	local_irq_save(flags);
+	cr4 = __read_cr4();
+	with = (cpuid_ecx(1) >> 27) & 1;
+	if (cr4 & X86_CR4_OSXSAVE) {
+		asm volatile("mov %0, %%cr4" :: "r"(cr4 & ~X86_CR4_OSXSAVE) : "memory");
+		without = (cpuid_ecx(1) >> 27) & 1;
+		asm volatile("mov %0, %%cr4" :: "r"(cr4) : "memory");
+	}
+	local_irq_restore(flags);
+	{
+		unsigned int a, b, c, d;
+		cpuid_count(7, 0, &a, &b, &c, &d);
+		ospke = (c >> 4) & 1;
+	}
+	pke = !!(cr4 & X86_CR4_PKE);
+	good = with == !!(cr4 & X86_CR4_OSXSAVE) && without == 0 && ospke == pke;
+	snprintf(what, sizeof(what), "cpuid osxsave=%u/%u for cr4.osxsave=%u/0 ospke=%u for cr4.pke=%u", with, without,
+		 !!(cr4 & X86_CR4_OSXSAVE), ospke, pke);
+	outcome(what, good, good ? "follows cr4" : "STALE");
+}
+
+/* RF in the RFLAGS image a #GP pushes: 1, as for every fault (SDM Vol. 3A,
+ * "EFLAGS Register"). An exception-table fixup runs before anything could
+ * read the frame, so these #GPs have none: the die notifier, which a kernel
+ * #GP that nothing fixed up reaches (DIE_GPF), takes the frame at the one
+ * instruction expected and resumes after it. */
+static unsigned long rf_at, rf_resume, rf_flags;
+static bool rf_seen;
+
+static int rf_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	if (val != DIE_GPF || !rf_at || args->regs->ip != rf_at)
+		return NOTIFY_DONE;
+	rf_flags = args->regs->flags;
+	rf_seen = true;
+	args->regs->flags &= ~X86_EFLAGS_RF;
+	args->regs->ip = rf_resume;
+	return NOTIFY_STOP;
+}
+
+static struct notifier_block rf_nb = { .notifier_call = rf_notify };
+
+/* -1: no #GP; else RF of its frame. */
+static int gp_rf(bool injected)
+{
+	unsigned long cr4 = __read_cr4();
+	int rf;
+	preempt_disable();
+	rf_seen = false;
+	if (injected)   /* CR4.VMXE: the hypervisor refuses it and injects #GP */
+		asm volatile("lea 1f(%%rip), %%rax\n\tmov %%rax, %[at]\n\t"
+			     "lea 2f(%%rip), %%rax\n\tmov %%rax, %[res]\n\t"
+			     "1: mov %[v], %%cr4\n2:\n"
+			     : [at] "=m"(rf_at), [res] "=m"(rf_resume) : [v] "r"(cr4 | X86_CR4_VMXE) : "rax", "memory");
+	else            /* a non-canonical load: the CPU's own #GP, no VM exit */
+		asm volatile("lea 1f(%%rip), %%rax\n\tmov %%rax, %[at]\n\t"
+			     "lea 2f(%%rip), %%rax\n\tmov %%rax, %[res]\n\t"
+			     "1: mov (%[p]), %%rax\n2:\n"
+			     : [at] "=m"(rf_at), [res] "=m"(rf_resume) : [p] "r"(0x8000000000000000ul) : "rax", "memory");
+	rf_at = 0;
+	if (injected && !rf_seen)
+		asm volatile("mov %0, %%cr4" :: "r"(cr4) : "memory");
+	rf = rf_seen ? !!(rf_flags & X86_EFLAGS_RF) : -1;
+	preempt_enable();
+	return rf;
+}
+
+static void attack_fault_rf(void)
+{
+	int injected, native;
+	char what[64];
+	if (register_die_notifier(&rf_nb)) {
+		outcome("#GP frame rf", false, "NO NOTIFIER");
+		return;
+	}
+	injected = gp_rf(true);
+	native = gp_rf(false);
+	unregister_die_notifier(&rf_nb);
+	snprintf(what, sizeof(what), "#GP frame rf: injected=%d native=%d", injected, native);
+	outcome(what, injected == 1, injected == 1 ? "set" : injected < 0 ? "NO GP" : "CLEAR");
 }
 
 static void icr(u32 dest, u32 low)
@@ -597,6 +772,10 @@ static int __init hvattack_init(void)
 	attack_apic_base();
 	attack_trace_msrs();
 	attack_tsc();
+	attack_x2apic_reads();
+	attack_self_ipi_illegal();
+	attack_cpuid_cr4();
+	attack_fault_rf();
 	attack_ioapic_nmi();
 	attack_init_sipi();
 	attack_ipi_storm();
