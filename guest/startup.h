@@ -15,12 +15,11 @@
 #define GUEST_STARTUP_H
 #include "../lib/types.h"
 
-/* One cache line: its waiting target monitors it (vmx/virq_startup.c). */
 struct startup {
 	uint32_t inits_sent;   /* INITs sent to this vCPU (any sender) */
 	uint32_t inits_done;   /* INITs it has taken (its own CPU only) */
 	uint32_t sipi;         /* the last SIPI: vector | STARTUP_SIPI_VALID | generation << 16 */
-} __aligned(64);
+};
 #define STARTUP_SIPI_VALID 0x100u
 
 /* Sender side, any CPU. */

@@ -52,27 +52,12 @@ static inline void write_cr0(uint64_t v) { __asm__ volatile("mov %0, %%cr0" :: "
 static inline void write_cr3(uint64_t v) { __asm__ volatile("mov %0, %%cr3" :: "r"(v) : "memory"); }
 static inline void write_cr4(uint64_t v) { __asm__ volatile("mov %0, %%cr4" :: "r"(v) : "memory"); }
 static inline uint64_t read_rflags(void) { uint64_t v; __asm__ volatile("pushfq; pop %0" : "=r"(v)); return v; }
-/* MONITOR/MWAIT (CPUID.1:ECX.MONITOR[bit 3]): sleep until the monitored
- * line may have been written (or an NMI, or nothing: MWAIT may end early). */
+/* One turn of a root-mode wait loop; host tests stand in for it (what
+ * other CPUs do meanwhile). */
 #ifdef HV_HOST_TEST
-bool cpu_has_monitor(void);
-void cpu_monitor(const volatile void *p);
-void cpu_mwait(void);
+void cpu_wait_turn(void);
 #else
-static inline bool cpu_has_monitor(void)
-{
-	uint32_t a, b, c, d;
-	cpuid_count(1, 0, &a, &b, &c, &d);
-	return c & (1u << 3);
-}
-static inline void cpu_monitor(const volatile void *p)
-{
-	__asm__ volatile("monitor" :: "a"(p), "c"(0), "d"(0) : "memory");
-}
-static inline void cpu_mwait(void)
-{
-	__asm__ volatile("mwait" :: "a"(0), "c"(0) : "memory");
-}
+static inline void cpu_wait_turn(void) { cpu_relax(); }
 #endif
 #ifdef HV_HOST_TEST
 __noreturn void cpu_halt_forever(void);

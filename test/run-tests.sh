@@ -218,7 +218,7 @@ linux_checks() {
     if [ -n "$cal" ] && [ "${cal#* }" -gt "${cal% *}" ]; then ok "$n/ipis-counted"
     else bad "$n/ipis-counted" "guest CAL interrupts before/after ipitest: '${cal:-none}' (they must go up)"; fi
     expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'ipigen: report hypercall rc=0'
-    expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 reason=SIPI code=4 count=[1-9]' 'hvstat: end total_exits=[0-9]+'
+    expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 (reason=SIPI code=4 count=[1-9]|startup inits=[0-9]+ sipis=[1-9])' 'hvstat: end total_exits=[0-9]+'
   else
     expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: end total_exits=[0-9]+'
   fi
@@ -324,7 +324,7 @@ timer_checks() {
   # timer=deadline: the expiries the LAPIC served for the guest are delivered too.
   local -A passf=()
   while read -r c pf; do passf[$c]=$pf; done < <(sed -n '/hvstat: begin why=shutdown/,/hvstat: end/p' <<<"$text" |
-    sed -n 's/^hvstat: cpu=\([0-9]*\) timer_deadline server=[a-z]* to_lapic=[0-9]* to_host=[0-9]* fired=\([0-9]*\) stale=[0-9]*$/\1 \2/p')
+    sed -n 's/^hvstat: cpu=\([0-9]*\) timer_deadline server=[a-z]* to_lapic=[0-9]* to_host=[0-9]* fired=\([0-9]*\) stale=[0-9]* undelivered=[0-9]*$/\1 \2/p')
   [ "$tier" = deadline ] && [ ${#passf[@]} = 0 ] && bad+=" no 'hvstat: cpu=N timer_deadline' lines;"
   if [ -z "$lines" ]; then
     bad "$n/timer-balanced" "no 'hvstat: cpu=N timer tier=$tier' lines in the shutdown report of $log"

@@ -73,18 +73,16 @@ void wrmsr(uint32_t msr, uint64_t v)
 uint64_t hw_msr(uint32_t msr) { return rdmsr(msr); }
 struct percpu *this_cpu(void) { return &cur; }
 __noreturn void cpu_halt_forever(void) { abort(); }
-void (*hw_mwait_hook)(void);
-unsigned hw_mwaits;
-bool cpu_has_monitor(void) { return true; }
-void cpu_monitor(const volatile void *p) { (void)p; }
-void cpu_mwait(void)
+void (*hw_wait_hook)(void);
+unsigned hw_wait_turns;
+void cpu_wait_turn(void)
 {
-	hw_mwaits++;
-	if (!hw_mwait_hook) {
-		fprintf(stderr, "hw_fake: MWAIT with nothing to wake it: the CPU would sleep for good\n");
+	hw_wait_turns++;
+	if (!hw_wait_hook) {
+		fprintf(stderr, "hw_fake: a root-mode wait with nothing to end it: the CPU would wait for good\n");
 		abort();
 	}
-	hw_mwait_hook();
+	hw_wait_hook();
 }
 
 void hw_set_cpu(unsigned index, bool launched)
@@ -175,8 +173,8 @@ void hw_reset(unsigned n)
 	memset(irr, 0, sizeof irr);
 	memset(bcast, 0, sizeof bcast);
 	eois = nsent = nmsrs = 0;
-	hw_mwait_hook = NULL;
-	hw_mwaits = 0;
+	hw_wait_hook = NULL;
+	hw_wait_turns = 0;
 	hw_root_fire_after = -1;
 	hw_tsc = 1000000;
 	vmcs_record_clear();

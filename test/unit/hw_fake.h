@@ -79,10 +79,10 @@ void hw_run_to(struct vcpu *v, uint64_t tsc);   /* the guest runs until TSC = ts
 unsigned hw_msr_exits(void);
 unsigned hw_guest_host_msr_writes(void);        /* guest WRMSRs that reached the physical MSR */
 unsigned hw_vtimer_fires(uint8_t vec);          /* the CPU's virtual-timer expiries, by vector */
-/* MWAIT in root mode (cpu_mwait): runs this hook, which stands for what
- * another CPU does meanwhile; without one MWAIT aborts the test. */
-extern void (*hw_mwait_hook)(void);
-extern unsigned hw_mwaits;
+/* A turn of a root-mode wait loop (cpu_wait_turn): runs this hook, which
+ * stands for what another CPU does meanwhile; without one it aborts. */
+extern void (*hw_wait_hook)(void);
+extern unsigned hw_wait_turns;
 /* The guest's RDTSC: the host TSC plus the VMCS TSC offset. */
 uint64_t hw_guest_rdtsc(void);
 /* A host TSC deadline reached in root mode fires when it is due at the

@@ -542,7 +542,7 @@ TEST(virq_single_sipi_lands_at_every_step_and_starts_the_vcpu)
 		virq_before_entry(v);
 		if (step == SIPI_AFTER_BEFORE_ENTRY)
 			send_sipi_9c();
-		hw_mwait_hook = step == SIPI_DURING_WAIT ? send_sipi_9c : NULL;
+		hw_wait_hook = step == SIPI_DURING_WAIT ? send_sipi_9c : NULL;
 		virq_startup_wait(v);                    /* the exit handler's last step */
 		/* The entry, by the model: wait-for-SIPI with the SIPI sent is a lost SIPI. */
 		bool lost = act() == M_ACT_WAIT_SIPI;
@@ -557,7 +557,7 @@ TEST(virq_single_sipi_lands_at_every_step_and_starts_the_vcpu)
 			test_fail(__FILE__, __LINE__, m);
 		}
 		/* It slept only when there was nothing to take yet. */
-		CHECK_EQ(hw_mwaits, step == SIPI_DURING_WAIT ? 1u : 0u);
+		CHECK_EQ(hw_wait_turns, step == SIPI_DURING_WAIT ? 1u : 0u);
 	}
 }
 
@@ -584,10 +584,10 @@ TEST(virq_waiting_vcpu_takes_a_second_init_and_only_the_sipi_after_it)
 	virq_before_entry(v);
 	CHECK_EQ(act(), M_ACT_WAIT_SIPI);
 	wait_round = 0;
-	hw_mwait_hook = init_then_sipi;
+	hw_wait_hook = init_then_sipi;
 	virq_startup_wait(v);
 	CHECK_EQ(act(), M_ACT_ACTIVE);
 	CHECK_EQ(vmcs_record_get(SDM_GUEST_CS_SEL), 0x9d00);
-	CHECK_EQ(hw_mwaits, 2u);
+	CHECK_EQ(hw_wait_turns, 2u);
 	CHECK_EQ(v->inits_taken, 2u);
 }
