@@ -98,6 +98,7 @@ __noreturn void vcpu_launch_this_cpu(void)
 		v->regs.rsi = bsp_rsi;
 	} else {
 		guest_state_wait_sipi(&g);
+		v->parked = true;
 	}
 	vmcs_write_guest(&vmx_env.cfg, &g);
 	pr_info("vmx: cpu%u VMLAUNCH: %s\n", p->index,

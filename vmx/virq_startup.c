@@ -22,6 +22,7 @@ static void park(struct vcpu *v, bool say)
 			v->index == 0 ? " (the guest's boot CPU: it stays stopped unless another vCPU sends one)" : "");
 	guest_state_wait_sipi(&g);
 	vmcs_write_guest(&vmx_env.cfg, &g);
+	v->parked = true;
 	memset(&v->regs, 0, sizeof v->regs);
 	virq_vcpu_reset(v);
 }
@@ -35,6 +36,7 @@ static void start(struct vcpu *v, uint8_t vector)
 	guest_state_wait_sipi(&g);
 	guest_state_sipi(&g, vector);
 	vmcs_write_guest(&vmx_env.cfg, &g);
+	v->parked = false;
 	memset(&v->regs, 0, sizeof v->regs);
 	cpuid_count(1, 0, &a, &b, &c, &d);
 	v->regs.rdx = a;          /* the processor signature, as after RESET/INIT */
@@ -84,8 +86,8 @@ void virq_startup_step(struct vcpu *v)
  * meanwhile are taken (a SIPI sent before them is stale). */
 void virq_startup_wait(struct vcpu *v)
 {
-	if (vmx_env.cfg.irq_model != IRQ_VIRTUAL || !waiting())
-		return;
+	if (!v->parked || vmx_env.cfg.irq_model != IRQ_VIRTUAL || !waiting())
+		return;   /* the flag first: no VMREAD on every exit */
 	v->sipi_waits++;
 	/* PAUSE, not MWAIT: with MONITOR/MWAIT on the record's line, Linux
 	 * on 4 vCPUs never printed a line under the patched Bochs (2 vCPUs
