@@ -13,10 +13,12 @@ void cfg_append(char *dst, size_t size, const char *src, size_t n)
 	dst[len] = 0;
 }
 
+/* An empty value is a value: 'options=' (what tools/mkusb.sh writes
+ * without HV_CMDLINE) means none, as an absent line does. */
 static bool key(const char *line, size_t n, const char *k)
 {
 	size_t kl = strlen(k);
-	return n > kl && !strncmp(line, k, kl);
+	return n >= kl && !strncmp(line, k, kl);
 }
 
 int cfg_parse(const char *text, size_t len, struct hv_cfg *cfg, char *err, size_t errlen)

@@ -217,3 +217,21 @@ TEST(catalog_hv_cfg)
 		"line 2 'vmlinuz'");
 	CATALOG("hv.cfg: an empty key", cfg_parse("=x", 2, &c, err, sizeof err), err, "line 1 '=x'");
 }
+
+/* What tools/mkusb.sh writes without HV_CMDLINE (issue 26: that stick did
+ * not boot, "hv.cfg line 2 'options=': not options=, ..."): an empty
+ * value is a value, none. */
+TEST(hv_cfg_empty_values_are_values)
+{
+	static struct hv_cfg c;
+	char err[256];
+	const char *mkusb = "# hv.cfg: options for the hypervisor and its guest\noptions=\ncmdline=\r\nkernel=\ninitrd=\n";
+	CHECK_EQ(cfg_parse(mkusb, strlen(mkusb), &c, err, sizeof err), 0);
+	CHECK_STR(err, "");
+	CHECK_STR(c.options, "");
+	CHECK_STR(c.cmdline, "");
+	CHECK_STR(c.kernel, "");
+	const char *then = "options=\noptions=smp=2\n";
+	CHECK_EQ(cfg_parse(then, strlen(then), &c, err, sizeof err), 0);
+	CHECK_STR(c.options, "smp=2");
+}
