@@ -72,9 +72,11 @@ int vapic_write(uint8_t *page, uint32_t msr, uint64_t val)
 		return 0;
 	case APIC_SVR:
 		vapic_set(page, APIC_SVR, (uint32_t)val & 0x11ff);
-		if (!(val & APIC_SVR_ENABLED))   /* software disable masks every LVT */
+		if (!(val & APIC_SVR_ENABLED)) {   /* software disable masks every LVT, CMCI too */
+			vapic_set(page, APIC_LVT_CMCI, vapic_get(page, APIC_LVT_CMCI) | APIC_LVT_MASKED);
 			for (uint32_t o = APIC_LVT_TIMER; o <= APIC_LVT_ERROR; o += 0x10)
 				vapic_set(page, o, vapic_get(page, o) | APIC_LVT_MASKED);
+		}
 		return 0;
 	case APIC_LVT_CMCI:
 	case APIC_LVT_THERM:

@@ -210,9 +210,11 @@ TEST(vapic_tpr_write)
  * their vectors. Offsets from "Local APIC Register Address Map": LVT
  * Timer 0x320, Thermal 0x330, PMC 0x340, LINT0 0x350, LINT1 0x360,
  * Error 0x370. */
+/* SDM Vol. 3A, "Local APIC State After It Has Been Software Disabled":
+ * every LVT entry's mask bit is set, LVT CMCI (0x2F0) included. */
 TEST(vapic_svr_disable_masks_every_lvt_to_lvt_error)
 {
-	static const uint32_t lvt[] = { 0x320, 0x330, 0x340, 0x350, 0x360, 0x370 };
+	static const uint32_t lvt[] = { 0x2f0, 0x320, 0x330, 0x340, 0x350, 0x360, 0x370 };
 	memset(page, 0, sizeof page);
 	CHECK_EQ(vapic_write(page, 0x80f, 0x1ff), 0);            /* enabled, spurious vector 0xff */
 	for (size_t i = 0; i < ARRAY_SIZE(lvt); i++)
