@@ -203,6 +203,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	smp_park(&caps);
 
 	report_periodic_init(opts.report_s);
+	report_cpus_set(opts.report_cpus);
 	virq_hang_init(opts.hangcheck_s);
 	tiers_summary(&tiers, err, sizeof err);
 	pr_info("hv: platform report: loader=%s cpus=%u vmx=yes %s dma_isolation=%s heap_used=%llu KiB\n", bi->loader, ncpus,

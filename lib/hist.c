@@ -37,3 +37,52 @@ uint64_t hist_percentile(const struct log2_hist *h, unsigned pct)
 	}
 	return h->max;
 }
+
+/* Shell sort: no recursion, no allocation, fine for a few thousand CPUs. */
+static void sort_u64(uint64_t *a, uint32_t n)
+{
+	for (uint32_t gap = n / 2; gap; gap /= 2)
+		for (uint32_t i = gap; i < n; i++) {
+			uint64_t x = a[i];
+			uint32_t j = i;
+			for (; j >= gap && a[j - gap] > x; j -= gap)
+				a[j] = a[j - gap];
+			a[j] = x;
+		}
+}
+
+void dist_of(const uint64_t *vals, uint32_t n, uint64_t *scratch, struct dist *out)
+{
+	*out = (struct dist){ .n = n };
+	if (!n)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		scratch[i] = vals[i];
+		out->total += vals[i];
+		if (vals[i] > vals[out->max_at])
+			out->max_at = i;
+	}
+	sort_u64(scratch, n);
+	out->min = scratch[0];
+	out->median = scratch[(n - 1) / 2];
+	out->max = scratch[n - 1];
+}
+
+uint32_t top_k(const uint64_t *vals, uint32_t n, uint32_t k, uint32_t *top)
+{
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		/* Insert i into top[0..m), kept largest first. */
+		uint32_t j = m < k ? m++ : k;
+		if (j == k && (k == 0 || vals[i] <= vals[top[k - 1]]))
+			continue;
+		if (j == k)
+			j = k - 1;
+		while (j > 0 && vals[top[j - 1]] < vals[i]) {
+			top[j] = top[j - 1];
+			j--;
+		}
+		top[j] = i;
+	}
+	return m;
+}

@@ -188,6 +188,18 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			}
 			o->report_s = (uint32_t)num;
 			return 0;
+		} else if (word_eq(w, kl, "reportcpus")) {
+			if (word_eq(v, vl, "auto")) {
+				o->report_cpus = REPORT_CPUS_AUTO;
+			} else if (word_eq(v, vl, "all")) {
+				o->report_cpus = REPORT_CPUS_ALL;
+			} else if (!str_to_u64(v, vl, &num) || num < 1 || num > 4096) {
+				snprintf(err, errlen, "option '%.*s': expected auto, all or a count of vCPUs 1..4096", (int)wl, w);
+				return -1;
+			} else {
+				o->report_cpus = (uint32_t)num;
+			}
+			return 0;
 		} else if (word_eq(w, kl, "hangcheck")) {
 			if (!str_to_u64(v, vl, &num) || num > 3600) {
 				snprintf(err, errlen, "option '%.*s': expected seconds 0..3600 (0: no hang check)", (int)wl, w);
@@ -224,7 +236,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->bochs_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, hangcheck, iommu, iommuqi, iommutest, vuart, bochstest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, iommutest, vuart, bochstest)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

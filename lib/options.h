@@ -40,6 +40,9 @@ struct hv_options {
 	int64_t housekeeping;   /* housekeeping=APICID: the CPU kept from the guest to serve its timers (-1: none) */
 	int64_t phantom_cpu;    /* phantomcpu=ID: test aid, also start a CPU that does not exist (-1: none) */
 	uint32_t report_s;      /* report=SECONDS: an interval report every SECONDS (0, the default: none) */
+	uint32_t report_cpus;   /* reportcpus=auto|all|N: the vCPUs the end report details one by one
+	                           (REPORT_CPUS_AUTO: all up to REPORT_CPUS_AUTO_MAX vCPUs, else a summary
+	                           and the REPORT_CPUS_AUTO_WORST with the most exits; REPORT_CPUS_ALL) */
 	uint32_t hangcheck_s;   /* hangcheck=SECONDS: a vCPU with an interrupt pending and no exit for this
 	                           long is diagnosed (vmx/hang.c; default 10, 0: off) */
 	bool ipiv_test;         /* ipivtest=1: test aid, three PID-pointer entries past the last vCPU
@@ -54,6 +57,11 @@ struct hv_options {
 	bool bochs_test;        /* bochstest=1: test aid, the HC_HV_BOCHSTEST hypercall that sets up
 	                           the VM entries that show Bochs 3.0's defects (docs/bochs.md) */
 };
+
+#define REPORT_CPUS_AUTO 0u
+#define REPORT_CPUS_ALL  0xffffffffu
+#define REPORT_CPUS_AUTO_MAX 16u
+#define REPORT_CPUS_AUTO_WORST 4u
 
 void options_defaults(struct hv_options *o);
 /* Returns 0, or -1 with a message naming the bad word in err. */

@@ -836,11 +836,15 @@ level_linux() {
     # result=pass is a verdict: a guest whose check fails ends in result=fail.
     # (And the interval report, report=20: this guest prints little, and the
     # hypervisor's lines share its UART, so they seldom land inside a guest line.)
-    LX_BOCHS=$hvb linux_spawn linux-hv-failcheck "sapphire_rapids" 1 "exit=bochs hlt=guest report=20" \
+    LX_BOCHS=$hvb linux_spawn linux-hv-failcheck "sapphire_rapids" 1 "exit=bochs hlt=guest report=20 reportcpus=1" \
       "hv.failcheck=1 hv.ipirounds=0" "$tmo" \
       "expect linux/result-follows-the-guest \"\$log\" 'guest: check failed: failcheck' 'guest: verdict fail: failcheck' \
          'hv: the guest reports its checks FAILED' 'hv: result=fail \\(the guest.s checks failed\\)'
        expect_not linux/result-not-pass-on-failure \"\$log\" 'hv: result=pass'
+       expect linux/hv-failcheck/report-summary \"\$log\" 'hvstat: summary cpus=1 detailed=0 \\(the 1 with the most exits' \
+         'hvstat: summary exits total=([1-9][0-9]*) cpus=1 min=\\1 median=\\1 max=\\1 max_cpu=0' \
+         'hvstat: summary reason=EXTERNAL_INTERRUPT code=1 total=[1-9]' 'hvstat: summary in_hv_permille total=[0-9]+ cpus=1' \
+         'hvstat: cpu=0 exits=[1-9]'
        interval_checks linux/hv-failcheck 1"
   fi
   while [ ${#lx_pid[@]} -gt 0 ]; do linux_reap; done

@@ -58,7 +58,9 @@ def new_report(kv):
             "timer": {},           # cpu -> the "cpu=N timer tier=..." line
             "late": {},            # cpu -> [(bucket upper bound, count), ...]
             "timer_service": None,  # the "timer_service ..." line
-            "console": None}        # the "console lines=N exits=M per_line=X ..." line
+            "console": None,        # the "console lines=N exits=M per_line=X ..." line
+            "summary": {},          # a large machine's report: figure -> {total, cpus, min, median, max, max_cpu}
+            "detailed": None}       # ... and the vCPUs it details one by one ("3,0,7"), or None
 
 
 def read_log(path):
@@ -106,6 +108,17 @@ def read_log(path):
                 cur["total"] = int(kv.get("total_exits", 0))
                 reports.append(cur)
                 cur = None
+            elif body.startswith("summary "):
+                # reportcpus= (vmx/report.c): "summary cpus=N detailed=a,b,..." then one line a
+                # figure: "summary exits ...", "summary reason=NAME code=C ...", "summary in_hv_permille ...".
+                if "detailed" in kv:
+                    cur["detailed"] = kv["detailed"]
+                    continue
+                try:
+                    d = {k: int(kv[k]) for k in ("total", "cpus", "min", "median", "max", "max_cpu")}
+                except (KeyError, ValueError):
+                    continue   # cut by other output on the UART
+                cur["summary"][kv.get("reason") or body.split()[1]] = d
             elif " exit_time " in f" {body} ":
                 cur["times"][(int(kv["cpu"]), kv["reason"])] = {k: int(kv[k]) for k in
                                                                 ("count", "min", "median", "p99", "max", "avg")}
@@ -162,10 +175,28 @@ def by_reason(rep):
     return out
 
 
+def summary_table(rep):
+    """A large machine's report: each figure over every vCPU."""
+    if not rep["summary"]:
+        return []
+    n = max(d["cpus"] for d in rep["summary"].values())
+    lines = [f"Summary over {n} vCPUs (the per-vCPU columns below: vCPUs {rep['detailed'] or '?'}, "
+             "the ones with the most exits; reportcpus=all prints every vCPU):", "",
+             "| figure | total | min | median | max | vCPU with the most |", "|---|---:|---:|---:|---:|---:|"]
+    order = sorted(rep["summary"], key=lambda k: (k not in ("exits", "in_hv_permille"), -rep["summary"][k]["total"]))
+    for name in order:
+        d = rep["summary"][name]
+        total = "" if name == "in_hv_permille" else d["total"]
+        lines.append(f"| {name} | {total} | {d['min']} | {d['median']} | {d['max']} | {d['max_cpu']} |")
+    return lines + [""]
+
+
 def table(rep, title):
     cpus = sorted(rep["exits"]) or list(range(rep["cpus"]))
-    lines = [f"### {title} (report at {rep['why']}, {len(cpus)} CPUs, {rep['total']} exits)", ""]
-    lines.append("| reason | " + " | ".join(f"cpu{c}" for c in cpus) + " | total |")
+    lines = [f"### {title} (report at {rep['why']}, {rep['cpus'] or len(cpus)} CPUs, {rep['total']} exits)", ""]
+    lines += summary_table(rep)
+    lines.append("| reason | " + " | ".join(f"cpu{c}" for c in cpus) +
+                 (" | these vCPUs |" if rep["summary"] else " | total |"))
     lines.append("|---|" + "---:|" * (len(cpus) + 1))
     rows = by_reason(rep)
     for name in sorted(rows, key=lambda r: -sum(rows[r].values())):
@@ -320,6 +351,8 @@ def figures(path):
         out["result"] = log["result"]
     if rep:
         out["total_exits"] = rep["total"]
+        if rep["summary"]:
+            out["summary"] = rep["summary"]
         if rep["exits"]:
             out["exits_per_cpu"] = per_cpu(rep["exits"])
         if rep["time"]:

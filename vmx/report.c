@@ -11,6 +11,8 @@
 #include "../lib/string.h"
 #include "../lib/tsc.h"
 #include "../lib/cpu.h"
+#include "../lib/hist.h"
+#include "../lib/options.h"
 
 static spinlock_t report_lock;
 
@@ -28,6 +30,75 @@ static uint64_t time_in_hv(const struct vcpu *v)
 	return t;
 }
 
+static uint32_t report_cpus = REPORT_CPUS_AUTO;
+static uint64_t sum_vals[MAX_CPUS], sum_scratch[MAX_CPUS];
+static uint32_t sum_index[MAX_CPUS], sum_worst[MAX_CPUS];
+static bool sum_detail[MAX_CPUS];
+
+void report_cpus_set(uint32_t n)
+{
+	report_cpus = n;
+}
+
+static void summary_line(const char *what, uint32_t n)
+{
+	struct dist d;
+	dist_of(sum_vals, n, sum_scratch, &d);
+	pr_info("hvstat: summary %s total=%llu cpus=%u min=%llu median=%llu max=%llu max_cpu=%u\n", what,
+		(unsigned long long)d.total, n, (unsigned long long)d.min, (unsigned long long)d.median,
+		(unsigned long long)d.max, n ? sum_index[d.max_at] : 0);
+}
+
+/* On a large machine (more than REPORT_CPUS_AUTO_MAX vCPUs, reportcpus=auto,
+ * or reportcpus=N) the report is a summary over every vCPU (each figure's
+ * total, min, median, max and the vCPU with the most), then the whole
+ * per-vCPU detail of the few with the most exits: a 448-CPU report in
+ * tens of lines, not 18,000. Marks the vCPUs to detail in sum_detail. */
+static void summary(bool detail)
+{
+	uint32_t n = 0, want = report_cpus;
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (vcpus[i]) {
+			sum_index[n] = i;
+			sum_vals[n++] = vcpus[i]->exits_total;
+		}
+	bool all = want == REPORT_CPUS_ALL || (want == REPORT_CPUS_AUTO && n <= REPORT_CPUS_AUTO_MAX);
+	for (uint32_t i = 0; i < ncpus; i++)
+		sum_detail[i] = all;
+	if (all)
+		return;
+	uint32_t k = top_k(sum_vals, n, want == REPORT_CPUS_AUTO ? REPORT_CPUS_AUTO_WORST : want, sum_worst);
+	char list[160];
+	size_t at = 0;
+	list[0] = 0;
+	for (uint32_t j = 0; j < k; j++) {
+		sum_detail[sum_index[sum_worst[j]]] = true;
+		if (at < sizeof list - 12)
+			at += (size_t)snprintf(list + at, sizeof list - at, "%s%u", j ? "," : "", sum_index[sum_worst[j]]);
+	}
+	pr_info("hvstat: summary cpus=%u detailed=%s (the %u with the most exits, in that order; reportcpus=all for every one)\n",
+		n, list, k);
+	summary_line("exits", n);
+	for (uint32_t r = 0; r < EXIT_REASON_MAX; r++) {
+		uint64_t any = 0;
+		for (uint32_t j = 0; j < n; j++)
+			any |= sum_vals[j] = vcpus[sum_index[j]]->exits[r];
+		if (!any)
+			continue;
+		char what[64];
+		snprintf(what, sizeof what, "reason=%s code=%u", exit_reason_name(r), r);
+		summary_line(what, n);
+	}
+	if (detail) {
+		for (uint32_t j = 0; j < n; j++) {
+			const struct vcpu *v = vcpus[sum_index[j]];
+			uint64_t guest = v->launch_tsc ? rdtsc() - v->launch_tsc : 0;
+			sum_vals[j] = guest ? time_in_hv(v) * 1000 / guest : 0;
+		}
+		summary_line("in_hv_permille", n);
+	}
+}
+
 void report_print(const char *why)
 {
 	uint64_t total = 0;
@@ -40,12 +111,15 @@ void report_print(const char *why)
 		vconsole_flush();      /* the guest's last partial line, before the report */
 	spin_lock(&report_lock);
 	pr_info("hvstat: begin why=%s cpus=%u\n", why, ncpus);
+	summary(detail);
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct vcpu *v = vcpus[i];
 		if (!v)
 			continue;
-		pr_info("hvstat: cpu=%u exits=%llu\n", i, (unsigned long long)v->exits_total);
 		total += v->exits_total;
+		if (!sum_detail[i])
+			continue;
+		pr_info("hvstat: cpu=%u exits=%llu\n", i, (unsigned long long)v->exits_total);
 		for (uint32_t r = 0; r < EXIT_REASON_MAX; r++)
 			if (v->exits[r])
 				pr_info("hvstat: cpu=%u reason=%s code=%u count=%llu\n", i, exit_reason_name(r), r,

@@ -8,6 +8,8 @@
 #define VMX_REPORT_H
 #include "../lib/types.h"
 void report_print(const char *why);
+/* reportcpus= (lib/options.h): which vCPUs the report details one by one. */
+void report_cpus_set(uint32_t n);
 /* report=SECONDS: the interval report,
  *   hvstat: interval seq=K seconds=S.mmm cpus=N
  *   hvstat: cpu=I interval exits=+E exits_per_s=R in_hv_permille=P posted=+A notified=+B

@@ -15,6 +15,15 @@ hvreport_checks() {
   local p
   rm -f "$png" "$LOGS/hvreport-served-timer-late.png" "$LOGS/hvreport-served-intervals.png"
 
+  # A large machine's report (reportcpus=, vmx/report.c): the summary over
+  # every vCPU, then the detailed ones; --figures carries the summary.
+  tools/hvreport.py $F/hvreport_summary.txt > "$LOGS/hvreport-summary.md" 2>&1
+  expect tools/hvreport-summary "$LOGS/hvreport-summary.md" '^Summary over 64 vCPUs \(the per-vCPU columns below: vCPUs 5,0,63,2' \
+    '^\| exits \| 64000 \| 500 \| 980 \| 4100 \| 5 \|$' '^\| EXTERNAL_INTERRUPT \| 40000 \| 300 \| 610 \| 2600 \| 5 \|$' \
+    '^\| reason \| cpu0 \| cpu2 \| cpu5 \| cpu63 \| these vCPUs \|$' '^\| MSR_WRITE \| 1500 \| 800 \| 1500 \| 500 \| 4300 \|$'
+  tools/hvreport.py --figures $F/hvreport_summary.txt > "$LOGS/hvreport-summary.json" 2>&1
+  expect tools/hvreport-summary-figures "$LOGS/hvreport-summary.json" '"summary": \{"exits": \{"total": 64000, "cpus": 64, "min": 500, "median": 980, "max": 4100, "max_cpu": 5\}'
+
   tools/hvreport.py "$served" --png "$png" --published > "$out" 2>&1
   expect tools/hvreport-served "$out" '^### what each vCPU was served without an exit$' \
     '^\| 0 \| posted \| 100 \| 10 \| 0 \| 500 \| 595 \| 260 \|$' '^\| 1 \| posted \| 30 \| 30 \| 30 \| 20 \| 60 \| 4 \|$' \

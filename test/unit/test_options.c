@@ -446,6 +446,24 @@ TEST(options_report)
 	CHECK_CONTAINS(err, "seconds");
 }
 
+TEST(options_reportcpus)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.report_cpus, REPORT_CPUS_AUTO);
+	CHECK_EQ(options_parse("reportcpus=all", &o, err, sizeof err), 0);
+	CHECK_EQ(o.report_cpus, REPORT_CPUS_ALL);
+	CHECK_EQ(options_parse("reportcpus=3", &o, err, sizeof err), 0);
+	CHECK_EQ(o.report_cpus, 3);
+	CHECK_EQ(options_parse("reportcpus=auto", &o, err, sizeof err), 0);
+	CHECK_EQ(o.report_cpus, REPORT_CPUS_AUTO);
+	CHECK_EQ(options_parse("reportcpus=0", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "reportcpus=0");
+	CHECK_EQ(options_parse("reportcpus=most", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "auto, all or a count");
+}
+
 TEST(options_hangcheck)
 {
 	struct hv_options o;
