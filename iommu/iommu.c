@@ -54,8 +54,15 @@ int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem
 				 (unsigned long long)d->base);
 			return -1;
 		}
-		if (vtd_probe(&io.unit[i], d->base, err, errlen))
-			return -1;
+		if (vtd_probe(&io.unit[i], d->base, err, errlen)) {
+			static char why[256];
+			if (opt == IOMMU_OPT_REQUIRE)
+				return -1;
+			snprintf(why, sizeof why, "off: %s", err);   /* iommu=auto: degrade, by name */
+			io.state = why;
+			pr_warn("DMA isolation: %s\n", io.state);
+			return 0;
+		}
 		if (!memmap_claim(mem, d->base, len)) {
 			snprintf(err, errlen, "memmap: table full while claiming the VT-d registers");
 			return -1;

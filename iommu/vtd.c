@@ -1,6 +1,8 @@
 /* A VT-d remapping unit (see vtd.h). The sequence follows the VT-d
  * specification, "Register Descriptions" (GCMD: write the current status
- * without the one-shot bits, plus the one command; poll GSTS) and
+ * without the one-shot bits, plus the one command; poll GSTS), the order
+ * of Linux's drivers/iommu/intel/ for a unit the firmware left running
+ * (docs/iommu.md, "Hand-over from the firmware") and
  * "Invalidation of Translation Caches" (context cache, then IOTLB,
  * globally, after the root table is set: through the registers, or through
  * the queued-invalidation interface where ECAP.QI offers it). */
@@ -14,6 +16,15 @@
 
 #define VTD_TIMEOUT_US 1000000
 
+#ifdef HV_HOST_TEST
+/* Host tests put a register model behind the unit (test/unit/vtd_regs_model.c). */
+uint64_t vtd_mmio_read(uint64_t addr, unsigned size);
+void vtd_mmio_write(uint64_t addr, unsigned size, uint64_t v);
+static uint32_t rd32(const struct vtd_unit *u, uint32_t off) { return (uint32_t)vtd_mmio_read(u->base + off, 4); }
+static uint64_t rd64(const struct vtd_unit *u, uint32_t off) { return vtd_mmio_read(u->base + off, 8); }
+static void wr32(const struct vtd_unit *u, uint32_t off, uint32_t v) { vtd_mmio_write(u->base + off, 4, v); }
+static void wr64(const struct vtd_unit *u, uint32_t off, uint64_t v) { vtd_mmio_write(u->base + off, 8, v); }
+#else
 static uint32_t rd32(const struct vtd_unit *u, uint32_t off)
 {
 	return *(volatile uint32_t *)(uintptr_t)(u->base + off);
@@ -30,6 +41,7 @@ static void wr64(const struct vtd_unit *u, uint32_t off, uint64_t v)
 {
 	*(volatile uint64_t *)(uintptr_t)(u->base + off) = v;
 }
+#endif
 
 /* Waits until (reg & mask) == want; false on timeout. */
 static bool wait32(const struct vtd_unit *u, uint32_t off, uint32_t mask, uint32_t want)
@@ -58,6 +70,26 @@ static bool gcmd(const struct vtd_unit *u, uint32_t cmd, bool set, uint32_t stat
 	return wait32(u, VTD_GSTS, status_bit, set ? status_bit : 0);
 }
 
+/* What the unit offers and what the firmware left, on one line. Legacy
+ * mode (RTADDR.TTM 00b) is what the hypervisor builds; no CAP or ECAP
+ * field reports it absent (scalable mode, ECAP.SMTS, came with revision
+ * 3.0 beside it), so it is taken as offered unless the firmware's state
+ * rules it out (vtd_probe). */
+static void print_unit(const struct vtd_unit *u)
+{
+	uint32_t g = u->fw_gsts;
+	unsigned ttm = (unsigned)VTD_RTADDR_TTM(u->fw_rtaddr);
+	bool pmrs = u->cap & (VTD_CAP_PLMR | VTD_CAP_PHMR);
+	char te[16];
+	snprintf(te, sizeof te, (g & VTD_GSTS_TES) ? "on (TTM %u%ub)" : "off", ttm >> 1, ttm & 1);
+	pr_info("iommu: unit at 0x%llx: version %u.%u; modes: legacy (RTADDR.TTM 00b): used; scalable (ECAP.SMTS): %s, SLTS %u, FLTS %u, PT %u, SC %u, C %u; PMRs: %s; firmware left: TE %s, IR %s, QI %s, PMRs %s\n",
+		(unsigned long long)u->base, (u->ver >> 4) & 0xf, u->ver & 0xf,
+		(u->ecap & VTD_ECAP_SMTS) ? "offered" : "not offered", !!(u->ecap & VTD_ECAP_SLTS),
+		!!(u->ecap & VTD_ECAP_FLTS), !!(u->ecap & VTD_ECAP_PT), !!(u->ecap & VTD_ECAP_SC), !!(u->ecap & VTD_ECAP_C),
+		!pmrs ? "none" : (u->cap & VTD_CAP_PLMR) && (u->cap & VTD_CAP_PHMR) ? "low and high" : (u->cap & VTD_CAP_PLMR) ? "low" : "high",
+		te, (g & VTD_GSTS_IRES) ? "on" : "off", (g & VTD_GSTS_QIES) ? "on" : "off", (u->fw_pmen & VTD_PMEN_PRS) ? "on" : "off");
+}
+
 int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen)
 {
 	u->base = base;
@@ -76,6 +108,20 @@ int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen)
 	if (u->fro + 16 * u->nfr > 0x10000 || u->iro + 16 > 0x10000) {
 		snprintf(err, errlen, "iommu: unit at 0x%llx: fault registers at 0x%x x%u or IOTLB at 0x%x beyond its registers",
 			 (unsigned long long)base, u->fro, u->nfr, u->iro);
+		return -1;
+	}
+	u->fw_gsts = rd32(u, VTD_GSTS);
+	u->fw_rtaddr = rd64(u, VTD_RTADDR);
+	u->fw_pmen = (u->cap & (VTD_CAP_PLMR | VTD_CAP_PHMR)) ? rd32(u, VTD_PMEN) : 0;
+	print_unit(u);
+	/* The new root table goes in with translation on (SRTP while TES is
+	 * 1); the mode does not: "Root Table Address Register" has TTM
+	 * changed only with translation off, which would leave the machine
+	 * without DMA protection meanwhile. */
+	unsigned ttm = (unsigned)VTD_RTADDR_TTM(u->fw_rtaddr);
+	if ((u->fw_gsts & VTD_GSTS_TES) && ttm != VTD_TTM_LEGACY) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: no mode the hypervisor can drive: the firmware left translation on in %s (RTADDR.TTM %u%ub); the hypervisor builds legacy-mode tables (TTM 00b), and the mode changes only with translation off, a window without DMA protection",
+			 (unsigned long long)base, ttm == 1 ? "scalable mode" : "a reserved mode", ttm >> 1, ttm & 1);
 		return -1;
 	}
 	return 0;
@@ -128,7 +174,7 @@ static int qi_submit(struct vtd_unit *u, const uint64_t *lo, uint32_t n, char *e
 	}
 	/* Descriptors in write-back memory: a unit that does not snoop reads
 	 * them from memory. */
-	if (!(u->ecap & BIT(0)))
+	if (!(u->ecap & VTD_ECAP_C))
 		__asm__ volatile("wbinvd" ::: "memory");
 	else
 		__asm__ volatile("mfence" ::: "memory");
@@ -184,38 +230,76 @@ int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eim
 	return 0;
 }
 
+/* Interrupt remapping, then queued invalidation, as the firmware left
+ * them: off in that order (with IR on, the interrupt entry cache has no
+ * invalidation but through the queue, "Interrupt Entry Cache Invalidate
+ * Descriptor"); the queue only once the unit has read it to the tail
+ * (Linux's dmar_disable_qi does the same). */
+static const char *firmware_ir_qi_off(struct vtd_unit *u)
+{
+	uint32_t sts = rd32(u, VTD_GSTS);
+	if (sts & VTD_GSTS_IRES) {
+		pr_warn("iommu: unit at 0x%llx: interrupt remapping left on by the firmware: turned off\n", (unsigned long long)u->base);
+		if (!gcmd(u, VTD_GCMD_IRE, false, VTD_GSTS_IRES))
+			return "turning interrupt remapping off";
+	}
+	if (sts & VTD_GSTS_QIES) {
+		pr_warn("iommu: unit at 0x%llx: queued invalidation left on by the firmware: turned off\n", (unsigned long long)u->base);
+		uint64_t until = rdtsc() + tsc_from_us(VTD_TIMEOUT_US);
+		while (rd64(u, VTD_IQH) != rd64(u, VTD_IQT))
+			if (rdtsc() > until)
+				return "the firmware's invalidation queue draining";
+		if (!gcmd(u, VTD_GCMD_QIE, false, VTD_GSTS_QIES))
+			return "turning queued invalidation off";
+	}
+	return NULL;
+}
+
+/* After translation through the new tables: the PMRs off where the unit
+ * has them ("Protected Memory Enable Register": EPM 0, then PRS 0). Both
+ * on at once is not deterministic, and the guest's memory must not stay
+ * blocked by the firmware's regions. */
+static const char *pmrs_off(struct vtd_unit *u)
+{
+	if (!(u->cap & (VTD_CAP_PLMR | VTD_CAP_PHMR)))
+		return NULL;
+	uint32_t pmen = rd32(u, VTD_PMEN);
+	if (pmen & (VTD_PMEN_EPM | VTD_PMEN_PRS))
+		pr_info("iommu: unit at 0x%llx: protected memory regions left on by the firmware: turned off after translation\n",
+			(unsigned long long)u->base);
+	wr32(u, VTD_PMEN, pmen & ~VTD_PMEN_EPM);
+	return wait32(u, VTD_PMEN, VTD_PMEN_PRS, 0) ? NULL : "turning the protected memory regions off";
+}
+
 int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t errlen)
 {
 	const char *step;
 	uint32_t sts = rd32(u, VTD_GSTS);
-	if (sts & VTD_GCMD_TE) {
-		pr_warn("iommu: unit at 0x%llx: translation already on (GSTS 0x%x): turned off first\n",
-			(unsigned long long)u->base, sts);
-		if (!gcmd(u, VTD_GCMD_TE, false, VTD_GCMD_TE)) { step = "turning translation off"; goto timeout; }
-	}
-	if (sts & VTD_GCMD_IRE)
-		pr_warn("iommu: unit at 0x%llx: interrupt remapping left on by the firmware\n", (unsigned long long)u->base);
-	/* The register-based invalidation interface cannot be used while the
-	 * queued one is on (left on by the firmware): turn it off. */
-	if (sts & VTD_GCMD_QIE) {
-		pr_warn("iommu: unit at 0x%llx: queued invalidation left on by the firmware: turned off\n",
-			(unsigned long long)u->base);
-		if (!gcmd(u, VTD_GCMD_QIE, false, VTD_GCMD_QIE)) { step = "turning queued invalidation off"; goto timeout; }
-	}
+	if ((step = firmware_ir_qi_off(u)))
+		goto timeout;
 	/* Faults are polled (the report, the test aid), never an interrupt. */
 	wr32(u, VTD_FECTL, VTD_FECTL_IM);
 	clear_faults(u);
 	/* Tables in write-back memory: a unit that does not snoop (ECAP.C
 	 * clear) reads them from memory. */
-	if (!(u->ecap & BIT(0)))
+	if (!(u->ecap & VTD_ECAP_C))
 		__asm__ volatile("wbinvd" ::: "memory");
 	if (u->cap & VTD_CAP_RWBF) {
 		uint32_t s = rd32(u, VTD_GSTS) & ~VTD_GSTS_ONESHOT;
 		wr32(u, VTD_GCMD, s | VTD_GCMD_WBF);
-		if (!wait32(u, VTD_GSTS, VTD_GCMD_WBF, 0)) { step = "write-buffer flush"; goto timeout; }
+		if (!wait32(u, VTD_GSTS, VTD_GSTS_WBFS, 0)) { step = "write-buffer flush"; goto timeout; }
 	}
+	/* The root table, with translation as the firmware left it: on
+	 * (pre-boot DMA protection) it stays on, and the unit moves to the new
+	 * tables at SRTP ("Global Command Register", SRTP: the root table may
+	 * be set while TES is 1; the context cache and the IOTLB are then
+	 * invalidated globally so that nothing cached from the old tables is
+	 * used). */
+	if (sts & VTD_GSTS_TES)
+		pr_warn("iommu: unit at 0x%llx: translation left on by the firmware (GSTS 0x%x): kept on while the root table is replaced\n",
+			(unsigned long long)u->base, sts);
 	wr64(u, VTD_RTADDR, root & VTD_ADDR_MASK);   /* TTM 00b: legacy mode */
-	if (!gcmd(u, VTD_GCMD_SRTP, true, VTD_GCMD_SRTP)) { step = "setting the root table"; goto timeout; }
+	if (!gcmd(u, VTD_GCMD_SRTP, true, VTD_GSTS_RTPS)) { step = "setting the root table"; goto timeout; }
 	u->qi = queued && (u->ecap & VTD_ECAP_QI);
 	if (u->qi) {
 		/* Context cache, then IOTLB (with drains), then the interrupt
@@ -230,8 +314,13 @@ int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t 
 		wr64(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT | VTD_IOTLB_GLOBAL | VTD_IOTLB_DR | VTD_IOTLB_DW);
 		if (!wait64_clear(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT)) { step = "IOTLB invalidation"; goto timeout; }
 	}
-	if (!gcmd(u, VTD_GCMD_TE, true, VTD_GCMD_TE)) { step = "enabling translation"; goto timeout; }
+	if (!(rd32(u, VTD_GSTS) & VTD_GSTS_TES) && !gcmd(u, VTD_GCMD_TE, true, VTD_GSTS_TES)) {
+		step = "enabling translation";
+		goto timeout;
+	}
 	u->on = true;
+	if ((step = pmrs_off(u)))
+		goto timeout;
 	return 0;
 timeout:
 	snprintf(err, errlen, "iommu: unit at 0x%llx: %s timed out (GSTS 0x%x)", (unsigned long long)u->base, step,

@@ -11,6 +11,9 @@ struct vtd_unit {
 	uint64_t cap, ecap;
 	uint32_t fro, nfr;      /* fault recording registers: offset, count */
 	uint32_t iro;           /* IOTLB registers' offset */
+	/* What the firmware left: GSTS, RTADDR, PMEN (0 without PMRs). */
+	uint32_t fw_gsts, fw_pmen;
+	uint64_t fw_rtaddr;
 	bool on;                /* translation enabled by us */
 	/* The queued-invalidation interface, where ECAP.QI offers it and the
 	 * caller wants it: one 4 KiB queue of 256 descriptors, the status
@@ -31,16 +34,22 @@ struct vtd_fault {
 	bool read;
 };
 
-/* Reads VER, CAP and ECAP. Returns 0, or -1 with err (registers that read
- * as all ones: no unit there). */
+/* Reads VER, CAP, ECAP and the state the firmware left (GSTS, RTADDR,
+ * PMEN) and prints them with the modes the unit offers. Returns 0, or -1
+ * with err: registers that read as all ones (no unit there), or no mode the
+ * hypervisor can drive (err says "no mode the hypervisor can drive"). */
 int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen);
-/* Masks the fault event, clears old faults, flushes the write buffer when
- * CAP.RWBF asks, sets the root table (legacy mode), invalidates the
- * context cache and the IOTLB globally, then enables translation and waits
- * for GSTS.TES. The invalidations go through the queue (context cache,
- * IOTLB, the interrupt entry cache where ECAP.IR, then a wait descriptor
- * whose status write is polled) when queued is set and ECAP.QI offers it,
- * else through the registers. Returns 0, or -1 with err. */
+/* The hand-over (docs/iommu.md, "Hand-over from the firmware"):
+ * interrupt remapping left on is turned off, then queued invalidation left
+ * on (after the unit has read its queue); the fault event masked, old
+ * faults cleared, the write buffer flushed when CAP.RWBF asks; the root
+ * table set (legacy mode) with translation left as the firmware had it;
+ * the context cache and the IOTLB invalidated globally; translation on
+ * (GSTS.TES) if it was not; then the PMRs off (PMEN.EPM 0, PRS polled)
+ * where CAP.PLMR or PHMR. The invalidations go through the queue (context
+ * cache, IOTLB, the interrupt entry cache where ECAP.IR, then a wait
+ * descriptor whose status write is polled) when queued is set and ECAP.QI
+ * offers it, else through the registers. Returns 0, or -1 with err. */
 int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t errlen);
 /* Interrupt remapping on (the first step of the posted-interrupt design,
  * docs/iommu.md; used by the iommutest aid only): IRTA (the table, 2^(S+1)

@@ -17,6 +17,11 @@
 #define VTD_CCMD     0x28
 #define VTD_FSTS     0x34
 #define VTD_FECTL    0x38
+/* Protected Memory Enable: EPM (31) enables the PMRs, PRS (0) is their
+ * status ("Protected Memory Enable Register"). */
+#define VTD_PMEN     0x64
+#define VTD_PMEN_EPM BIT(31)
+#define VTD_PMEN_PRS BIT(0)
 /* The queued-invalidation interface: queue head and tail (bits 18:4: the
  * offset of a 128-bit descriptor), queue address (63:12 base, 11 DW: 0 for
  * 128-bit descriptors, 2:0 QS: 2^QS pages). */
@@ -30,20 +35,34 @@
 /* IOTLB registers at ECAP.IRO * 16: IVA at +0, IOTLB at +8. */
 #define VTD_IOTLB_OFF 8
 
+/* Root Table Address: 63:12 the root table, 11:10 TTM (translation table
+ * mode: 00b legacy, 01b scalable; 10b and 11b reserved). */
+#define VTD_RTADDR_TTM(r)  (((r) >> 10) & 3)
+#define VTD_TTM_LEGACY     0
+
 /* CAP fields. */
 #define VTD_CAP_ND(c)      ((c) & 7)
 #define VTD_CAP_RWBF       BIT(4)                   /* write-buffer flush required */
+#define VTD_CAP_PLMR       BIT(5)                   /* protected low-memory region */
+#define VTD_CAP_PHMR       BIT(6)                   /* protected high-memory region */
 #define VTD_CAP_CM         BIT(7)                   /* caching mode */
 #define VTD_CAP_SAGAW(c)   (((c) >> 8) & 0x1f)      /* bit 1: 39-bit 3-level, 2: 48-bit 4-level, 3: 57-bit 5-level */
 #define VTD_CAP_MGAW(c)    ((((c) >> 16) & 0x3f) + 1)
 #define VTD_CAP_FRO(c)     ((((c) >> 24) & 0x3ff) * 16)
 #define VTD_CAP_SLLPS(c)   (((c) >> 34) & 0xf)      /* bit 0: 2 MiB, bit 1: 1 GiB pages */
 #define VTD_CAP_NFR(c)     ((((c) >> 40) & 0xff) + 1)
+#define VTD_CAP_ESRTPS     BIT(63)                  /* SRTP also invalidates the caches */
 /* ECAP fields. */
+#define VTD_ECAP_C         BIT(0)                   /* page walks snoop the caches */
 #define VTD_ECAP_QI        BIT(1)
 #define VTD_ECAP_IR        BIT(3)
 #define VTD_ECAP_EIM       BIT(4)
+#define VTD_ECAP_PT        BIT(6)                   /* pass-through translation type */
+#define VTD_ECAP_SC        BIT(7)                   /* snoop control */
 #define VTD_ECAP_IRO(e)    ((((e) >> 8) & 0x3ff) * 16)
+#define VTD_ECAP_SMTS      BIT(43)                  /* scalable-mode translation */
+#define VTD_ECAP_SLTS      BIT(46)                  /* second-level translation in scalable mode */
+#define VTD_ECAP_FLTS      BIT(47)                  /* first-level translation in scalable mode */
 
 /* GCMD / GSTS bits. */
 #define VTD_GCMD_TE        BIT(31)
@@ -53,6 +72,15 @@
 #define VTD_GCMD_IRE       BIT(25)
 #define VTD_GCMD_SIRTP     BIT(24)
 #define VTD_GCMD_CFI       BIT(23)
+/* GSTS: each bit at its command's position (TES, RTPS, FLS, WBFS, QIES,
+ * IRES, IRTPS, CFIS). The persistent ones (TE, QIE, IRE, CFI) follow the
+ * command; the one-shot ones (SRTP, SFL, WBF, SIRTP) report the last
+ * command's completion. */
+#define VTD_GSTS_TES       VTD_GCMD_TE
+#define VTD_GSTS_RTPS      VTD_GCMD_SRTP
+#define VTD_GSTS_WBFS      VTD_GCMD_WBF
+#define VTD_GSTS_QIES      VTD_GCMD_QIE
+#define VTD_GSTS_IRES      VTD_GCMD_IRE
 /* GSTS bits that are status of one-shot commands (SRTP, SFL, WBF, SIRTP):
  * cleared from the status before it is written back with one more bit. */
 #define VTD_GSTS_ONESHOT   0x69000000u
