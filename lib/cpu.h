@@ -52,12 +52,15 @@ static inline void write_cr0(uint64_t v) { __asm__ volatile("mov %0, %%cr0" :: "
 static inline void write_cr3(uint64_t v) { __asm__ volatile("mov %0, %%cr3" :: "r"(v) : "memory"); }
 static inline void write_cr4(uint64_t v) { __asm__ volatile("mov %0, %%cr4" :: "r"(v) : "memory"); }
 static inline uint64_t read_rflags(void) { uint64_t v; __asm__ volatile("pushfq; pop %0" : "=r"(v)); return v; }
-/* One turn of a root-mode wait loop; host tests stand in for it (what
+/* One turn of a root-mode wait loop: interrupts on for one HLT, so that the
+ * next interrupt (a sender's kick after its store) ends it, one pending
+ * already ends it at once (STI's shadow covers the HLT); the root-mode
+ * handler acknowledges it (lib/trap.c). Host tests stand in for it (what
  * other CPUs do meanwhile). */
 #ifdef HV_HOST_TEST
 void cpu_wait_turn(void);
 #else
-static inline void cpu_wait_turn(void) { cpu_relax(); }
+static inline void cpu_wait_turn(void) { __asm__ volatile("sti; hlt; cli" ::: "memory"); }
 #endif
 #ifdef HV_HOST_TEST
 __noreturn void cpu_halt_forever(void);

@@ -43,9 +43,10 @@ static void op_nmi(void *ctx, uint32_t i)
 /* INIT and SIPI are recorded for the target (guest/startup.h), which
  * applies them before its next entry. The INIT is sent as well, so that a
  * running vCPU exits at once (VMX turns it into an INIT exit,
- * vmx/virq_startup.c). The SIPI is not: its target waits for it in root
- * mode, woken by the record itself (virq_startup_wait), and a physical SIPI
- * is discarded by a CPU that is not in wait-for-SIPI. */
+ * vmx/virq_startup.c). The SIPI is not (a CPU outside wait-for-SIPI
+ * discards it): its target waits for it halted in root mode
+ * (virq_startup_wait), and the kick after the record wakes it; a kick that
+ * finds it running the guest is an exit that finds nothing to do. */
 static void op_init(void *ctx, uint32_t i)
 {
 	(void)ctx;
@@ -57,6 +58,7 @@ static void op_sipi(void *ctx, uint32_t i, uint8_t vector)
 {
 	(void)ctx;
 	startup_send_sipi(&vcpus[i]->startup, vector);
+	lapic_send(apic_ids[i], APIC_DM_FIXED | KICK_VECTOR);
 }
 
 void virq_ipi_init(uint64_t *pid_table, uint32_t last_index)

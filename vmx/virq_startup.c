@@ -89,18 +89,24 @@ void virq_startup_wait(struct vcpu *v)
 	if (!v->parked || vmx_env.cfg.irq_model != IRQ_VIRTUAL || !waiting())
 		return;   /* the flag first: no VMREAD on every exit */
 	v->sipi_waits++;
-	/* PAUSE, not MWAIT: with MONITOR/MWAIT on the record's line, Linux
-	 * on 4 vCPUs never printed a line under the patched Bochs (2 vCPUs
-	 * booted); not run down yet. The core is the vCPU's alone. */
+	/* Halted in root mode between looks, woken by the kick its sender
+	 * sends after the record (op_sipi). Spinning instead starved the guest's
+	 * boot CPU under Bochs, whose CPUs share one host thread: with 3 APs
+	 * spinning, 4-vCPU Linux was still in its decompressor after 30 s. */
 	while (waiting()) {
 		if (virq_startup_due(v))
 			take(v, -1);
 		else
 			cpu_wait_turn();
 	}
-	/* What was sent to it while it waited is dropped, as in wait-for-SIPI. */
+	/* What was sent to it while it waited is dropped, as in wait-for-SIPI:
+	 * NMIs, and posted vectors (their notification, if any, was taken by
+	 * the root-mode handler, so ON would stay set and hold back the next). */
 	if (__atomic_exchange_n(&v->nmi_pending, 0, __ATOMIC_SEQ_CST))
 		v->nmis_dropped++;
+	for (unsigned w = 0; w < 4; w++)
+		__atomic_store_n(&v->pid->pir[w], 0, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&v->pid->control, (uint16_t)~PI_ON, __ATOMIC_SEQ_CST);
 }
 
 /* A physical INIT exit. The guest's INITs are recorded by their senders
