@@ -2,6 +2,7 @@
  * tsc_choose() (lib/tsc_choose.c, which states the rule). */
 #include "tsc.h"
 #include "cpu.h"
+#include "msr.h"
 #include "printk.h"
 
 uint64_t tsc_khz;
@@ -70,6 +71,67 @@ void tsc_calibrate(void)
 		pr_warn("tsc: %s\n", why);
 	else
 		pr_info("tsc: %s\n", why);
+}
+
+/* CPUID.(EAX=07H,ECX=0):EBX[1]: "IA32_TSC_ADJUST MSR is supported if 1"
+ * (SDM Vol. 2A, CPUID). */
+#define CPUID7_EBX_TSC_ADJUST BIT(1)
+
+static bool adjust_have;
+static int64_t adjust_boot;
+static uint32_t adjust_seen, adjust_set;
+static uint64_t adjust_max_diff;
+
+void tsc_adjust_record(void)
+{
+	uint32_t a, b, c, d, max;
+	uint64_t v;
+
+	cpuid_count(0, 0, &max, &b, &c, &d);
+	if (max < 7)
+		return;
+	cpuid_count(7, 0, &a, &b, &c, &d);
+	if (!(b & CPUID7_EBX_TSC_ADJUST) || !rdmsr_safe(MSR_IA32_TSC_ADJUST, &v))
+		return;
+	adjust_boot = (int64_t)v;
+	adjust_have = true;
+}
+
+/* "If an execution of WRMSR to the IA32_TSC_ADJUST MSR adds (or subtracts)
+ * value X from that MSR, the logical processor also adds (or subtracts)
+ * value X from the TSC" (SDM Vol. 3B, "Time-Stamp Counter Adjustment"). The
+ * TSCs start together at reset; what firmware added on one socket and not
+ * the other shows here, and setting every CPU's equal to the boot CPU's
+ * takes it away, as Linux does natively (its tsc_sync.c). */
+void tsc_adjust_align(void)
+{
+	uint64_t v, diff, seen;
+
+	if (!adjust_have || !rdmsr_safe(MSR_IA32_TSC_ADJUST, &v))
+		return;
+	__atomic_fetch_add(&adjust_seen, 1, __ATOMIC_RELAXED);
+	if ((int64_t)v == adjust_boot)
+		return;
+	wrmsr(MSR_IA32_TSC_ADJUST, (uint64_t)adjust_boot);
+	diff = (int64_t)v > adjust_boot ? v - (uint64_t)adjust_boot : (uint64_t)adjust_boot - v;
+	__atomic_fetch_add(&adjust_set, 1, __ATOMIC_RELAXED);
+	seen = __atomic_load_n(&adjust_max_diff, __ATOMIC_RELAXED);
+	while (diff > seen && !__atomic_compare_exchange_n(&adjust_max_diff, &seen, diff, false,
+							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+void tsc_adjust_report(void)
+{
+	if (!adjust_have) {
+		pr_info("tsc: no IA32_TSC_ADJUST (CPUID.7.0:EBX[1] = 0): each CPU's TSC as firmware left it\n");
+		return;
+	}
+	if (adjust_set)
+		pr_warn("tsc: IA32_TSC_ADJUST: %u of %u other CPUs differed from the boot CPU's %lld, by up to %llu ticks: set equal\n",
+			adjust_set, adjust_seen, (long long)adjust_boot, (unsigned long long)adjust_max_diff);
+	else
+		pr_info("tsc: IA32_TSC_ADJUST %lld on the boot CPU and the %u others\n", (long long)adjust_boot, adjust_seen);
 }
 
 void udelay(uint64_t us)

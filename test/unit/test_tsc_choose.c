@@ -256,3 +256,34 @@ TEST(tsc_cpuid_naming_no_cpus_rate_ignored)
 	c = choose(&in);
 	CHECK_EQ(c.source, TSC_FROM_PIT);
 }
+
+/* ---- the skew between two CPUs (lib/tsc_skew.c) ---- */
+#include "../../lib/tsc_skew.h"
+
+TEST(tsc_skew_from_the_shortest_round_trip)
+{
+	/* Aligned TSCs: the other CPU reads between t0 and t1. */
+	struct tsc_sample s[3] = { { 1000, 1050, 1100 } };
+	struct tsc_skew k = tsc_skew_estimate(s, 1);
+	CHECK(k.ok);
+	CHECK_EQ(k.offset, 0);
+	CHECK_EQ(k.bound, 50);
+	/* A CPU 10^6 ticks ahead (a socket whose firmware moved its TSC): a
+	 * long round trip first, then a short one, which decides. */
+	s[0] = (struct tsc_sample){ 5000, 5000 + 1000000 + 4000, 13000 };
+	s[1] = (struct tsc_sample){ 20000, 20040 + 1000000, 20080 };
+	s[2] = (struct tsc_sample){ 30000, 0, 29000 };          /* t1 < t0: no round trip */
+	k = tsc_skew_estimate(s, 3);
+	CHECK(k.ok);
+	CHECK_EQ(k.offset, 1000000);
+	CHECK_EQ(k.bound, 40);
+	/* Behind. */
+	s[0] = (struct tsc_sample){ 1000000, 400000, 1000100 };
+	k = tsc_skew_estimate(s, 1);
+	CHECK_EQ(k.offset, (uint64_t)(int64_t)-600050);
+	/* Nothing answered. */
+	k = tsc_skew_estimate(s, 0);
+	CHECK(!k.ok);
+	k = tsc_skew_estimate(&s[2], 1);
+	CHECK(!k.ok);
+}
