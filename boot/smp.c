@@ -7,6 +7,7 @@
 #include "../lib/cpu.h"
 #include "../lib/msr.h"
 #include "../lib/tsc.h"
+#include "../lib/tsc_skew.h"
 #include "../apic/lapic.h"
 #include "../lib/memmap.h"
 #include "../vmx/vmxon.h"
@@ -36,6 +37,7 @@ uint32_t nparked;
 static __noreturn void ap_entry(struct percpu *p)
 {
 	percpu_load(p);
+	tsc_adjust_align();              /* before any TSC here is compared */
 	lapic_enable();
 	p->state = CPU_ONLINE;
 	for (;;) {                       /* the mailbox: one function at a time */
@@ -72,6 +74,7 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		pr_err("smp: trampoline page 0x%llx unusable; only the boot CPU runs\n", (unsigned long long)page);
 		return 1;
 	}
+	tsc_adjust_record();
 	memcpy(tp, trampoline_blob, len);
 	/* The blob holds offsets from its start; make them linear addresses. */
 	tp->gdtr_base += page;
@@ -149,7 +152,104 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		ncpus++;
 		online++;
 	}
+	tsc_adjust_report();
+	smp_tsc_skew();
 	return online;
+}
+
+/* The TSC skew between the boot CPU and each other CPU, by ping-pong
+ * through memory (lib/tsc_skew.c), each CPU in its mailbox in turn. Bounded:
+ * SKEW_ROUNDS round trips within SKEW_BUDGET_US per CPU, however slowly an
+ * emulator schedules it. */
+#define SKEW_ROUNDS 8
+#define SKEW_BUDGET_US 20000
+static uint32_t skew_ping, skew_pong, skew_stop;
+static uint64_t skew_tap;
+
+/* RDTSC is not ordered with the loads and stores around it; LFENCE before
+ * it makes it wait for them (SDM Vol. 2B, RDTSC). */
+static inline uint64_t rdtsc_ordered(void)
+{
+	__asm__ volatile("lfence" ::: "memory");
+	return rdtsc();
+}
+
+static void skew_ap(void)
+{
+	uint64_t end = rdtsc() + tsc_from_us(SKEW_BUDGET_US);
+	for (uint32_t r = 1; r <= SKEW_ROUNDS; r++) {
+		while (__atomic_load_n(&skew_ping, __ATOMIC_ACQUIRE) != r) {
+			if (__atomic_load_n(&skew_stop, __ATOMIC_ACQUIRE) || rdtsc() > end)
+				return;
+			cpu_relax();
+		}
+		skew_tap = rdtsc_ordered();
+		__atomic_store_n(&skew_pong, r, __ATOMIC_RELEASE);
+	}
+}
+
+/* False when the CPU did not leave its work: the measurement stops there. */
+static bool skew_one(struct percpu *p, struct tsc_skew *out)
+{
+	struct tsc_sample s[SKEW_ROUNDS];
+	unsigned n = 0;
+
+	__atomic_store_n(&skew_ping, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&skew_pong, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&skew_stop, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->work, skew_ap, __ATOMIC_RELEASE);
+	uint64_t end = rdtsc() + tsc_from_us(SKEW_BUDGET_US);
+	for (uint32_t r = 1; r <= SKEW_ROUNDS; r++) {
+		uint64_t t0 = rdtsc_ordered();
+		__atomic_store_n(&skew_ping, r, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&skew_pong, __ATOMIC_ACQUIRE) != r && rdtsc() < end)
+			cpu_relax();
+		uint64_t t1 = rdtsc_ordered();
+		if (__atomic_load_n(&skew_pong, __ATOMIC_ACQUIRE) != r)
+			break;
+		s[n++] = (struct tsc_sample){ t0, skew_tap, t1 };
+	}
+	__atomic_store_n(&skew_stop, 1, __ATOMIC_RELEASE);
+	end = rdtsc() + tsc_from_us(SKEW_BUDGET_US);
+	while (__atomic_load_n(&p->work, __ATOMIC_ACQUIRE) && rdtsc() < end)
+		cpu_relax();
+	*out = tsc_skew_estimate(s, n);
+	return !__atomic_load_n(&p->work, __ATOMIC_ACQUIRE);
+}
+
+void smp_tsc_skew(void)
+{
+	uint32_t measured = 0, total = ncpus - 1 + nparked;
+	struct tsc_skew worst = { 0 };
+	uint64_t worst_abs = 0;
+	uint32_t worst_id = 0;
+
+	for (uint32_t i = 0; i < total; i++) {
+		struct percpu *p = i < ncpus - 1 ? cpus[i + 1] : parked[i - (ncpus - 1)];
+		struct tsc_skew k;
+		if (!skew_one(p, &k)) {
+			pr_err("tsc: skew: APIC ID %u did not leave its work; not measured further\n", p->apic_id);
+			break;
+		}
+		if (!k.ok)
+			continue;
+		measured++;
+		uint64_t a = k.offset < 0 ? -(uint64_t)k.offset : (uint64_t)k.offset;
+		if (measured == 1 || a > worst_abs) {
+			worst = k;
+			worst_abs = a;
+			worst_id = p->apic_id;
+		}
+	}
+	if (!total)
+		return;
+	/* Beyond its bound an offset is certain: the TSCs differ. */
+	int64_t khz = (int64_t)(tsc_khz ? tsc_khz : 1);
+	int64_t ns = worst.offset / khz * 1000000 + worst.offset % khz * 1000000 / khz;
+	pr_info("tsc: skew to the boot CPU: largest %lld ticks (%lld ns) at APIC ID %u, known to +-%llu ticks (%s); %u of %u other CPUs measured\n",
+		(long long)worst.offset, (long long)ns, worst_id, (unsigned long long)worst.bound,
+		!measured ? "none measured" : worst_abs > worst.bound ? "beyond the bound: the TSCs differ" : "within the bound",
+		measured, total);
 }
 
 bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us)

@@ -26,4 +26,7 @@ uint32_t smp_park(const struct vmx_caps *caps);
 void ap_main(void);
 /* Runs fn on every online AP in turn, waiting for each; false on timeout. */
 bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us);
+/* Measures the TSC skew between the boot CPU and every other started CPU
+ * (IA32_TSC_ADJUST already made equal) and prints one line. */
+void smp_tsc_skew(void);
 #endif

@@ -112,11 +112,20 @@ void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
 		*a = *b = *c = *d = 0;
 		break;
 	case 0x15:
-		/* The TSC rate the hypervisor measured: crystal = TSC, ratio 1/1. */
-		if (p->tsc_hz) {
+		/* The rate the hypervisor took (lib/tsc_choose.c). Taken from this
+		 * leaf: the CPU's own answer stands (its crystal is also the APIC
+		 * timer's, which Linux reads here). Measured (an emulator's TSC,
+		 * the PIT): crystal = TSC / k, ratio k/1, k the smallest power of
+		 * two that fits the crystal in ECX's 32 bits, so that "TSC
+		 * frequency" = ECX * EBX / EAX (SDM Vol. 2A, CPUID leaf 15H) is
+		 * the rate, never a clamp of it. Under Bochs (50 MHz) k = 1. */
+		if (p->tsc_hz && !p->tsc_host_leaf) {
+			uint32_t k = 1;
+			while (p->tsc_hz / k > UINT32_MAX)
+				k <<= 1;
 			*a = 1;
-			*b = 1;
-			*c = (uint32_t)(p->tsc_hz > 0xffffffffull ? 0xffffffffull : p->tsc_hz);
+			*b = k;
+			*c = (uint32_t)(p->tsc_hz / k);
 		}
 		break;
 	case KVM_CPUID_SIGNATURE:

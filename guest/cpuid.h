@@ -10,7 +10,8 @@
 
 struct cpuid_policy {
 	uint32_t kvm_features;     /* CPUID 0x40000001 EAX: only what is implemented */
-	uint64_t tsc_hz;           /* advertised in leaf 0x15 (the calibrated rate) */
+	uint64_t tsc_hz;           /* advertised in leaf 0x15 (the rate taken; 0: the host's leaf) */
+	bool tsc_host_leaf;        /* the rate came from the CPU's leaf 0x15: show it as it is */
 	bool xsaves;               /* the VMCS enables XSAVES */
 	bool invpcid, rdtscp, waitpkg;
 	bool hide_mwait;           /* hlt=exit (the guest idles in HLT, which exits), timer=preempt (no deep C-states) */

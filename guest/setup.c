@@ -6,6 +6,7 @@
 #include "../lib/percpu.h"
 #include "../lib/power.h"
 #include "../lib/printk.h"
+#include "../lib/tsc_choose.h"
 #include "../apic/lapic.h"
 
 int guest_setup(struct boot_info *bi, const struct acpi_info *acpi, struct guest_boot *gb, char *err, size_t errlen)
@@ -43,7 +44,7 @@ int guest_setup(struct boot_info *bi, const struct acpi_info *acpi, struct guest
  * for an emulator. */
 bool guest_hlt_exits(int hlt_opt, bool virt, uint64_t tsc_khz)
 {
-	bool hlt_exit = virt && (hlt_opt == HLT_OPT_EXIT || (hlt_opt == HLT_OPT_AUTO && tsc_khz < 500000));
+	bool hlt_exit = virt && (hlt_opt == HLT_OPT_EXIT || (hlt_opt == HLT_OPT_AUTO && tsc_khz < TSC_EMULATED_KHZ));
 	pr_info("idle: hlt=%s (%s)\n", hlt_exit ? "exit" : "guest",
 		!virt ? "partition model: the guest owns the APIC" :
 		hlt_opt != HLT_OPT_AUTO ? "asked for" :

@@ -76,6 +76,7 @@ static uint64_t ept_setup(const struct memmap *mem, const struct vmx_caps *caps,
 static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_tiers *tiers, bool virt)
 {
 	cpuid_policy.tsc_hz = tsc_khz * 1000;
+	cpuid_policy.tsc_host_leaf = tsc_source == TSC_FROM_CPUID15;
 	cpuid_policy.xsaves = cfg->proc2 & VMX_PROC2_XSAVES;
 	cpuid_policy.invpcid = cfg->proc2 & VMX_PROC2_INVPCID;
 	cpuid_policy.rdtscp = cfg->proc2 & VMX_PROC2_RDTSCP;

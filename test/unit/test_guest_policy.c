@@ -142,22 +142,41 @@ TEST(cpuid_sgx_pt_amx_leaves_zeroed)
 
 TEST(cpuid_leaf15_advertises_the_measured_tsc)
 {
-	struct cpuid_policy p = { .tsc_hz = 2100000000ull };
-	struct regs r = filt(&p, 0x15, 0, (struct regs){ 2, 168, 0, 0 });
+	/* Measured (the PIT; an emulator's TSC as under Bochs, where Linux
+	 * must keep reading 50 MHz): crystal = TSC, ratio 1/1. */
+	struct cpuid_policy p = { .tsc_hz = 50000000ull };
+	struct regs r = filt(&p, 0x15, 0, (struct regs){ 2, 176, 25000000, 0 });
 	CHECK_EQ(r.a, 1);
 	CHECK_EQ(r.b, 1);
-	CHECK_EQ(r.c, 2100000000u);
+	CHECK_EQ(r.c, 50000000u);
 	CHECK_EQ(r.d, 0);
+	p.tsc_hz = 2100000000ull;
+	r = filt(&p, 0x15, 0, (struct regs){ 2, 168, 0, 0 });
+	CHECK_EQ((uint64_t)r.c * r.b / r.a, 2100000000ull);
 	/* Not calibrated: the host's answer stands. */
 	p.tsc_hz = 0;
 	r = filt(&p, 0x15, 0, (struct regs){ 2, 168, 38400000, 0 });
 	CHECK_EQ(r.a, 2);
 	CHECK_EQ(r.b, 168);
 	CHECK_EQ(r.c, 38400000);
-	/* Too fast for 32 bits: clamped, not wrapped. */
-	p.tsc_hz = 5000000000ull;
+	/* Taken from the CPU's own leaf 0x15: shown as the CPU says, crystal
+	 * included (it is also the APIC timer's). */
+	p = (struct cpuid_policy){ .tsc_hz = 2100000000ull, .tsc_host_leaf = true };
+	r = filt(&p, 0x15, 0, (struct regs){ 2, 168, 25000000, 0 });
+	CHECK_EQ(r.a, 2);
+	CHECK_EQ(r.b, 168);
+	CHECK_EQ(r.c, 25000000);
+	/* Too fast for 32 bits: a ratio, never a clamp (the old code said
+	 * 0xffffffff Hz for 5 GHz, 14 % slow). */
+	p = (struct cpuid_policy){ .tsc_hz = 5000000000ull };
 	r = filt(&p, 0x15, 0, ones);
-	CHECK_EQ(r.c, 0xffffffffu);
+	CHECK_EQ(r.a, 1);
+	CHECK_EQ(r.b, 2);
+	CHECK_EQ((uint64_t)r.c * r.b / r.a, 5000000000ull);
+	p.tsc_hz = 10000000000ull;
+	r = filt(&p, 0x15, 0, ones);
+	CHECK_EQ(r.b, 4);
+	CHECK_EQ((uint64_t)r.c * r.b / r.a, 10000000000ull);
 }
 
 TEST(cpuid_kvm_signature_and_features)

@@ -1,0 +1,66 @@
+/* Which TSC rate to believe: the CPU's CPUID leaves 0x15/0x16 or a PIT
+ * measurement. Pure (tests give it fake CPUID answers and PIT windows);
+ * lib/tsc.c gathers the inputs from the hardware. */
+#ifndef LIB_TSC_CHOOSE_H
+#define LIB_TSC_CHOOSE_H
+#include "types.h"
+
+/* The 8254's input clock on the PC: 14.31818 MHz / 12. */
+#define TSC_PIT_HZ 1193182ull
+#define TSC_PIT_WINDOWS 3
+/* A TSC below this is an emulator's (Bochs's counts instructions, at its
+ * `ips`): what hlt=auto and eoi=auto test. No CPU with VMX runs its TSC
+ * this slowly. */
+#define TSC_EMULATED_KHZ 500000ull
+/* No CPU's TSC is faster: a PIT window that says more is not a measurement. */
+#define TSC_MAX_KHZ 10000000ull
+/* Below this not even an emulator's TSC is usable for timeouts. */
+#define TSC_MIN_KHZ 1000ull
+/* "A few percent", in basis points: how far a PIT measurement may be from
+ * the CPU's own word, and the windows from each other. */
+#define TSC_AGREE_BP 300
+/* A port read that costs fewer TSC ticks than this did not go to a chipset
+ * (on hardware a legacy I/O read takes about a microsecond: 500 ticks at
+ * the slowest TSC_EMULATED_KHZ, thousands at real rates); it was an
+ * emulated instruction on a TSC that counts them. Bochs 3.0 advances its
+ * clock by the instructions run, and with more than one CPU by the average
+ * over CPUs of each one's trace, a halted CPU counting as its quantum (16):
+ * a turn of the polling loop (a few traces of a few instructions) costs
+ * about 10 ticks with one CPU, at most about 45 with eight. */
+#define TSC_EMU_MAX_TICKS_PER_READ 256
+
+enum tsc_source {
+	TSC_FROM_CPUID15,        /* exact: crystal Hz x EBX/EAX */
+	TSC_FROM_PIT,            /* measured, CPUID agreeing or silent */
+	TSC_FROM_EMULATOR,       /* measured: an emulator's instruction-counting TSC */
+	TSC_FROM_CPUID16,        /* the nominal base frequency: the PIT was refused */
+	TSC_FROM_GUESS,          /* nothing believable: 1 GHz, never an emulator's */
+};
+
+/* How the PIT's windows ended. */
+enum tsc_pit_end {
+	TSC_PIT_COUNTED,         /* every window: OUT low at the first read, high later */
+	TSC_PIT_AT_ONCE,         /* OUT already high at a window's first read */
+	TSC_PIT_STUCK,           /* a window did not end within TSC_MAX_KHZ's worth of ticks */
+};
+
+struct tsc_inputs {
+	uint32_t cpuid_max;                  /* CPUID.0:EAX */
+	uint32_t l15_eax, l15_ebx, l15_ecx;  /* ratio denominator, numerator, crystal Hz */
+	uint32_t l16_eax;                    /* bits 15:0: base frequency, MHz */
+	uint16_t pit_count;                  /* each window, in PIT input clocks */
+	enum tsc_pit_end pit_end;
+	unsigned pit_windows;                /* windows that counted (when COUNTED) */
+	uint64_t pit_ticks[TSC_PIT_WINDOWS]; /* TSC ticks per window */
+	uint32_t pit_reads[TSC_PIT_WINDOWS]; /* reads of the OUT bit per window */
+};
+
+struct tsc_choice {
+	uint64_t khz;
+	enum tsc_source source;
+	bool warn;               /* a source was refused or disagrees: say it loudly */
+};
+
+/* Decides and writes the boot line's text (after "tsc: ") into why. */
+struct tsc_choice tsc_choose(const struct tsc_inputs *in, char *why, size_t n);
+#endif
