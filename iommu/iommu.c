@@ -13,17 +13,91 @@ static struct {
 	const char *state;              /* for the banner and the report */
 	bool available, on;
 	bool queued;                    /* iommuqi=auto: queued invalidation where offered */
-	struct dmar_info dmar;
+	struct dmar_info dmar;          /* its arrays in page_alloc's pages, sized by dmar_count */
 	uint32_t nunits;
-	struct vtd_unit unit[DMAR_MAX_DRHD];
+	struct vtd_unit *unit;          /* nunits of them, page_alloc's */
 	int levels;
 	struct vtd_map_stats st;
 	uint64_t faults, overflows, by_reason[FAULT_REASONS + 1], reads, writes;
 } io = { .state = "off: not set up" };
+static char state_buf[256];
 
 bool iommu_available(void) { return io.available; }
 const char *iommu_state_name(void) { return io.state; }
 int iommu_levels(void) { return io.levels; }
+
+/* A DMAR or unit the hypervisor cannot use: iommu=require refuses (-1 with
+ * err), auto boots with DMA isolation off, said loudly. */
+static int unusable(int opt, const char *why, char *err, size_t errlen)
+{
+	if (opt == IOMMU_OPT_REQUIRE) {
+		snprintf(err, errlen, "iommu=require: %s: refusing to start the guest", why);
+		return -1;
+	}
+	snprintf(state_buf, sizeof state_buf, "off: %s", why);
+	io.nunits = 0;
+	io.state = state_buf;
+	io.available = false;
+	pr_warn("DMA isolation: %s: every device the guest drives can read and write the hypervisor's memory\n", io.state);
+	return 0;
+}
+
+/* The deepest table layout every unit offers that reaches 'need'; 0 with
+ * err when a unit has none or the units share none. */
+static int choose_levels(uint64_t need, bool *lp2m, bool *lp1g, char *err, size_t errlen)
+{
+	int levels = 5;
+	*lp2m = *lp1g = true;
+	for (uint32_t i = 0; i < io.nunits; i++) {
+		int l = vtd_levels(io.unit[i].cap, need);
+		if (!l) {
+			snprintf(err, errlen, "iommu: unit %u: no table layout in SAGAW 0x%llx reaches 0x%llx", i,
+				 (unsigned long long)VTD_CAP_SAGAW(io.unit[i].cap), (unsigned long long)need);
+			return 0;
+		}
+		levels = l < levels ? l : levels;
+		*lp2m = *lp2m && (VTD_CAP_SLLPS(io.unit[i].cap) & 1);
+		*lp1g = *lp1g && (VTD_CAP_SLLPS(io.unit[i].cap) & 2);
+	}
+	for (uint32_t i = 0; i < io.nunits; i++)
+		if (!(VTD_CAP_SAGAW(io.unit[i].cap) & BIT(levels - 2))) {
+			snprintf(err, errlen, "iommu: the units share no table layout (unit %u lacks %d levels)", i, levels);
+			return 0;
+		}
+	return levels;
+}
+
+/* What the identity tables must reach: memory and every RMRR. */
+static uint64_t map_need(const struct memmap *mem)
+{
+	uint64_t need = memmap_end(mem);
+	for (uint32_t i = 0; i < io.dmar.nrmrr; i++)
+		if (io.dmar.rmrr[i].limit + 1 > need)
+			need = io.dmar.rmrr[i].limit + 1;
+	return need;
+}
+
+/* The DMAR into io.dmar: counted, room from page_alloc, parsed. */
+static int dmar_load(const struct acpi_info *acpi, char *err, size_t errlen)
+{
+	uint64_t avail = acpi->dmar >= acpi_readable_lo && acpi->dmar < acpi_readable_hi ? acpi_readable_hi - acpi->dmar : 0;
+	const uint8_t *t = (const uint8_t *)(uintptr_t)acpi->dmar;
+	struct dmar_counts c;
+	if (dmar_count(t, avail, &c, err, errlen))
+		return -1;
+	uint64_t bytes = dmar_bytes(&c);
+	uint64_t pages = ALIGN_UP(bytes + (uint64_t)c.ndrhd * sizeof(struct vtd_unit), PAGE_SIZE) / PAGE_SIZE;
+	if (pages > page_alloc_free() / PAGE_SIZE) {
+		snprintf(err, errlen, "DMAR: %u DRHDs and %u scopes need %llu pages, %llu free", c.ndrhd, c.nscopes,
+			 (unsigned long long)pages, (unsigned long long)(page_alloc_free() / PAGE_SIZE));
+		return -1;
+	}
+	uint8_t *buf = page_alloc(pages);
+	dmar_place(&io.dmar, &c, buf);
+	_Static_assert(_Alignof(struct vtd_unit) <= 8, "dmar_bytes is a multiple of 8: the units follow the DMAR's arrays");
+	io.unit = (struct vtd_unit *)(buf + bytes);
+	return dmar_parse(t, avail, &io.dmar, err, errlen);
+}
 
 int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem, char *err, size_t errlen)
 {
@@ -42,33 +116,22 @@ int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem
 		pr_warn("DMA isolation: off: no DMAR: every device the guest drives can read and write the hypervisor's memory\n");
 		return 0;
 	}
-	uint64_t avail = acpi->dmar >= acpi_readable_lo && acpi->dmar < acpi_readable_hi ? acpi_readable_hi - acpi->dmar : 0;
-	if (dmar_parse((const uint8_t *)(uintptr_t)acpi->dmar, avail, &io.dmar, err, errlen))
-		return -1;
+	char why[200];
+	if (dmar_load(acpi, why, sizeof why))
+		return unusable(opt, why, err, errlen);
 	dmar_print(&io.dmar);
+	/* Every unit probed before any is claimed: one the hypervisor cannot
+	 * drive leaves the others alone. */
 	for (uint32_t i = 0; i < io.dmar.ndrhd; i++) {
 		const struct dmar_drhd *d = &io.dmar.drhd[i];
 		uint64_t len = PAGE_SIZE << d->size;
 		if (d->base + len > acpi_readable_hi) {
-			snprintf(err, errlen, "iommu: DRHD %u registers at 0x%llx lie outside the identity map", i,
+			snprintf(why, sizeof why, "iommu: DRHD %u registers at 0x%llx lie outside the identity map", i,
 				 (unsigned long long)d->base);
-			return -1;
+			return unusable(opt, why, err, errlen);
 		}
-		if (vtd_probe(&io.unit[i], d->base, err, errlen)) {
-			static char why[256];
-			if (opt == IOMMU_OPT_REQUIRE)
-				return -1;
-			snprintf(why, sizeof why, "off: %s", err);   /* iommu=auto: degrade, by name */
-			io.state = why;
-			pr_warn("DMA isolation: %s\n", io.state);
-			return 0;
-		}
-		if (!memmap_claim(mem, d->base, len)) {
-			snprintf(err, errlen, "memmap: table full while claiming the VT-d registers");
-			return -1;
-		}
-		pr_info("memmap: hypervisor owns [%016llx-%016llx] VT-d registers (DRHD %u)\n", (unsigned long long)d->base,
-			(unsigned long long)(d->base + len - 1), i);
+		if (vtd_probe(&io.unit[i], d->base, why, sizeof why))
+			return unusable(opt, why, err, errlen);
 		const struct vtd_unit *u = &io.unit[i];
 		pr_info("iommu: unit %u: version %u.%u, CAP 0x%llx, ECAP 0x%llx: SAGAW 0x%llx, MGAW %llu, %u fault registers at 0x%x, IOTLB at 0x%x%s%s%s\n",
 			i, (u->ver >> 4) & 0xf, u->ver & 0xf, (unsigned long long)u->cap, (unsigned long long)u->ecap,
@@ -77,12 +140,27 @@ int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem
 			(u->ecap & VTD_ECAP_QI) ? (io.queued ? ", queued invalidation" : ", queued invalidation (unused: iommuqi=off)") : "");
 	}
 	io.nunits = io.dmar.ndrhd;
-	bool all = false;
-	for (uint32_t i = 0; i < io.dmar.ndrhd; i++)
-		all = all || (io.dmar.drhd[i].flags & DMAR_DRHD_INCLUDE_PCI_ALL);
-	if (!all)
-		pr_warn("iommu: no DRHD has INCLUDE_PCI_ALL: only the devices in the DRHDs' scopes are remapped (%u scopes)\n",
-			io.dmar.nscopes);
+	bool lp2m, lp1g;
+	if (!choose_levels(map_need(mem), &lp2m, &lp1g, why, sizeof why)) {
+		io.nunits = 0;
+		return unusable(opt, why, err, errlen);
+	}
+	for (uint32_t i = 0; i < io.nunits; i++) {
+		const struct dmar_drhd *d = &io.dmar.drhd[i];
+		uint64_t len = PAGE_SIZE << d->size;
+		if (!memmap_claim(mem, d->base, len)) {
+			snprintf(why, sizeof why, "memmap: table full while claiming the VT-d registers of DRHD %u", i);
+			io.nunits = 0;
+			return unusable(opt, why, err, errlen);
+		}
+		pr_info("memmap: hypervisor owns [%016llx-%016llx] VT-d registers (DRHD %u)\n", (unsigned long long)d->base,
+			(unsigned long long)(d->base + len - 1), i);
+	}
+	/* INCLUDE_PCI_ALL covers its own segment only. */
+	uint32_t uncovered = dmar_check_coverage(&io.dmar);
+	if (uncovered)
+		pr_warn("iommu: %u device%s the DMAR names lie under no unit's scope (named above): remapped only if a listed unit sits above them\n",
+			uncovered, uncovered == 1 ? "" : "s");
 	io.available = true;
 	io.state = "on";
 	pr_info("DMA isolation: on: %u remapping unit%s (VT-d), turned on before the guest starts\n", io.nunits,
@@ -94,29 +172,12 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
 {
 	if (!io.available)
 		return 0;
-	/* One layout for every unit: the deepest each offers, the least of them. */
-	uint64_t need = memmap_end(mem);
-	for (uint32_t i = 0; i < io.dmar.nrmrr; i++)
-		if (io.dmar.rmrr[i].limit + 1 > need)
-			need = io.dmar.rmrr[i].limit + 1;
-	int levels = 5;
-	bool lp2m = true, lp1g = true;
-	for (uint32_t i = 0; i < io.nunits; i++) {
-		int l = vtd_levels(io.unit[i].cap, need);
-		if (!l) {
-			snprintf(err, errlen, "iommu: unit %u: no table layout in SAGAW 0x%llx reaches 0x%llx", i,
-				 (unsigned long long)VTD_CAP_SAGAW(io.unit[i].cap), (unsigned long long)need);
-			return -1;
-		}
-		levels = l < levels ? l : levels;
-		lp2m = lp2m && (VTD_CAP_SLLPS(io.unit[i].cap) & 1);
-		lp1g = lp1g && (VTD_CAP_SLLPS(io.unit[i].cap) & 2);
-	}
-	for (uint32_t i = 0; i < io.nunits; i++)
-		if (!(VTD_CAP_SAGAW(io.unit[i].cap) & BIT(levels - 2))) {
-			snprintf(err, errlen, "iommu: the units share no table layout (unit %u lacks %d levels)", i, levels);
-			return -1;
-		}
+	/* One layout for every unit: the deepest each offers, the least of them
+	 * (checked in iommu_init already; the memory map may have grown). */
+	bool lp2m, lp1g;
+	int levels = choose_levels(map_need(mem), &lp2m, &lp1g, err, errlen);
+	if (!levels)
+		return -1;
 	paddr_t sl = vtd_sl_build(mem, io.dmar.rmrr, io.dmar.nrmrr, levels, lp2m, lp1g, &io.st, err, errlen);
 	if (!sl)
 		return -1;

@@ -10,11 +10,14 @@
 #include "../lib/acpi.h"
 #include "vtd.h"
 
-/* Parses the DMAR and probes its units; qi (enum iommu_qi) says whether
- * their caches are invalidated through the queue where ECAP.QI offers it
- * (auto) or through the registers (off). iommu=off: nothing; auto without a
- * DMAR: "DMA isolation: off: no DMAR" said loudly; require without one, a
- * bad DMAR, or a unit that does not answer: -1 with err. Prints the
+/* Parses the DMAR (sized from the table: its arrays and the units from
+ * page_alloc) and probes its units; qi (enum iommu_qi) says whether their
+ * caches are invalidated through the queue where ECAP.QI offers it (auto)
+ * or through the registers (off). iommu=off: nothing; auto without a DMAR,
+ * with one that does not parse, or with a unit it cannot drive (no answer,
+ * no table layout shared by all): "DMA isolation: off: <why>" said loudly
+ * and 0; require in those cases: -1 with err. Names the devices the DMAR
+ * lists that no unit covers (INCLUDE_PCI_ALL is per segment). Prints the
  * "DMA isolation:" line. */
 int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem, char *err, size_t errlen);
 /* Whether iommu_init found units to program. */

@@ -334,6 +334,50 @@ TEST(acpi_cpu_cap)
 	CHECK_CONTAINS(test_log(), last);
 }
 
+/* A four-socket Sapphire Rapids MADT (issue 26): 60 cores a socket, two
+ * threads, 480 CPUs. The APIC ID layout is this test's assumption, in the
+ * shape CPUID leaf 0x1F reports on such parts: bit 0 the thread, bits 7:1
+ * the core slot (sparse: every 16th slot unused), the package from bit 8,
+ * so sockets 1-3 have IDs above 255. Firmware lists every thread 0 before
+ * the threads 1 and, as the ACPI specification asks, IDs of 255 and above
+ * in x2APIC structures (type 9), the others in type 0. */
+#define SPR4S_SOCKETS 4
+#define SPR4S_CORES   60
+#define SPR4S_THREADS 2
+#define APIC_PKG_SHIFT 8
+#define XAPIC_ID_MAX  254
+TEST(acpi_madt_four_socket_spr)
+{
+	arena_used = 0;
+	uint32_t n = SPR4S_SOCKETS * SPR4S_CORES * SPR4S_THREADS, high = 0, max = 0;
+	madt_begin(0xfee00000, n * 16);
+	for (uint32_t t = 0; t < SPR4S_THREADS; t++)
+		for (uint32_t p = 0; p < SPR4S_SOCKETS; p++)
+			for (uint32_t c = 0; c < SPR4S_CORES; c++) {
+				uint32_t slot = c + c / 15;                 /* every 16th slot unused */
+				uint32_t id = p << APIC_PKG_SHIFT | slot << 1 | t;
+				uint32_t uid = (t * SPR4S_SOCKETS + p) * SPR4S_CORES + c;
+				if (id > XAPIC_ID_MAX) {
+					madt_x2apic(id, uid, 1);
+					high++;
+				} else {
+					madt_lapic((uint8_t)uid, (uint8_t)id, 1);
+				}
+				max = id > max ? id : max;
+			}
+	CHECK_EQ(parse(with_madt_only()), 0);
+	CHECK_EQ(info.ncpus, n);
+	CHECK_EQ(info.max_apic_id, max);
+	uint32_t x2 = 0, above = 0;
+	for (uint32_t i = 0; i < info.ncpus; i++) {
+		x2 += info.cpu[i].x2apic_entry;
+		above += info.cpu[i].apic_id > 255;
+	}
+	CHECK_EQ(x2, high);
+	CHECK_EQ(above, (SPR4S_SOCKETS - 1) * SPR4S_CORES * SPR4S_THREADS);
+	CHECK(!strstr(test_log(), "beyond ACPI_MAX_CPUS"));
+}
+
 TEST(acpi_ioapic_cap)
 {
 	arena_used = 0;

@@ -10,6 +10,19 @@ static uint32_t tlen;
 static struct dmar_info info;
 static char err[200];
 
+/* Counted, room from the heap, parsed: the hypervisor's two passes. */
+static void *room;
+static int dparse(const uint8_t *t, uint64_t avail, struct dmar_info *d, char *e, size_t elen)
+{
+	struct dmar_counts c;
+	if (dmar_count(t, avail, &c, e, elen))
+		return -1;
+	free(room);
+	room = malloc(dmar_bytes(&c) + 1);
+	dmar_place(d, &c, room);
+	return dmar_parse(t, avail, d, e, elen);
+}
+
 static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
@@ -75,7 +88,7 @@ static uint8_t *rmrr(uint64_t base, uint64_t limit, int nscopes)
 	return s;
 }
 
-static int parse(void) { fix(); return dmar_parse(tab, sizeof tab, &info, err, sizeof err); }
+static int parse(void) { fix(); return dparse(tab, sizeof tab, &info, err, sizeof err); }
 
 TEST(dmar_qemu_like)
 {
@@ -110,7 +123,10 @@ TEST(dmar_every_structure)
 	uint8_t *n = add(DMAR_ANDD, 12);
 	n[7] = 1;
 	memcpy(n + 8, "\\_SB", 4);
-	add(5, 16);                                  /* SATC: a later type, skipped */
+	uint8_t *sa = add(DMAR_SATC, 16);            /* SATC: one endpoint, ATC required */
+	sa[4] = DMAR_SATC_ATC_REQUIRED;
+	scope(sa + 8, DMAR_SCOPE_ENDPOINT, 0, 0, 2, 0);
+	add(6, 16);                                  /* a later type (SIDP): skipped, named */
 	CHECK_EQ(parse(), 0);
 	CHECK_EQ(info.haw, 39);
 	CHECK_EQ(info.ndrhd, 3);
@@ -125,8 +141,15 @@ TEST(dmar_every_structure)
 	CHECK(info.atsr[0].flags & DMAR_ATSR_ALL_PORTS);
 	CHECK_EQ(info.nrhsa, 1);
 	CHECK_EQ(info.nandd, 1);
+	CHECK_EQ(info.nsatc, 1);
+	CHECK(info.satc[0].flags & DMAR_SATC_ATC_REQUIRED);
 	CHECK_EQ(info.nunknown, 1);
-	CHECK_EQ(info.nscopes, 5);
+	CHECK_EQ(info.unknown_types, 1ull << 6);
+	CHECK_EQ(info.nscopes, 6);
+	test_log_clear();
+	dmar_print(&info);
+	CHECK_CONTAINS(test_log(), "1 SATC, 1 ANDD, 1 other, 6 device scopes");
+	CHECK_CONTAINS(test_log(), "1 structure of types this parser does not know skipped (types 6)");
 }
 
 /* The catalog: each broken table refused, the message naming the fault. */
@@ -134,14 +157,14 @@ TEST(catalog_dmar)
 {
 	uint8_t *s;
 	begin(47, 0); drhd(0, 0xfed90000, 1); fix(); tab[0] = 'X';
-	CATALOG("DMAR with signature XMAR", dmar_parse(tab, sizeof tab, &info, err, sizeof err), err, "DMAR: signature bad");
+	CATALOG("DMAR with signature XMAR", dparse(tab, sizeof tab, &info, err, sizeof err), err, "DMAR: signature bad");
 	begin(47, 0); drhd(0, 0xfed90000, 1); fix(); tab[20] ^= 1;
-	CATALOG("DMAR with a bad checksum", dmar_parse(tab, sizeof tab, &info, err, sizeof err), err, "DMAR: checksum bad");
+	CATALOG("DMAR with a bad checksum", dparse(tab, sizeof tab, &info, err, sizeof err), err, "DMAR: checksum bad");
 	begin(47, 0); drhd(0, 0xfed90000, 1); fix();
-	CATALOG("DMAR with 40 bytes readable", dmar_parse(tab, 40, &info, err, sizeof err), err, "DMAR: only 40 bytes readable");
-	CATALOG("DMAR running past readable memory", dmar_parse(tab, 60, &info, err, sizeof err), err, "runs outside memory");
+	CATALOG("DMAR with 40 bytes readable", dparse(tab, 40, &info, err, sizeof err), err, "DMAR: only 40 bytes readable");
+	CATALOG("DMAR running past readable memory", dparse(tab, 60, &info, err, sizeof err), err, "runs outside memory");
 	begin(47, 0); fix(); put32(tab + 4, 40);
-	CATALOG("DMAR with length 40", dmar_parse(tab, sizeof tab, &info, err, sizeof err), err, "DMAR: truncated (length 40 < 48)");
+	CATALOG("DMAR with length 40", dparse(tab, sizeof tab, &info, err, sizeof err), err, "DMAR: truncated (length 40 < 48)");
 	begin(47, 0);
 	CATALOG("DMAR without a DRHD", parse(), err, "DMAR: no DRHD");
 	begin(5, 0); drhd(0, 0xfed90000, 0);
