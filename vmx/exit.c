@@ -194,7 +194,7 @@ static void exit_rdmsr(struct vcpu *v)
 	uint32_t msr = (uint32_t)v->regs.rcx;
 	uint64_t val;
 	access_count(&v->msr_stats, msr, false);
-	int r = vcpu_tsc_rdmsr(v, msr, &val);
+	int r = msr == MSR_IA32_TSC_ADJUST ? vcpu_tsc_rdmsr(v, msr, &val) : 1;
 	if (r > 0)
 		r = vmx_env.cfg.irq_model == IRQ_VIRTUAL ? virq_rdmsr(v, msr, &val) : 1;
 	if (r > 0)
@@ -214,7 +214,7 @@ static void exit_wrmsr(struct vcpu *v)
 	uint32_t msr = (uint32_t)v->regs.rcx;
 	uint64_t val = (v->regs.rdx << 32) | (uint32_t)v->regs.rax;
 	access_count(&v->msr_stats, msr, true);
-	int r = vcpu_tsc_wrmsr(v, msr, val);
+	int r = msr == MSR_IA32_TSC || msr == MSR_IA32_TSC_ADJUST ? vcpu_tsc_wrmsr(v, msr, val) : 1;
 	if (r > 0)
 		r = vmx_env.cfg.irq_model == IRQ_VIRTUAL ? virq_wrmsr(v, msr, val) : 1;
 	if (r > 0)
@@ -597,7 +597,8 @@ void vmx_exit_handler(struct guest_regs *r)
 	if (basic < EXIT_REASON_MAX)
 		hist_add(&v->exit_time[basic], rdtsc() - t0);
 	report_tick(v);
-	virq_startup_wait(v);   /* last: a SIPI recorded up to here starts it */
+	if (v->parked)
+		virq_startup_wait(v);   /* last: a SIPI recorded up to here starts it */
 }
 
 __noreturn void vmx_resume_failed(struct guest_regs *r)
