@@ -23,61 +23,17 @@
  *  - HLT (Vol. 2A, "HLT"; Vol. 3C, "Virtual-Interrupt Delivery"): a maskable
  *    or virtual interrupt ends the HLT state only with RFLAGS.IF = 1; an NMI
  *    ends it unless NMIs are blocked. */
-#include "test.h"
-#include "hw_fake.h"
-#include "sdm_vmcs.h"
-#include "vmcs_record.h"
+#include "virq_test.h"
 #include "../../vmx/vmcs_ops.h"
-#include "../../vmx/vcpu.h"
-#include "../../vmx/virq.h"
 #include "../../vmx/event.h"
 #include "../../vmx/tiers.h"
 #include "../../lib/percpu.h"
 
-#define M_ISR 0x100
-#define M_TMR 0x180
-#define M_IRR 0x200
-#define M_ACT_ACTIVE 0
-#define M_ACT_HLT 1
-#define M_ACT_WAIT_SIPI 3
-#define M_INFO_VALID (1u << 31)
-#define M_TYPE(info) (((info) >> 8) & 7)
-#define M_RFLAGS_IF (1u << 9)
-#define M_EXIT_EXTINT 1
-#define M_EXIT_INIT 3
-#define M_EXIT_SIPI 4
-#define M_EXIT_INTR_WINDOW 7
-#define M_EXIT_HLT 12
-#define M_EXIT_VEOI 45
-#define M_ICR(dest, low) (((uint64_t)(dest) << 32) | (low))
-#define M_DM_INIT (5u << 8)
-#define M_DM_STARTUP (6u << 8)
-#define M_LEVEL_ASSERT (1u << 14)
-
-static bool vpage_bit(struct vcpu *v, unsigned base, unsigned vec)
-{
-	uint32_t w;
-	memcpy(&w, v->vapic + base + 0x10 * (vec / 32), 4);
-	return (w >> (vec % 32)) & 1;
-}
 static bool eoi_exit_bit(unsigned vec)
 {
 	static const uint32_t f[4] = { SDM_EOI_EXIT_BITMAP0, SDM_EOI_EXIT_BITMAP1, SDM_EOI_EXIT_BITMAP2, SDM_EOI_EXIT_BITMAP3 };
 	return (vmcs_record_get(f[vec / 64]) >> (vec % 64)) & 1;
 }
-static bool pir_bit(struct vcpu *v, unsigned vec)
-{
-	uint64_t q;
-	memcpy(&q, (uint8_t *)v->pid + 8 * (vec / 64), 8);
-	return (q >> (vec % 64)) & 1;
-}
-static bool pid_on(struct vcpu *v)
-{
-	uint8_t b;
-	memcpy(&b, (uint8_t *)v->pid + 32, 1);
-	return b & 1;
-}
-static uint64_t act(void) { return vmcs_record_get(SDM_GUEST_ACTIVITY_STATE); }
 
 /* A device interrupt: the physical APIC accepts it, the CPU exits with it
  * acknowledged (acknowledge interrupt on exit). */
@@ -193,11 +149,6 @@ TEST(virq_level_eoi_three_nested_every_order)
 	}
 }
 
-static void icr(unsigned from, uint64_t val)
-{
-	hw_set_cpu(from, true);
-	CHECK_EQ(virq_wrmsr(hw_vcpu(from), 0x830, val), 0);
-}
 
 /* A guest NMI-blocks a vCPU, makes an NMI pending on it, then INITs it:
  * the vCPU waits for SIPI with nothing to inject (VM entry would fail), and

@@ -22,55 +22,14 @@
  *    bit 0 of the guest's word, when set, lets the guest skip its EOI
  *    write; KVM sets it only for a vector whose EOI need not reach the
  *    IOAPIC (an edge one). */
-#include "test.h"
-#include "hw_fake.h"
-#include "sdm_vmcs.h"
-#include "vmcs_record.h"
+#include "virq_test.h"
 #include "../../vmx/vmcs_ops.h"
-#include "../../vmx/vcpu.h"
-#include "../../vmx/virq.h"
 #include "../../lib/memmap.h"
 
-#define M_IRR 0x200
-#define M_ACT_ACTIVE 0
-#define M_ACT_WAIT_SIPI 3
-#define M_INFO_VALID (1u << 31)
-#define M_RFLAGS_IF (1u << 9)
-#define M_EXIT_INIT 3
-#define M_EXIT_SIPI 4
-#define M_EXIT_INTR_WINDOW 7
 #define M_EXIT_PREEMPT 52
 #define M_PREEMPTION_TIMER_VALUE 0x482e   /* SDM Vol. 3C, Appendix B, 32-bit guest-state fields */
-#define M_ICR(dest, low) (((uint64_t)(dest) << 32) | (low))
-#define M_DM_INIT (5u << 8)
-#define M_DM_STARTUP (6u << 8)
-#define M_LEVEL_ASSERT (1u << 14)
 
-static bool virr(struct vcpu *v, unsigned vec)
-{
-	uint32_t w;
-	memcpy(&w, v->vapic + M_IRR + 0x10 * (vec / 32), 4);
-	return (w >> (vec % 32)) & 1;
-}
-static bool pir_bit(struct vcpu *v, unsigned vec)
-{
-	uint64_t q;
-	memcpy(&q, (uint8_t *)v->pid + 8 * (vec / 64), 8);
-	return (q >> (vec % 64)) & 1;
-}
-static bool pid_on(struct vcpu *v)
-{
-	uint8_t b;
-	memcpy(&b, (uint8_t *)v->pid + 32, 1);
-	return b & 1;
-}
-static uint64_t act(void) { return vmcs_record_get(SDM_GUEST_ACTIVITY_STATE); }
-static uint32_t injected(void) { return (uint32_t)vmcs_record_get(SDM_ENTRY_INTR_INFO); }
-static void icr(unsigned from, uint64_t val)
-{
-	hw_set_cpu(from, true);
-	CHECK_EQ(virq_wrmsr(hw_vcpu(from), 0x830, val), 0);
-}
+static bool virr(struct vcpu *v, unsigned vec) { return vpage_bit(v, M_IRR, vec); }
 static void init_exit(struct vcpu *v)
 {
 	hw_set_cpu(v->index, true);
