@@ -105,6 +105,18 @@ static void accels(const struct shape *sh, int k)
 	}
 }
 
+/* The header's length and checksum (ACPI: all bytes sum to 0) for the
+ * table as it stands. */
+static void seal(void)
+{
+	put32(tab + 4, tlen);
+	tab[9] = 0;
+	uint8_t sum = 0;
+	for (uint32_t i = 0; i < tlen; i++)
+		sum = (uint8_t)(sum + tab[i]);
+	tab[9] = (uint8_t)-sum;
+}
+
 static void build(const struct shape *sh)
 {
 	int nstacks = sh->sockets * sh->stacks;
@@ -181,11 +193,7 @@ static void build(const struct shape *sh)
 		accels(sh, k);
 		st_end(a);
 	}
-	put32(tab + 4, tlen);
-	uint8_t sum = 0;
-	for (uint32_t i = 0; i < tlen; i++)
-		sum = (uint8_t)(sum + tab[i]);
-	tab[9] = (uint8_t)-sum;
+	seal();
 }
 
 /* Two sockets, 6 stacks each (5 PCIe stacks with 4 root ports, the
@@ -329,12 +337,7 @@ TEST(dmar_include_pci_all_is_per_segment)
 	uint8_t nic[2] = { 5, 0 };
 	sc(DMAR_SCOPE_ENDPOINT, 0, 0x40, 1, nic);
 	st_end(r);
-	put32(tab + 4, tlen);
-	tab[9] = 0;
-	uint8_t sum = 0;
-	for (uint32_t i = 0; i < tlen; i++)
-		sum = (uint8_t)(sum + tab[i]);
-	tab[9] = (uint8_t)-sum;
+	seal();
 	CHECK_EQ(parse_tab(), 0);
 	uint8_t behind[4] = { 1, 0, 0, 0 };
 	struct dmar_scope under = dev_at(0x20, 2, behind), elsewhere = dev_at(0x40, 1, nic);
@@ -382,12 +385,7 @@ TEST(dmar_long_path_named)
 	deep[0] = 1;
 	sc(DMAR_SCOPE_BRIDGE, 0, 0x10, DMAR_MAX_PATH + 1, deep);
 	st_end(s);
-	put32(tab + 4, tlen);
-	tab[9] = 0;
-	uint8_t sum = 0;
-	for (uint32_t i = 0; i < tlen; i++)
-		sum = (uint8_t)(sum + tab[i]);
-	tab[9] = (uint8_t)-sum;
+	seal();
 	CHECK_EQ(parse_tab(), 0);
 	CHECK_EQ(info.ncut, 1);
 	CHECK(info.scope[0].cut);
@@ -436,11 +434,7 @@ static void fake_units(void)
 		put64(r + VTD_CAP, CAP_SAGAW_4L | CAP_MGAW_48 | CAP_FRO_0x200);
 		put64(r + VTD_ECAP, ECAP_IRO_0x300);
 	}
-	tab[9] = 0;
-	uint8_t sum = 0;
-	for (uint32_t i = 0; i < tlen; i++)
-		sum = (uint8_t)(sum + tab[i]);
-	tab[9] = (uint8_t)-sum;
+	seal();
 }
 
 static int init(const struct shape *sh, int opt, void (*spoil)(void))
