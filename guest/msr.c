@@ -194,11 +194,6 @@ void guest_tsc_adjust_write(struct guest_tsc *t, uint64_t val)
 	t->adjust = val;
 }
 
-uint64_t guest_tsc_read(const struct guest_tsc *t, uint64_t host_now)
-{
-	return host_now + t->offset;
-}
-
 int guest_wrmsr(uint32_t msr, uint64_t value)
 {
 	if (msr == MSR_IA32_BIOS_SIGN_ID)

@@ -33,8 +33,6 @@ struct guest_tsc {
 void guest_tsc_write(struct guest_tsc *t, uint64_t host_now, uint64_t val);
 /* WRMSR IA32_TSC_ADJUST of 'val'. */
 void guest_tsc_adjust_write(struct guest_tsc *t, uint64_t val);
-/* RDTSC, RDMSR IA32_TSC at host TSC 'host_now'. */
-uint64_t guest_tsc_read(const struct guest_tsc *t, uint64_t host_now);
 /* The microcode revision shown on an emulator, whose own is 0 (guest/msr.c). */
 #define GUEST_MICROCODE_REVISION 0x7fffffffu
 /* A guest write of IA32_APIC_BASE, given the value it holds and the

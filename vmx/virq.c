@@ -96,6 +96,13 @@ static void eoi_exit_default(struct vcpu *v)
  * notification, the EOI-exit bitmap, RVI/SVI, the CPU's APIC timer (its
  * fields, tertiary bit 8, IA32_TSC_DEADLINE intercepted) and anything
  * queued for injection; nothing is injected in wait-for-SIPI. */
+void virq_posted_drop(struct vcpu *v)
+{
+	for (unsigned w = 0; w < 4; w++)
+		__atomic_store_n(&v->pid->pir[w], 0, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&v->pid->control, (uint16_t)~PI_ON, __ATOMIC_SEQ_CST);
+}
+
 void virq_vcpu_reset(struct vcpu *v)
 {
 	__atomic_store_n(&v->nmi_pending, 0, __ATOMIC_SEQ_CST);
@@ -108,9 +115,7 @@ void virq_vcpu_reset(struct vcpu *v)
 		return;
 	for (unsigned n = level_reset(&v->level); n; n--)
 		lapic_eoi();
-	for (unsigned w = 0; w < 4; w++)
-		__atomic_store_n(&v->pid->pir[w], 0, __ATOMIC_SEQ_CST);
-	__atomic_fetch_and(&v->pid->control, (uint16_t)~PI_ON, __ATOMIC_SEQ_CST);
+	virq_posted_drop(v);
 	eoi_exit_default(v);
 	v->hlt_wanted = false;
 	v->esr_pending = 0;   /* the ESR after INIT is 0, with nothing collected */

@@ -14,6 +14,8 @@ void virq_rvi_raise(uint8_t vec);
 void virq_virr_set(struct vcpu *v, uint8_t vec);
 /* Posts vec into the vCPU's own descriptor (processed at the entry). */
 void virq_post_self(struct vcpu *v, uint8_t vec);
+/* The posted vectors and ON dropped (INIT, and what came while it waited). */
+void virq_posted_drop(struct vcpu *v);
 /* INIT: the vCPU's whole interrupt state reset (before wait-for-SIPI). */
 void virq_vcpu_reset(struct vcpu *v);
 /* vmx/virq_startup.c: the guest's INITs and SIPIs recorded for this vCPU. */

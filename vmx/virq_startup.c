@@ -104,9 +104,7 @@ void virq_startup_wait(struct vcpu *v)
 	 * the root-mode handler, so ON would stay set and hold back the next). */
 	if (__atomic_exchange_n(&v->nmi_pending, 0, __ATOMIC_SEQ_CST))
 		v->nmis_dropped++;
-	for (unsigned w = 0; w < 4; w++)
-		__atomic_store_n(&v->pid->pir[w], 0, __ATOMIC_SEQ_CST);
-	__atomic_fetch_and(&v->pid->control, (uint16_t)~PI_ON, __ATOMIC_SEQ_CST);
+	virq_posted_drop(v);
 }
 
 /* A physical INIT exit. The guest's INITs are recorded by their senders

@@ -423,7 +423,7 @@ int virq_timer_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 			val |= APIC_LVT_MASKED;
 		bool by_cpu = cpu_may_serve(v, (uint32_t)val);
 		if (v->timer_by_cpu && !by_cpu)
-			timer_to_host(v, false);   /* its deadline comes under the old LVT, then the write applies */
+			timer_to_host(v, false);   /* an expiry in root mode came after this write: not delivered */
 		/* An expiry due by the exit came under the old LVT; one due since
 		 * comes after the guest's write, judged by the new one. */
 		timer_check_at(v, v->exit_tsc && v->exit_tsc <= now ? v->exit_tsc : now);
