@@ -1,4 +1,6 @@
-/* AP start-up: INIT-SIPI-SIPI per CPU (SDM Vol. 3A, "MP Initialization"). */
+/* AP start-up: INIT-SIPI-SIPI (SDM Vol. 3A, "MP Initialization"), sent to
+ * every CPU in turn without waiting for any: one 10 ms INIT wait and one
+ * answer timeout for all of them, however many there are. */
 #include "smp.h"
 #include "../guest/setup.h"
 #include "../lib/percpu.h"
@@ -17,7 +19,7 @@ extern const uint8_t trampoline_blob[], trampoline_blob_end[];
 /* Mirrors the parameter block at the start of boot/trampoline.asm. */
 struct trampoline_params {
 	uint8_t head[8];
-	uint64_t cr3, entry, stack, percpu, efer, cr4;
+	uint64_t cr3, entry, table, count, efer, cr4;
 	uint16_t gdtr_limit;
 	uint32_t gdtr_base;
 	uint16_t pad;
@@ -27,6 +29,7 @@ struct trampoline_params {
 	uint16_t lm64_sel;
 } __packed;
 _Static_assert(offsetof(struct trampoline_params, cr3) == 8, "trampoline layout");
+_Static_assert(offsetof(struct trampoline_params, table) == 24, "trampoline layout");
 _Static_assert(offsetof(struct trampoline_params, gdtr_limit) == 56, "trampoline layout");
 _Static_assert(offsetof(struct trampoline_params, pm32_off) == 64, "trampoline layout");
 _Static_assert(offsetof(struct trampoline_params, lm64_off) == 70, "trampoline layout");
@@ -34,12 +37,31 @@ _Static_assert(offsetof(struct trampoline_params, lm64_off) == 70, "trampoline l
 struct percpu *parked[MAX_PARKED];
 uint32_t nparked;
 
+/* What the trampoline looks up by the AP's initial APIC ID. */
+struct ap_slot {
+	uint32_t apic_id, zero;
+	uint64_t stack, percpu;
+};
+_Static_assert(sizeof(struct ap_slot) == 24, "trampoline slot layout");
+
+/* An AP whose APIC ID register disagrees with its CPUID: named, not used. */
+static volatile uint32_t ap_wrong_id[2] = { 0xffffffffu, 0xffffffffu };
+
 static __noreturn void ap_entry(struct percpu *p)
 {
 	percpu_load(p);
 	tsc_adjust_align();              /* before any TSC here is compared */
 	lapic_enable();
-	p->state = CPU_ONLINE;
+	uint32_t want = CPU_STARTING;
+	if (lapic_id() != p->apic_id) {
+		ap_wrong_id[1] = lapic_id();
+		ap_wrong_id[0] = p->apic_id;
+		p->state = CPU_FAILED;
+		cpu_halt_forever();
+	}
+	/* Too late (the boot CPU gave up on it and sent INIT): stays out. */
+	if (!__atomic_compare_exchange_n(&p->state, &want, CPU_ONLINE, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		cpu_halt_forever();
 	for (;;) {                       /* the mailbox: one function at a time */
 		void (*fn)(void) = p->work;
 		if (!fn) {
@@ -51,16 +73,102 @@ static __noreturn void ap_entry(struct percpu *p)
 	}
 }
 
-static bool wait_state(struct percpu *p, uint64_t timeout_us)
+/* Waits until every slot's CPU is online, or until timeout_us passed
+ * without one more answering (an emulator that runs many vCPUs on few host
+ * cores brings them up one by one); returns how many are online. */
+static uint32_t wait_online(const struct ap_slot *slot, uint32_t n, uint64_t timeout_us)
 {
 	uint64_t end = rdtsc() + tsc_from_us(timeout_us);
-	while (rdtsc() < end)
-		if (p->state == CPU_ONLINE)
-			return true;
-	return p->state == CPU_ONLINE;
+	uint32_t up, seen = 0;
+	for (;;) {
+		up = 0;
+		for (uint32_t k = 0; k < n; k++)
+			up += ((struct percpu *)(uintptr_t)slot[k].percpu)->state == CPU_ONLINE;
+		if (up == n)
+			return up;
+		if (up > seen) {
+			seen = up;
+			end = rdtsc() + tsc_from_us(timeout_us);
+		} else if (rdtsc() >= end) {
+			return up;
+		}
+		cpu_relax();
+	}
+}
+
+static void send_to_slots(const struct ap_slot *slot, uint32_t n, uint32_t icr, bool only_silent)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (!only_silent || ((struct percpu *)(uintptr_t)slot[k].percpu)->state != CPU_ONLINE)
+			lapic_send(slot[k].apic_id, icr);
 }
 
 struct percpu *smp_housekeeper;
+
+/* After the start: each CPU, in MADT order, gets its place (a vCPU index,
+ * parked, or named as silent). */
+static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_cpus, uint64_t timeout_us,
+			   int64_t housekeeping)
+{
+	uint32_t online = 1, high_parked = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct percpu *p = (struct percpu *)(uintptr_t)slot[k].percpu;
+		uint32_t id = slot[k].apic_id;
+		bool keep = housekeeping >= 0 && id == (uint64_t)housekeeping;
+		bool high = !guest_apic_id_usable(id);
+		bool park = keep || high || ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
+		if (p->state != CPU_ONLINE && ap_wrong_id[0] == id && ap_wrong_id[1] != id) {
+			pr_err("smp: APIC ID %u answered with APIC ID register %u (CPUID and the MADT disagree); left out\n",
+			       id, ap_wrong_id[1]);
+			continue;
+		}
+		if (p->state != CPU_ONLINE && park) {
+			pr_err("smp: APIC ID %u (not for the guest) did not answer within %llu us\n", id,
+			       (unsigned long long)timeout_us);
+			continue;
+		}
+		if (p->state != CPU_ONLINE) {
+			pr_err("smp: cpu%u (APIC ID %u) did not answer within %llu us; left out\n",
+			       ncpus, id, (unsigned long long)timeout_us);
+			continue;
+		}
+		if (park && nparked >= MAX_PARKED) {
+			/* Started but not parkable: it waits in its mailbox, outside VMX. */
+			pr_err("smp: cpu with APIC ID %u left out and not parked (more than %u CPUs to park)\n", id,
+			       MAX_PARKED);
+			continue;
+		}
+		if (park) {
+			percpu_place(p, PARKED_INDEX + nparked);
+			parked[nparked++] = p;
+		}
+		if (keep) {
+			smp_housekeeper = p;
+			pr_info("smp: APIC ID %u kept from the guest for the timer service (housekeeping=%u)\n", id, id);
+			continue;
+		}
+		if (high) {
+			high_parked++;
+			pr_warn("smp: APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (docs/scale.md)\n",
+				id, GUEST_MAX_APIC_ID);
+			continue;
+		}
+		if (park) {
+			pr_info("smp: APIC ID %u kept from the guest (limit %u CPUs): parked\n", id,
+				max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS);
+			continue;
+		}
+		percpu_place(p, ncpus);
+		pr_info("smp: cpu%u apic_id=%u online\n", ncpus, id);
+		ncpus++;
+		online++;
+	}
+	if (high_parked)
+		pr_warn("smp: %u CPUs above APIC ID %u parked: interrupt routing through remapping would give them to the guest (docs/scale.md)\n",
+			high_parked, GUEST_MAX_APIC_ID);
+	return online;
+}
 
 uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		       uint32_t max_cpus, uint64_t timeout_us, int64_t housekeeping)
@@ -68,12 +176,14 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 	/* Two linker symbols around one blob: their distance as addresses. */
 	size_t len = (uintptr_t)trampoline_blob_end - (uintptr_t)trampoline_blob;
 	struct trampoline_params *tp = (void *)(uintptr_t)page;
-	uint32_t self = lapic_id(), online = 1, a, b, c, d;
+	uint32_t self = lapic_id(), a, b, c, d, n = 0;
 
 	if (!page || page >= MIB(1) || page & 0xfff || len > PAGE_SIZE) {
 		pr_err("smp: trampoline page 0x%llx unusable; only the boot CPU runs\n", (unsigned long long)page);
 		return 1;
 	}
+	if (acpi->ncpus <= 1)
+		return 1;
 	tsc_adjust_record();
 	memcpy(tp, trampoline_blob, len);
 	/* The blob holds offsets from its start; make them linear addresses. */
@@ -86,72 +196,45 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 	tp->efer = EFER_LME | ((d & BIT(20)) ? EFER_NXE : 0);
 	tp->cr4 = X86_CR4_PAE;
 
+	/* One slot per CPU to start: a CPU the guest does not get is started
+	 * all the same and parked in VMX root operation, where INIT is
+	 * blocked: left in its firmware state, the guest could start it
+	 * outside VMX. */
+	struct ap_slot *slot = page_alloc(ALIGN_UP(acpi->ncpus * sizeof *slot, PAGE_SIZE) / PAGE_SIZE);
 	for (uint32_t i = 0; i < acpi->ncpus; i++) {
 		uint32_t id = acpi->cpu[i].apic_id;
 		if (id == self)
 			continue;
-		bool keep = housekeeping >= 0 && id == (uint64_t)housekeeping;
-		bool high = !guest_apic_id_usable(id);
-		bool park = keep || high || ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
-		if (park && nparked >= MAX_PARKED) {
-			pr_err("smp: cpu with APIC ID %u left out and not parked (more than %u CPUs to park)\n", id,
-			       MAX_PARKED);
-			continue;
-		}
-		/* A CPU the guest does not get is started all the same and parked
-		 * in VMX root operation, where INIT is blocked: left in its
-		 * firmware state, the guest could start it outside VMX. */
-		struct percpu *p = percpu_alloc(park ? PARKED_INDEX + nparked : ncpus, id);
+		struct percpu *p = percpu_alloc(UNPLACED_INDEX, id);
 		p->state = CPU_STARTING;
-		tp->stack = p->stack_top;
-		tp->percpu = (uint64_t)(uintptr_t)p;
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-
-		lapic_send(id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
-		udelay(10000);
-		for (int s = 0; s < 2 && p->state != CPU_ONLINE; s++) {
-			lapic_send(id, APIC_DM_STARTUP | (uint32_t)(page >> 12));
-			wait_state(p, s ? timeout_us : 200);
-		}
-		/* A CPU that did not answer in time is held in wait-for-SIPI by
-		 * another INIT: woken late, it would take the parameters (stack,
-		 * per-CPU area) now meant for the next CPU. */
-		if (p->state != CPU_ONLINE)
-			lapic_send(id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
-		if (p->state != CPU_ONLINE && park) {
-			pr_err("smp: APIC ID %u (not for the guest) did not answer within %llu us\n", id,
-			       (unsigned long long)timeout_us);
-			continue;
-		}
-		if (p->state != CPU_ONLINE) {
-			p->state = CPU_FAILED;
-			cpus[ncpus] = NULL;
-			pr_err("smp: cpu%u (APIC ID %u) did not answer within %llu us; left out\n",
-			       ncpus, id, (unsigned long long)timeout_us);
-			continue;
-		}
-		if (keep) {
-			smp_housekeeper = p;
-			parked[nparked++] = p;
-			pr_info("smp: APIC ID %u kept from the guest for the timer service (housekeeping=%u)\n", id, id);
-			continue;
-		}
-		if (high) {
-			parked[nparked++] = p;
-			pr_warn("smp: APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (docs/scale.md)\n",
-				id, GUEST_MAX_APIC_ID);
-			continue;
-		}
-		if (park) {
-			parked[nparked++] = p;
-			pr_info("smp: APIC ID %u kept from the guest (limit %u CPUs): parked\n", id,
-				max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS);
-			continue;
-		}
-		pr_info("smp: cpu%u apic_id=%u online\n", ncpus, id);
-		ncpus++;
-		online++;
+		slot[n++] = (struct ap_slot){ .apic_id = id, .stack = p->stack_top, .percpu = (uintptr_t)p };
 	}
+	tp->table = (uintptr_t)slot;
+	tp->count = n;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+
+	pr_info("smp: starting %u CPUs at once (INIT, 10 ms, SIPI, SIPI to the silent; %llu us for each next answer)\n", n,
+		(unsigned long long)timeout_us);
+	uint64_t t0 = rdtsc();
+	send_to_slots(slot, n, APIC_DM_INIT | APIC_LEVEL_ASSERT, false);
+	udelay(10000);
+	send_to_slots(slot, n, APIC_DM_STARTUP | (uint32_t)(page >> 12), false);
+	wait_online(slot, n, 200);
+	send_to_slots(slot, n, APIC_DM_STARTUP | (uint32_t)(page >> 12), true);
+	uint32_t up = wait_online(slot, n, timeout_us);
+	/* A CPU that did not answer in time is marked failed (it halts if it
+	 * gets that far) and held in wait-for-SIPI by another INIT: nothing
+	 * of it runs later by surprise. */
+	for (uint32_t k = 0; up < n && k < n; k++) {
+		struct percpu *p = (struct percpu *)(uintptr_t)slot[k].percpu;
+		uint32_t want = CPU_STARTING;
+		if (__atomic_compare_exchange_n(&p->state, &want, CPU_FAILED, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			lapic_send(slot[k].apic_id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
+	}
+	pr_info("smp: %u of %u CPUs answered in %llu us\n", up, n, (unsigned long long)tsc_to_us(rdtsc() - t0));
+
+	uint32_t online = place_cpus(slot, n, max_cpus, timeout_us, housekeeping);
 	tsc_adjust_report();
 	smp_tsc_skew();
 	return online;

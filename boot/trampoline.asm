@@ -1,6 +1,8 @@
 ; AP start-up trampoline, copied to a 4 KiB page below 1 MiB. Assembled flat
 ; (org 0); the boot CPU patches the parameter block (boot/smp.c mirrors it).
 ; Real mode -> 32-bit protected mode -> long mode -> ap_entry(percpu).
+; Every AP runs it at once (boot/smp.c starts them in parallel): each finds
+; its own stack and per-CPU area in a table by its initial APIC ID.
 bits 16
 org 0
 start:
@@ -10,8 +12,8 @@ align 8
 params:
 p_cr3:     dq 0        ; +8   host page tables (below 4 GiB)
 p_entry:   dq 0        ; +16  64-bit C entry
-p_stack:   dq 0        ; +24  this AP's stack top
-p_percpu:  dq 0        ; +32  argument to the entry
+p_table:   dq 0        ; +24  slots {u32 apic_id, u32 0, u64 stack top, u64 percpu}
+p_count:   dq 0        ; +32  how many slots
 p_efer:    dq 0        ; +40  EFER bits to set (LME, NXE)
 p_cr4:     dq 0        ; +48
 gdtr:      dw gdt_end - gdt - 1   ; +56
@@ -63,10 +65,46 @@ pm32:
 
 bits 64
 lm64:
-	mov rsp, [rsi + p_stack]
-	mov rdi, [rsi + p_percpu]
+	mov esi, esi           ; the page's base, zero-extended
+	; The initial APIC ID: CPUID leaf 0BH's x2APIC ID where the leaf exists
+	; (max leaf >= 0BH and EBX[15:0] != 0, SDM Vol. 3A "Identifying
+	; Topology"), else CPUID.1:EBX[31:24].
+	xor eax, eax
+	cpuid
+	cmp eax, 0xb
+	jb .leaf1
+	mov eax, 0xb
+	xor ecx, ecx
+	cpuid
+	test bx, bx
+	jz .leaf1
+	mov r8d, edx
+	jmp .find
+.leaf1:
+	mov eax, 1
+	cpuid
+	shr ebx, 24
+	mov r8d, ebx
+.find:
+	mov rdi, [rsi + p_table]
+	mov rcx, [rsi + p_count]
+.next:
+	test rcx, rcx
+	jz .stray
+	cmp [rdi], r8d
+	je .found
+	add rdi, 24
+	dec rcx
+	jmp .next
+.found:
+	mov rsp, [rdi + 8]
+	mov rdi, [rdi + 16]
 	mov rax, [rsi + p_entry]
 	push 0                 ; fake return address: the entry never returns
 	jmp rax
+.stray:                        ; a CPU no slot names: it stays here
+	cli
+	hlt
+	jmp .stray
 global trampoline_end
 trampoline_end:

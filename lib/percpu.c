@@ -24,6 +24,13 @@ struct percpu *percpu_alloc(uint32_t index, uint32_t apic_id)
 	return p;
 }
 
+void percpu_place(struct percpu *p, uint32_t index)
+{
+	p->index = index;
+	if (index < MAX_CPUS)
+		cpus[index] = p;
+}
+
 void percpu_load(struct percpu *p)
 {
 	gdt_tss_load(&p->gdt);

@@ -7,6 +7,7 @@
 #define MAX_CPUS 512          /* vCPUs; CPUs kept out by smp= are parked beyond this count */
 #define MAX_PARKED 1024
 #define PARKED_INDEX 0x10000  /* index of the first parked CPU (never a vCPU index) */
+#define UNPLACED_INDEX 0xffffffffu /* started, index not yet given (percpu_place) */
 #define CPU_STACK_PAGES 4
 
 enum cpu_state { CPU_ABSENT = 0, CPU_STARTING, CPU_ONLINE, CPU_FAILED };
@@ -46,6 +47,8 @@ static inline struct percpu *this_cpu(void)
 /* Allocates and sets up CPU 'index' (stack, GDT, TSS); does not load it.
  * An index >= MAX_CPUS (a parked CPU) is not entered in cpus[]. */
 struct percpu *percpu_alloc(uint32_t index, uint32_t apic_id);
+/* Gives an allocated CPU its index (and its cpus[] entry when a vCPU). */
+void percpu_place(struct percpu *p, uint32_t index);
 /* Loads GDT, TSS, IDT and GS base on the calling CPU. */
 void percpu_load(struct percpu *p);
 #endif
