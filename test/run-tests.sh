@@ -196,7 +196,7 @@ bochs_run() {
 }
 
 # The Linux guest under the hypervisor: Debian's kernel and the project's initramfs.
-# linux_checks NAME [CPUS]: the boot, the guest's own SIPIs, ipitest, EPT, the reports.
+# linux_checks NAME [CPUS [summary]]: the boot, the guest's own SIPIs, ipitest, EPT, the reports.
 linux_checks() {
   local n=$1 cpus=${2:-2} c sipis=()
   for ((c = 1; c < cpus; c++)); do sipis+=("vmx: cpu$c started by the guest's SIPI"); done
@@ -218,7 +218,10 @@ linux_checks() {
     if [ -n "$cal" ] && [ "${cal#* }" -gt "${cal% *}" ]; then ok "$n/ipis-counted"
     else bad "$n/ipis-counted" "guest CAL interrupts before/after ipitest: '${cal:-none}' (they must go up)"; fi
     expect "$n/report-hypercall" "$log" 'hvstat: begin why=hypercall' 'ipigen: report hypercall rc=0'
-    expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: cpu=1 (reason=SIPI code=4 count=[1-9]|startup inits=[0-9]+ sipis=[1-9])' 'hvstat: end total_exits=[0-9]+'
+    # (A summarised report, reportcpus=N: vCPU 1 need not be among the detailed.)
+    local started='hvstat: cpu=1 (reason=SIPI code=4 count=[1-9]|startup inits=[0-9]+ sipis=[1-9])'
+    [ "${3:-}" = summary ] && started="hvstat: summary cpus=$cpus detailed="
+    expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' "$started" 'hvstat: end total_exits=[0-9]+'
   else
     expect "$n/report-shutdown" "$log" 'hv: guest ends the machine' 'hvstat: begin why=shutdown' 'hvstat: end total_exits=[0-9]+'
   fi
@@ -260,6 +263,35 @@ longline_checks() {
   if (( reports < 1 )); then bad "$n/longline" "no interval report between the first and the last long line"
   else ok "$n/longline"; fi
   echo "  ${n#linux/}: $cnt long lines (a pattern of ${#pat} characters each) whole, $reports interval reports among them"
+}
+
+# summary_checks NAME CPUS DETAILED: a summarised shutdown report (reportcpus=DETAILED):
+# the summary's lines are there, exactly DETAILED vCPUs are printed whole, and
+# the timer totals over all vCPUs balance as each vCPU's do (armed = replaced
+# + fired + pending; fired - masked + fired by the LAPIC = delivered), every
+# vCPU got timer interrupts, and jiffies advance at HZ within 1 %.
+summary_checks() {
+  local n=$1 cpus=$2 k=$3 text rep t bad="" hz
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  rep=$(sed -n '/^hvstat: begin why=shutdown/,/^hvstat: end/p' <<<"$text")
+  expect "$n/summary-lines" "$log" "hvstat: summary cpus=$cpus detailed=[0-9]+(,[0-9]+){$((k - 1))} \\(the $k with the most exits" \
+    "hvstat: summary exits total=[1-9][0-9]* cpus=$cpus min=" "hvstat: summary timer_delivered total=[0-9]+ cpus=$cpus min=[1-9]"
+  t=$(grep -c '^hvstat: cpu=[0-9]* exits=' <<<"$rep")
+  if [ "$t" = "$k" ]; then ok "$n/summary-detail-only-$k"; else bad "$n/summary-detail-only-$k" "$t vCPUs printed whole in the shutdown report, want $k"; fi
+  t=$(sed -n 's/^hvstat: summary timer tier=[a-z]* cpus=[0-9]* armed=\([0-9]*\) replaced=\([0-9]*\) fired=\([0-9]*\) masked=\([0-9]*\) fired_by_lapic=\([0-9]*\) delivered=\([0-9]*\) pending=\([0-9]*\) .*/\1 \2 \3 \4 \5 \6 \7/p' <<<"$rep")
+  if [ -z "$t" ]; then bad "$n/summary-timer-balanced" "no 'hvstat: summary timer' line in the shutdown report"
+  else
+    local a r f m l d p
+    read -r a r f m l d p <<<"$t"
+    (( a == r + f + p )) || bad+=" armed=$a != replaced=$r + fired=$f + pending=$p;"
+    (( f - m + l == d )) || bad+=" fired=$f - masked=$m + by the LAPIC=$l != delivered=$d;"
+    (( d > 100 * cpus )) || bad+=" only $d timer interrupts delivered;"
+    if [ -z "$bad" ]; then ok "$n/summary-timer-balanced"; else bad "$n/summary-timer-balanced" "$bad"; fi
+  fi
+  hz=$(sed -n 's/^guest: timercheck .* hz=\([0-9.]*\)$/\1/p' <<<"$text" | tail -n1)
+  if [ -n "$hz" ] && awk -v h="$hz" 'BEGIN { exit !(h >= 247.5 && h <= 252.5) }'; then ok "$n/jiffies-at-hz"
+  else bad "$n/jiffies-at-hz" "tick rate '${hz:-none}' not within 1 % of HZ=250 ($log)"; fi
+  echo "  ${n#linux/}: $(grep -m1 '^hvstat: summary exits ' <<<"$rep"); $(grep -m1 '^hvstat: summary timer_delivered ' <<<"$rep")"
 }
 
 # ipigen_checks NAME virtual|partition: the guest/test/ipigen module's lines (hv.ipigen=ROUNDS).
@@ -821,6 +853,14 @@ level_linux() {
     LX_BOCHS=$hvb linux_spawn linux-hv-next "xeon_next" 2 "exit=bochs ipivtest=1 hlt=guest" \
       "$g=${IPIGEN_SMALL:-20000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
       "linux_checks linux/hv-next; IPIV_MIN_UNICAST=${IPIGEN_SMALL:-20000} ipigen_checks linux/hv-next ipiv; ipiv_checks linux/hv-next apicv; idle_checks linux/hv-next 10"
+    # 8 CPUs, the most Bochs runs in reasonable time (issue 26): every CPU
+    # started at once, the guest's 7 SIPIs, exact IPI counts, a summarised
+    # report (2 vCPUs in detail) whose timer totals balance.
+    LX_BOCHS=$hvb linux_spawn linux-skx8 "corei7_skylake_x" 8 "exit=bochs hlt=guest reportcpus=2" \
+      "$g=${IPIGEN_8CPU:-1000} hv.timercheck=5" "$tmo" \
+      "linux_checks linux/skx8 8 summary; ipigen_checks linux/skx8 virtual; summary_checks linux/skx8 8 2
+       expect linux/skx8/parallel-start \"\$log\" 'smp: starting 7 CPUs at once' 'smp: 7 of 7 CPUs answered in [0-9]+ us'
+       expect linux/skx8/raw-each-once \"\$log\" 'ipigen: raw sent=7 received=7' 'ipigen: raw target cpu=7 .*calls=\+1 posted=\+1\$'"
     LX_BOCHS=$hvb linux_spawn linux-hv-spr4 "sapphire_rapids" 4 "exit=bochs ipivtest=1 hlt=guest" \
       "$g=${IPIGEN_4CPU:-5000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
       "linux_checks linux/hv-spr4 4; IPIV_MIN_UNICAST=${IPIGEN_4CPU:-5000} ipigen_checks linux/hv-spr4 ipiv; ipiv_checks linux/hv-spr4 deadline

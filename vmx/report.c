@@ -97,6 +97,12 @@ static void summary(bool detail)
 		}
 		summary_line("in_hv_permille", n);
 	}
+	if (vmx_env.cfg.irq_model == IRQ_VIRTUAL) {   /* the hypervisor serves the guest's timer */
+		for (uint32_t j = 0; j < n; j++)
+			sum_vals[j] = __atomic_load_n(&vcpus[sum_index[j]]->timer_posts, __ATOMIC_RELAXED);
+		summary_line("timer_delivered", n);
+		virq_timer_summary(sum_index, n);
+	}
 }
 
 void report_print(const char *why)

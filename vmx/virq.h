@@ -76,6 +76,9 @@ bool virq_window_wanted(const struct vcpu *v);
 bool virq_guest_interruptible(void);
 /* Report lines of one vCPU. */
 void virq_report(struct vcpu *v);
+/* The summarised report's timer line: each timer figure summed over the n
+ * vCPUs vcpus[index[0..n-1]] (the same accounting as each vCPU's line). */
+void virq_timer_summary(const uint32_t *index, uint32_t n);
 /* The hang check (hangcheck=SECONDS), at every exit of every vCPU: once a
  * second, the other vCPUs are sampled; one stuck with an interrupt pending
  * is described as seen from here and kicked, and describes its own VMCS

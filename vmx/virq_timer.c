@@ -469,6 +469,30 @@ bool virq_timer_balanced(struct vcpu *v)
 	return t.armed == t.replaced + t.fired + (t.deadline ? 1 : 0) && t.fired - t.masked + v->pass_fired == posts;
 }
 
+void virq_timer_summary(const uint32_t *index, uint32_t n)
+{
+	uint64_t armed = 0, replaced = 0, fired = 0, masked = 0, posts = 0, pending = 0, ea = 0, ef = 0, lapic = 0;
+	for (uint32_t j = 0; j < n; j++) {
+		struct vcpu *v = vcpus[index[j]];
+		spin_lock(&v->timer_lock);
+		struct vtimer t = v->timer;
+		spin_unlock(&v->timer_lock);
+		armed += t.armed;
+		replaced += t.replaced;
+		fired += t.fired;
+		masked += t.masked;
+		pending += t.deadline ? 1 : 0;
+		posts += __atomic_load_n(&v->timer_posts, __ATOMIC_RELAXED);
+		ea += v->timer_exits_arm;
+		ef += v->timer_exits_fire;
+		lapic += v->pass_fired;
+	}
+	pr_info("hvstat: summary timer tier=%s cpus=%u armed=%llu replaced=%llu fired=%llu masked=%llu fired_by_lapic=%llu delivered=%llu pending=%llu exits_arm=%llu exits_fire=%llu\n",
+		timer_tier_names[vmx_env.cfg.timer], n, (unsigned long long)armed, (unsigned long long)replaced,
+		(unsigned long long)fired, (unsigned long long)masked, (unsigned long long)lapic,
+		(unsigned long long)posts, (unsigned long long)pending, (unsigned long long)ea, (unsigned long long)ef);
+}
+
 /* The timer's accounting: armed = replaced + fired + pending, and each
  * unmasked expiry delivered; the exits it cost; lateness as log2 buckets. */
 void virq_timer_report(struct vcpu *v)
