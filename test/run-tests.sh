@@ -856,9 +856,11 @@ level_linux() {
     # 8 CPUs, the most Bochs runs in reasonable time (issue 26): every CPU
     # started at once, the guest's 7 SIPIs, exact IPI counts, a summarised
     # report (2 vCPUs in detail) whose timer totals balance.
-    LX_BOCHS=$hvb linux_spawn linux-skx8 "corei7_skylake_x" 8 "exit=bochs hlt=guest reportcpus=2" \
+    LX_BOCHS=$hvb linux_spawn linux-skx8 "corei7_skylake_x" 8 "exit=bochs hlt=guest reportcpus=2 report=10" \
       "$g=${IPIGEN_8CPU:-1000} hv.timercheck=5" "$tmo" \
       "linux_checks linux/skx8 8 summary; ipigen_checks linux/skx8 virtual; summary_checks linux/skx8 8 2
+       expect linux/skx8/interval-summarised \"\$log\" 'hvstat: interval summary detailed=[0-9]+,[0-9]+ \\(the 2 with' \
+         'hvstat: summary interval_exits total=[0-9]+ cpus=8 min='
        expect linux/skx8/parallel-start \"\$log\" 'smp: starting 7 CPUs at once' 'smp: 7 of 7 CPUs answered in [0-9]+ us'
        expect linux/skx8/raw-each-once \"\$log\" 'ipigen: raw sent=7 received=7' 'ipigen: raw target cpu=7 .*calls=\+1 posted=\+1\$'"
     LX_BOCHS=$hvb linux_spawn linux-hv-spr4 "sapphire_rapids" 4 "exit=bochs ipivtest=1 hlt=guest" \

@@ -54,28 +54,40 @@ static void summary_line(const char *what, uint32_t n)
  * total, min, median, max and the vCPU with the most), then the whole
  * per-vCPU detail of the few with the most exits: a 448-CPU report in
  * tens of lines, not 18,000. Marks the vCPUs to detail in sum_detail. */
+/* Fills sum_index/sum_vals (the key: each vCPU's exits, total or in the
+ * interval) first. All vCPUs detailed (false), or the few with the most
+ * marked in sum_detail and named in list (true). */
+static bool choose_detail(uint32_t n, char *list, size_t len, uint32_t *k_out)
+{
+	uint32_t want = report_cpus;
+	bool all = want == REPORT_CPUS_ALL || (want == REPORT_CPUS_AUTO && n <= REPORT_CPUS_AUTO_MAX);
+	for (uint32_t i = 0; i < ncpus; i++)
+		sum_detail[i] = all;
+	if (all)
+		return false;
+	uint32_t k = top_k(sum_vals, n, want == REPORT_CPUS_AUTO ? REPORT_CPUS_AUTO_WORST : want, sum_worst);
+	size_t at = 0;
+	list[0] = 0;
+	for (uint32_t j = 0; j < k; j++) {
+		sum_detail[sum_index[sum_worst[j]]] = true;
+		if (at < len - 12)
+			at += (size_t)snprintf(list + at, len - at, "%s%u", j ? "," : "", sum_index[sum_worst[j]]);
+	}
+	*k_out = k;
+	return true;
+}
+
 static void summary(bool detail)
 {
-	uint32_t n = 0, want = report_cpus;
+	uint32_t n = 0, k = 0;
 	for (uint32_t i = 0; i < ncpus; i++)
 		if (vcpus[i]) {
 			sum_index[n] = i;
 			sum_vals[n++] = vcpus[i]->exits_total;
 		}
-	bool all = want == REPORT_CPUS_ALL || (want == REPORT_CPUS_AUTO && n <= REPORT_CPUS_AUTO_MAX);
-	for (uint32_t i = 0; i < ncpus; i++)
-		sum_detail[i] = all;
-	if (all)
-		return;
-	uint32_t k = top_k(sum_vals, n, want == REPORT_CPUS_AUTO ? REPORT_CPUS_AUTO_WORST : want, sum_worst);
 	char list[160];
-	size_t at = 0;
-	list[0] = 0;
-	for (uint32_t j = 0; j < k; j++) {
-		sum_detail[sum_index[sum_worst[j]]] = true;
-		if (at < sizeof list - 12)
-			at += (size_t)snprintf(list + at, sizeof list - at, "%s%u", j ? "," : "", sum_index[sum_worst[j]]);
-	}
+	if (!choose_detail(n, list, sizeof list, &k))
+		return;
 	pr_info("hvstat: summary cpus=%u detailed=%s (the %u with the most exits, in that order; reportcpus=all for every one)\n",
 		n, list, k);
 	summary_line("exits", n);
@@ -231,41 +243,59 @@ static void top_reasons(const struct vcpu *v, const uint64_t *now_by, char *buf,
 		snprintf(buf, len, "none");
 }
 
-static void report_interval(uint64_t now)
+/* One vCPU's interval: its line (when print), then its new snapshot. */
+static void interval_cpu(struct vcpu *v, uint64_t us, uint64_t span, bool print)
 {
-	uint64_t span = now - last_tsc;
-	uint64_t us = tsc_to_us(span);
-	spin_lock(&report_lock);
-	pr_info("hvstat: interval seq=%u seconds=%llu.%03llu cpus=%u\n", ++interval_seq,
-		(unsigned long long)(us / 1000000), (unsigned long long)(us / 1000 % 1000), ncpus);
-	for (uint32_t i = 0; i < ncpus; i++) {
-		struct vcpu *v = vcpus[i];
-		if (!v)
-			continue;
-		uint64_t by[EXIT_REASON_MAX];
-		for (uint32_t r = 0; r < EXIT_REASON_MAX; r++)
-			by[r] = __atomic_load_n(&v->exits[r], __ATOMIC_RELAXED);
-		uint64_t exits = __atomic_load_n(&v->exits_total, __ATOMIC_RELAXED);
-		uint64_t in_hv = time_in_hv(v);
-		struct virq_served s;
-		virq_served(v, &s);
+	uint64_t by[EXIT_REASON_MAX];
+	for (uint32_t r = 0; r < EXIT_REASON_MAX; r++)
+		by[r] = __atomic_load_n(&v->exits[r], __ATOMIC_RELAXED);
+	uint64_t exits = __atomic_load_n(&v->exits_total, __ATOMIC_RELAXED);
+	uint64_t in_hv = time_in_hv(v);
+	struct virq_served s;
+	virq_served(v, &s);
+	uint64_t de = exits - v->snap.exits;
+	if (print) {
 		char top[160];
 		top_reasons(v, by, top, sizeof top);
-		uint64_t de = exits - v->snap.exits;
 		pr_info("hvstat: cpu=%u interval exits=+%llu exits_per_s=%llu in_hv_permille=%llu posted=+%llu notified=+%llu timer_posts=+%llu pv_eois=+%llu top=%s\n",
-			i, (unsigned long long)de, (unsigned long long)(us ? de * 1000000 / us : 0),
+			v->index, (unsigned long long)de, (unsigned long long)(us ? de * 1000000 / us : 0),
 			(unsigned long long)(span ? (in_hv - v->snap.in_hv) * 1000 / span : 0),
 			(unsigned long long)(s.posts - v->snap.posts), (unsigned long long)(s.notifies - v->snap.notifies),
 			(unsigned long long)(s.timer_posts - v->snap.timer_posts),
 			(unsigned long long)(s.pv_eois - v->snap.pv_eois), top);
-		v->snap.exits = exits;
-		v->snap.in_hv = in_hv;
-		v->snap.posts = s.posts;
-		v->snap.notifies = s.notifies;
-		v->snap.timer_posts = s.timer_posts;
-		v->snap.pv_eois = s.pv_eois;
-		memcpy(v->snap.exits_by, by, sizeof by);
 	}
+	v->snap.exits = exits;
+	v->snap.in_hv = in_hv;
+	v->snap.posts = s.posts;
+	v->snap.notifies = s.notifies;
+	v->snap.timer_posts = s.timer_posts;
+	v->snap.pv_eois = s.pv_eois;
+	memcpy(v->snap.exits_by, by, sizeof by);
+}
+
+/* On a large machine as the end report: one summary line over every vCPU,
+ * then the lines of the few with the most exits in the interval. */
+static void report_interval(uint64_t now)
+{
+	uint64_t span = now - last_tsc;
+	uint64_t us = tsc_to_us(span);
+	uint32_t n = 0, k = 0;
+	char list[160];
+	spin_lock(&report_lock);
+	pr_info("hvstat: interval seq=%u seconds=%llu.%03llu cpus=%u\n", ++interval_seq,
+		(unsigned long long)(us / 1000000), (unsigned long long)(us / 1000 % 1000), ncpus);
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (vcpus[i]) {
+			sum_index[n] = i;
+			sum_vals[n++] = __atomic_load_n(&vcpus[i]->exits_total, __ATOMIC_RELAXED) - vcpus[i]->snap.exits;
+		}
+	if (choose_detail(n, list, sizeof list, &k)) {
+		pr_info("hvstat: interval summary detailed=%s (the %u with the most exits in it)\n", list, k);
+		summary_line("interval_exits", n);
+	}
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (vcpus[i])
+			interval_cpu(vcpus[i], us, span, sum_detail[i]);
 	vconsole_report(false);
 	spin_unlock(&report_lock);
 }
