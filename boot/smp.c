@@ -243,11 +243,16 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 /* The TSC skew between the boot CPU and each other CPU, by ping-pong
  * through memory (lib/tsc_skew.c), each CPU in its mailbox in turn. Bounded:
  * SKEW_ROUNDS round trips within SKEW_BUDGET_US per CPU, however slowly an
- * emulator schedules it. */
+ * emulator schedules it. Each CPU has its own box: one that leaves late
+ * (an emulator that ran it too seldom) touches only its own, and the
+ * others are measured all the same. */
 #define SKEW_ROUNDS 8
 #define SKEW_BUDGET_US 20000
-static uint32_t skew_ping, skew_pong, skew_stop;
-static uint64_t skew_tap;
+struct skew_box {
+	uint32_t ping, pong, stop;
+	uint64_t tap;
+} __aligned(64);
+static struct skew_box *skew_cur;
 
 /* RDTSC is not ordered with the loads and stores around it; LFENCE before
  * it makes it wait for them (SDM Vol. 2B, RDTSC). */
@@ -259,40 +264,40 @@ static inline uint64_t rdtsc_ordered(void)
 
 static void skew_ap(void)
 {
+	struct skew_box *b = __atomic_load_n(&skew_cur, __ATOMIC_ACQUIRE);
 	uint64_t end = rdtsc() + tsc_from_us(SKEW_BUDGET_US);
 	for (uint32_t r = 1; r <= SKEW_ROUNDS; r++) {
-		while (__atomic_load_n(&skew_ping, __ATOMIC_ACQUIRE) != r) {
-			if (__atomic_load_n(&skew_stop, __ATOMIC_ACQUIRE) || rdtsc() > end)
+		while (__atomic_load_n(&b->ping, __ATOMIC_ACQUIRE) != r) {
+			if (__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) || rdtsc() > end)
 				return;
 			cpu_relax();
 		}
-		skew_tap = rdtsc_ordered();
-		__atomic_store_n(&skew_pong, r, __ATOMIC_RELEASE);
+		b->tap = rdtsc_ordered();
+		__atomic_store_n(&b->pong, r, __ATOMIC_RELEASE);
 	}
 }
 
-/* False when the CPU did not leave its work: the measurement stops there. */
-static bool skew_one(struct percpu *p, struct tsc_skew *out)
+/* False when the CPU did not leave its work in time (it leaves later, on
+ * its own box). */
+static bool skew_one(struct percpu *p, struct skew_box *b, struct tsc_skew *out)
 {
 	struct tsc_sample s[SKEW_ROUNDS];
 	unsigned n = 0;
 
-	__atomic_store_n(&skew_ping, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&skew_pong, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&skew_stop, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&skew_cur, b, __ATOMIC_RELEASE);
 	__atomic_store_n(&p->work, skew_ap, __ATOMIC_RELEASE);
 	uint64_t end = rdtsc() + tsc_from_us(SKEW_BUDGET_US);
 	for (uint32_t r = 1; r <= SKEW_ROUNDS; r++) {
 		uint64_t t0 = rdtsc_ordered();
-		__atomic_store_n(&skew_ping, r, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&skew_pong, __ATOMIC_ACQUIRE) != r && rdtsc() < end)
+		__atomic_store_n(&b->ping, r, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&b->pong, __ATOMIC_ACQUIRE) != r && rdtsc() < end)
 			cpu_relax();
 		uint64_t t1 = rdtsc_ordered();
-		if (__atomic_load_n(&skew_pong, __ATOMIC_ACQUIRE) != r)
+		if (__atomic_load_n(&b->pong, __ATOMIC_ACQUIRE) != r)
 			break;
-		s[n++] = (struct tsc_sample){ t0, skew_tap, t1 };
+		s[n++] = (struct tsc_sample){ t0, b->tap, t1 };
 	}
-	__atomic_store_n(&skew_stop, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
 	end = rdtsc() + tsc_from_us(SKEW_BUDGET_US);
 	while (__atomic_load_n(&p->work, __ATOMIC_ACQUIRE) && rdtsc() < end)
 		cpu_relax();
@@ -302,19 +307,28 @@ static bool skew_one(struct percpu *p, struct tsc_skew *out)
 
 void smp_tsc_skew(void)
 {
-	uint32_t measured = 0, total = ncpus - 1 + nparked;
+	uint32_t measured = 0, late = 0, late_id = 0, total = ncpus - 1 + nparked;
 	struct tsc_skew worst = { 0 };
 	uint64_t worst_abs = 0;
 	uint32_t worst_id = 0;
 
+	if (!total)
+		return;
+	struct skew_box *box = page_alloc(ALIGN_UP(total * sizeof *box, PAGE_SIZE) / PAGE_SIZE);
 	for (uint32_t i = 0; i < total; i++) {
 		struct percpu *p = i < ncpus - 1 ? cpus[i + 1] : parked[i - (ncpus - 1)];
 		struct tsc_skew k;
-		if (!skew_one(p, &k)) {
-			pr_err("tsc: skew: APIC ID %u did not leave its work; not measured further\n", p->apic_id);
-			break;
+		if (__atomic_load_n(&p->work, __ATOMIC_ACQUIRE)) {
+			late++;    /* still in some earlier work: not measured */
+			late_id = p->apic_id;
+			continue;
 		}
-		if (!k.ok)
+		bool left = skew_one(p, &box[i], &k);
+		if (!left) {
+			late++;
+			late_id = p->apic_id;
+		}
+		if (!left || !k.ok)
 			continue;
 		measured++;
 		uint64_t a = k.offset < 0 ? -(uint64_t)k.offset : (uint64_t)k.offset;
@@ -324,8 +338,9 @@ void smp_tsc_skew(void)
 			worst_id = p->apic_id;
 		}
 	}
-	if (!total)
-		return;
+	if (late)
+		pr_warn("tsc: skew: %u CPUs (the last APIC ID %u) left their measurement late: not counted (an emulator that runs them seldom)\n",
+			late, late_id);
 	/* Beyond its bound an offset is certain: the TSCs differ. */
 	int64_t khz = (int64_t)(tsc_khz ? tsc_khz : 1);
 	int64_t ns = worst.offset / khz * 1000000 + worst.offset % khz * 1000000 / khz;
