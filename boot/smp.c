@@ -68,7 +68,7 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 	/* Two linker symbols around one blob: their distance as addresses. */
 	size_t len = (uintptr_t)trampoline_blob_end - (uintptr_t)trampoline_blob;
 	struct trampoline_params *tp = (void *)(uintptr_t)page;
-	uint32_t self = lapic_id(), online = 1, a, b, c, d;
+	uint32_t self = lapic_id(), online = 1, high_parked = 0, a, b, c, d;
 
 	if (!page || page >= MIB(1) || page & 0xfff || len > PAGE_SIZE) {
 		pr_err("smp: trampoline page 0x%llx unusable; only the boot CPU runs\n", (unsigned long long)page);
@@ -138,6 +138,7 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		}
 		if (high) {
 			parked[nparked++] = p;
+			high_parked++;
 			pr_warn("smp: APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (docs/scale.md)\n",
 				id, GUEST_MAX_APIC_ID);
 			continue;
@@ -152,6 +153,9 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 		ncpus++;
 		online++;
 	}
+	if (high_parked)
+		pr_warn("smp: %u CPU%s above APIC ID %u parked (interrupt routing gives them to the guest: issue 27)\n",
+			high_parked, high_parked == 1 ? "" : "s", GUEST_MAX_APIC_ID);
 	tsc_adjust_report();
 	smp_tsc_skew();
 	return online;
