@@ -27,6 +27,7 @@
 #include "../guest/setup.h"
 #include "../iommu/iommu.h"
 #include "../iommu/edutest.h"
+#include "../iommu/preon.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -144,7 +145,10 @@ __noreturn void hv_main(struct boot_info *bi)
 
 	tsc_calibrate();
 
-	/* DMA isolation: decided here, turned on just before the guest runs. */
+	/* DMA isolation: decided here, turned on just before the guest runs.
+	 * iommutest=preon first leaves the units on as firmware would. */
+	if (opts.iommu_preon && iommu_preon(&acpi, err, sizeof err))
+		hv_fail(err);
 	if (iommu_init(&acpi, opts.iommu, opts.iommu_qi, &bi->mem, err, sizeof err))
 		hv_fail(err);
 	if (opts.iommu_test)

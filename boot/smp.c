@@ -165,8 +165,8 @@ static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_
 		online++;
 	}
 	if (high_parked)
-		pr_warn("smp: %u CPUs above APIC ID %u parked: interrupt routing through remapping would give them to the guest (docs/scale.md)\n",
-			high_parked, GUEST_MAX_APIC_ID);
+		pr_warn("smp: %u CPU%s above APIC ID %u parked (interrupt routing gives them to the guest: issue 27)\n",
+			high_parked, high_parked == 1 ? "" : "s", GUEST_MAX_APIC_ID);
 	return online;
 }
 

@@ -223,6 +223,14 @@ int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eim
 	}
 	if (vtd_invalidate_iec(u, err, errlen))
 		return -1;
+	/* Compatibility format blocked ("Global Command Register", CFI: with
+	 * IRE 1 and CFI 0 such requests are blocked). CFIS is persistent and
+	 * every command writes the status back: CFI that firmware left set
+	 * would stay set unless cleared by a command of its own. */
+	if ((rd32(u, VTD_GSTS) & VTD_GSTS_CFIS) && !gcmd(u, VTD_GCMD_CFI, false, VTD_GSTS_CFIS)) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: blocking compatibility-format interrupts timed out", (unsigned long long)u->base);
+		return -1;
+	}
 	if (!gcmd(u, VTD_GCMD_IRE, true, VTD_GCMD_IRE)) {
 		snprintf(err, errlen, "iommu: unit at 0x%llx: enabling interrupt remapping timed out", (unsigned long long)u->base);
 		return -1;

@@ -54,8 +54,8 @@ int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t 
 /* Interrupt remapping on (the first step of the posted-interrupt design,
  * docs/iommu.md; used by the iommutest aid only): IRTA (the table, 2^(S+1)
  * entries, EIME for 32-bit destinations), GCMD.SIRTP, the interrupt entry
- * cache invalidated, GCMD.CFI left clear (compatibility-format requests
- * blocked), GCMD.IRE. Needs ECAP.IR and the queue. 0, or -1 with err. */
+ * cache invalidated, GCMD.CFI cleared if the firmware left it set
+ * (compatibility-format requests blocked), GCMD.IRE. Needs ECAP.IR and the queue. 0, or -1 with err. */
 int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen);
 /* Invalidates the interrupt entry cache globally (queued only: there is no
  * register for it). Returns 0, or -1 with err. */

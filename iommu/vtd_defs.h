@@ -81,6 +81,7 @@
 #define VTD_GSTS_WBFS      VTD_GCMD_WBF
 #define VTD_GSTS_QIES      VTD_GCMD_QIE
 #define VTD_GSTS_IRES      VTD_GCMD_IRE
+#define VTD_GSTS_CFIS      VTD_GCMD_CFI
 /* GSTS bits that are status of one-shot commands (SRTP, SFL, WBF, SIRTP):
  * cleared from the status before it is written back with one more bit. */
 #define VTD_GSTS_ONESHOT   0x69000000u

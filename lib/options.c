@@ -215,11 +215,15 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->ipiv_test = v[0] == '1';
 			return 0;
 		} else if (word_eq(w, kl, "iommutest")) {
-			if (vl != 1 || (v[0] != '0' && v[0] != '1')) {
-				snprintf(err, errlen, "option '%.*s': expected 0 or 1", (int)wl, w);
+			/* preon: the test aid with the units first left on as by
+			 * pre-boot DMA protection (iommu/preon.h). */
+			bool preon = vl == 5 && !memcmp(v, "preon", 5);
+			if (!preon && (vl != 1 || (v[0] != '0' && v[0] != '1'))) {
+				snprintf(err, errlen, "option '%.*s': expected 0, 1 or preon", (int)wl, w);
 				return -1;
 			}
-			o->iommu_test = v[0] == '1';
+			o->iommu_test = preon || v[0] == '1';
+			o->iommu_preon = preon;
 			return 0;
 		} else if (word_eq(w, kl, "vuart")) {
 			if (vl != 1 || (v[0] != '0' && v[0] != '1')) {

@@ -52,6 +52,8 @@ struct hv_options {
 	                           the registers (test aid) */
 	bool iommu_test;        /* iommutest=1: test aid, DMA remapping as for a guest, then the edu
 	                           device's DMA engine against it; no guest */
+	bool iommu_preon;       /* iommutest=preon: iommutest=1 with every unit first left on as by
+	                           pre-boot DMA protection (TE, QI, IR on), for the hand-over */
 	bool vuart;             /* vuart=1 (default): the guest's console UART is virtual (docs/console.md);
 	                           vuart=0: the guest drives the hypervisor's UART itself, as before */
 	bool bochs_test;        /* bochstest=1: test aid, the HC_HV_BOCHSTEST hypercall that sets up

@@ -30,6 +30,17 @@ expect_not() {
   local name=$1 log=$2 pat=$3
   if tr -d '\r' < "$log" | grep -E -- "$pat" >/dev/null; then bad "$name" "unexpected /$pat/ in $log"; cp "$log" "$LOGS/" 2>/dev/null; else ok "$name"; fi
 }
+# expect_order NAME LOG PATTERN...: each extended regex matches a line after the previous one's match.
+expect_order() {
+  local name=$1 log=$2; shift 2
+  local at=0 n pat
+  for pat in "$@"; do
+    n=$(tr -d '\r' < "$log" 2>/dev/null | tail -n +$((at + 1)) | grep -nE -m1 -- "$pat" | cut -d: -f1)
+    if [ -z "$n" ]; then bad "$name" "no /$pat/ after line $at of $log"; cp "$log" "$LOGS/" 2>/dev/null; return; fi
+    at=$((at + n))
+  done
+  ok "$name"
+}
 show_tail() { echo "---- last lines of $1"; tr -d '\r' < "$1" | tail -n "${2:-25}"; echo "----"; }
 
 level_unit() {
@@ -58,7 +69,7 @@ qemu_run() {
   KERNEL="${4:-}" INITRD="${5:-}" GUEST_CMDLINE="${6:-console=ttyS0 quiet}" HV_CMDLINE="$2" \
     tools/mkusb.sh "$img" $B/hv.efi >/dev/null || { rc=255; return; }
   local t0=$SECONDS
-  tools/run-qemu.sh "$img" "$log" "$3" 120; rc=$?
+  tools/run-qemu.sh "$img" "$log" "$3" "${HV_QEMU_TIMEOUT:-120}"; rc=$?
   echo "  $1: QEMU exit $rc after $((SECONDS - t0)) s${HV_QEMU_DEVICES:+ ($HV_QEMU_DEVICES)}"
   rm -f "$img"
 }
@@ -176,6 +187,90 @@ level_qemu() {
   qemu_run qemu-badopt "exit=qemu ipi=bogus" 1
   [ "$rc" = 35 ] && ok qemu/bad-option-fails || bad qemu/bad-option-fails "QEMU exit $rc (35 = fail)"
   expect qemu/bad-option-message "$log" "hv: option 'ipi=bogus': bad value, expected one of auto, ipiv, fast, pv, trap" 'hv: result=fail'
+  qemu_iommu_preon
+  qemu_server_shape
+  qemu_x2apic_above_255
+}
+
+# VT-d hand-over from a unit left on (iommutest=preon, iommu/preon.h): the
+# aid turns translation (a root table with no entry), queued invalidation
+# and interrupt remapping on as pre-boot DMA protection would; the
+# hypervisor's hand-over (iommu/vtd.c) must find them on, turn IR off
+# before QI, replace the root table with translation kept on, and the edu
+# checks of iommutest=1 must pass after it. QEMU's own trace of the unit's
+# enables (-trace vtd_*_enable) shows from outside that TE never went off.
+qemu_iommu_preon() {
+  local trace=$LOGS/qemu-iommu-preon.trace
+  rm -f "$trace"
+  HV_QEMU_DEVICES="-device intel-iommu,aw-bits=48 -device edu,dma_mask=0xffffffffffffffff -trace vtd_dmar_enable -trace vtd_ir_enable -trace vtd_inv_qi_enable -D $trace" \
+    qemu_run qemu-iommu-preon "exit=qemu iommutest=preon" 2
+  [ "$rc" = 33 ] && ok qemu/iommu-preon-pass || { bad qemu/iommu-preon-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+  expect qemu/iommu-preon-aid "$log" 'iommutest: preon: unit at 0x[0-9a-f]+ left as pre-boot DMA protection would: .*translation on; queued invalidation on; .*interrupt remapping on; PMRs not offered \(CAP.PLMR 0, PHMR 0\)'
+  expect qemu/iommu-preon-found-on "$log" 'iommu: unit at 0x[0-9a-f]+: .*firmware left: TE on \(TTM 00b\), IR on, QI on, PMRs off'
+  expect_order qemu/iommu-preon-handover-order "$log" 'iommutest: preon: ' \
+    'interrupt remapping left on by the firmware: turned off' 'queued invalidation left on by the firmware: turned off' \
+    'translation left on by the firmware \(GSTS 0x[0-9a-f]+\): kept on while the root table is replaced' \
+    'iommu: unit 0 at 0x[0-9a-f]+: root table 0x[0-9a-f]+, .*invalidated through the queue .*translation on' \
+    'iommutest: guest-page: .*data equal, 0 faults: ok'
+  # QEMU's view: TE on once (the aid) and never off; IR off before QI off;
+  # then the hypervisor's queue and its own interrupt remapping (edutest).
+  expect_order qemu/iommu-preon-qemu-trace "$trace" 'vtd_dmar_enable enable 1' 'vtd_inv_qi_enable enabled 1' \
+    'vtd_ir_enable enable 1' 'vtd_ir_enable enable 0' 'vtd_inv_qi_enable enabled 0' 'vtd_inv_qi_enable enabled 1' 'vtd_ir_enable enable 1'
+  expect_not qemu/iommu-preon-te-never-off "$trace" 'vtd_dmar_enable enable 0'
+  expect qemu/iommu-preon-edu "$log" 'iommutest: hv-read: edu read of hypervisor page 0x[0-9a-f]+: blocked.*: ok' \
+    'iommutest: hv-write: .*page unchanged: ok' 'iommutest: beyond-width: 1 fault recorded, .* reason 4 .*: ok' \
+    'iommutest: ir-remapped \(index bit 15\): .*vector 0x61 arrived \(want arrived\): ok' \
+    'hvstat: iommu dma_isolation=on units=1 levels=4 faults=4 reads=1 writes=3 overflows=0 invalidation=queued' \
+    'iommutest: 14 of 14 checks passed' 'hv: result=pass'
+}
+
+# A two-socket server shape on Debian's QEMU 7.2 (TCG): 64 CPUs, 2 sockets
+# of 16 cores x 2 threads, interrupt remapping offered (7.2 refuses eim=on
+# under TCG: qemu_x2apic_above_255 has it). Every CPU must start, the TSC
+# skew line must be printed and the boot end at novmx=stop. Nothing here
+# may lean on the TSC calibration (TESTING.md: it swings or is refused with
+# 64 vCPUs on 2 host cores): aptimeout is 30 s nominal, so that a late but
+# live AP is waited for whatever the assumed rate.
+qemu_server_shape() {
+  HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_MEM=2048 HV_QEMU_TIMEOUT=400 HV_QEMU_DEVICES="-device intel-iommu,intremap=on" \
+    qemu_run qemu-server-64 "exit=qemu novmx=stop aptimeout=30000000" 64,sockets=2,cores=16,threads=2
+  [ "$rc" = 33 ] && ok qemu/server-64-pass || { bad qemu/server-64-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+  expect qemu/server-64-madt "$log" 'ACPI: LAPIC 0x[0-9a-f]+, 64 CPUs, max APIC ID 63' 'ACPI:   APIC ID/UID: 56/56 57/57 58/58 59/59 60/60 61/61 62/62 63/63'
+  expect qemu/server-64-dmar "$log" 'DMAR: host address width 39, flags 0x1 \(interrupt remapping\), 1 DRHD' \
+    'iommu: unit 0: version 1\.0, CAP 0x[0-9a-f]+, ECAP 0x[0-9a-f]+: .*queued invalidation' 'DMA isolation: on: 1 remapping unit'
+  expect qemu/server-64-all-cpus "$log" 'smp: cpu63 apic_id=63 online' 'smp: 64 of 64 CPUs online for the guest$'
+  # Started at once (boot/smp.c): one INIT wait, not one per CPU.
+  expect qemu/server-64-parallel-start "$log" 'smp: starting 63 CPUs at once' 'smp: 63 of 63 CPUs answered in [0-9]+ us'
+  expect qemu/server-64-tsc-skew "$log" 'tsc: skew to the boot CPU: .*; [0-9]+ of 63 other CPUs measured'
+  expect qemu/server-64-stops "$log" 'vmx: not supported by this CPU \(CPUID.1:ECX.VMX=0\): nothing to virtualize, stopping' 'hv: result=pass'
+}
+
+# CPUs with x2APIC IDs above 255: QEMU 10 (tools/qemu10.sh fetches it from
+# bookworm-backports; Debian's 7.2 refuses such IDs under TCG) with two
+# CPUs added on socket 1 (APIC IDs 256 and 257), x2APIC MADT entries and
+# a DMAR from intel-iommu eim=on. The hypervisor starts them and parks them
+# (Linux without interrupt remapping addresses APIC IDs up to 255), by
+# name and by count; the boot ends at novmx=stop. A missing QEMU 10 fails.
+qemu_x2apic_above_255() {
+  local q10
+  q10=$(tools/qemu10.sh 2>"$LOGS/qemu10.err") && [ -x "$q10" ] ||
+    { bad qemu/x2apic-qemu10 "QEMU 10 missing: tools/qemu10.sh failed ($(tail -n1 "$LOGS/qemu10.err"))"; return; }
+  HV_QEMU=$q10 HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_TIMEOUT=300 \
+    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=1" \
+    qemu_run qemu-x2apic-256 "exit=qemu novmx=stop aptimeout=30000000" 2,maxcpus=512,sockets=2,cores=128,threads=2
+  [ "$rc" = 33 ] && ok qemu/x2apic-256-pass || { bad qemu/x2apic-256-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+  expect qemu/x2apic-256-madt "$log" 'cpu: boot CPU apic_id=0, x2APIC mode' 'ACPI: LAPIC 0x[0-9a-f]+, 4 CPUs, max APIC ID 257' \
+    'ACPI:   APIC ID/UID: 0/0 1/1 256/256\(x2\) 257/257\(x2\)'
+  # eim=on: ECAP.EIM (bit 4: the second-lowest hex digit odd).
+  expect qemu/x2apic-256-dmar "$log" 'DMAR: host address width [0-9]+, flags 0x1 \(interrupt remapping\), 1 DRHD' \
+    'iommu: unit 0: version 1\.0, CAP 0x[0-9a-f]+, ECAP 0x[0-9a-f]*[13579bdf][0-9a-f]:' 'DMA isolation: on: 1 remapping unit'
+  expect qemu/x2apic-256-parked "$log" 'smp: cpu1 apic_id=1 online' \
+    'smp: APIC ID 256 kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to 255' \
+    'smp: APIC ID 257 kept from the guest and parked' \
+    'smp: 2 CPUs above APIC ID 255 parked \(interrupt routing gives them to the guest: issue 27\)' \
+    'smp: 2 of 4 CPUs online for the guest, the others parked'
+  expect qemu/x2apic-256-tsc-skew "$log" 'tsc: skew to the boot CPU: .*; [0-9]+ of 3 other CPUs measured'
+  expect qemu/x2apic-256-stops "$log" 'vmx: not supported by this CPU \(CPUID.1:ECX.VMX=0\): nothing to virtualize, stopping' 'hv: result=pass'
 }
 
 # bochs_run NAME MODEL CPUS HV_CMDLINE [TIMEOUT [KERNEL INITRD [GUEST_OPTS]]]: GRUB ISO under Bochs 3.0;

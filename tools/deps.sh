@@ -23,4 +23,7 @@ fi
 if [ "${1:-}" != "--no-bochs" ]; then
   "$(dirname "$0")/bochs-chroot.sh" >/dev/null
 fi
+# QEMU 10 (bookworm-backports, unpacked in a cache beside Debian's 7.2): the
+# run with CPUs above APIC ID 255 needs it and fails, naming it, without it.
+"$(dirname "$0")/qemu10.sh" >/dev/null || echo "deps: QEMU 10 could not be fetched (tools/qemu10.sh): the qemu-x2apic-256 run will fail" >&2
 echo "deps: ok"

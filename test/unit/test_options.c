@@ -506,9 +506,16 @@ TEST(options_iommu)
 	CHECK_EQ(options_parse("iommu=require iommutest=1", &o, err, sizeof err), 0);
 	CHECK_EQ(o.iommu, IOMMU_OPT_REQUIRE);
 	CHECK(o.iommu_test);
+	CHECK(!o.iommu_preon);
+	CHECK_EQ(options_parse("iommutest=preon", &o, err, sizeof err), 0);
+	CHECK(o.iommu_test);
+	CHECK(o.iommu_preon);
+	CHECK_EQ(options_parse("iommutest=preonx", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "expected 0, 1 or preon");
 	CHECK_EQ(options_parse("iommu=off iommutest=0", &o, err, sizeof err), 0);
 	CHECK_EQ(o.iommu, IOMMU_OPT_OFF);
 	CHECK(!o.iommu_test);
+	CHECK(!o.iommu_preon);
 	CHECK_EQ(options_parse("iommu=auto", &o, err, sizeof err), 0);
 	CHECK_EQ(o.iommu, IOMMU_OPT_AUTO);
 	CHECK_EQ(options_parse("iommu=strict", &o, err, sizeof err), -1);

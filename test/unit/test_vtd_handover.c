@@ -137,3 +137,31 @@ TEST(vtd_probe_refuses_scalable_mode_left_on)
 	CHECK_EQ(m.violations, 0);
 	CHECK_EQ(m.gsts & (1u << 31), 1u << 31);                          /* left as it was */
 }
+
+/* Firmware that remapped interrupts may have let compatibility-format
+ * interrupts through (GSTS.CFIS, bit 23, persistent like IRES). The
+ * hypervisor's interrupt remapping must block them ("Global Command
+ * Register", CFI: with CFI 0 and IRE 1, compatibility-format requests are
+ * blocked); every GCMD write carries the status, so CFI left set would stay
+ * set unless it is cleared by a command of its own. */
+TEST(vtd_enable_ir_clears_cfi_the_firmware_left)
+{
+	static struct vtd_regs_model m;
+	uint8_t *heap = aligned_alloc(PAGE_SIZE, HEAP_SIZE);
+	page_alloc_init((uintptr_t)heap, HEAP_SIZE);
+	hw_tsc = 1;
+	vrm_reset(&m, cap, ecap, true, true, true, false, FW_ROOT);
+	m.gsts |= 1u << 23;                                               /* CFIS */
+	vrm_attach(&m);
+	struct vtd_unit u;
+	char err[256] = "";
+	memset(&u, 0, sizeof u);
+	CHECK_EQ(vtd_probe(&u, VRM_BASE, err, sizeof err), 0);
+	CHECK_EQ(vtd_enable(&u, NEW_ROOT, true, err, sizeof err), 0);
+	CHECK_EQ(vtd_enable_ir(&u, 0x7d000000, 15, true, err, sizeof err), 0);
+	CHECK_EQ(m.violations, 0);
+	CHECK_EQ(m.gsts & (1u << 25), 1u << 25);                          /* IRES */
+	CHECK_EQ(m.gsts & (1u << 23), 0u);                                /* CFIS */
+	page_alloc_init(0, 0);
+	free(heap);
+}
