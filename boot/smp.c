@@ -7,7 +7,6 @@
 #include "../lib/cpu.h"
 #include "../lib/msr.h"
 #include "../lib/tsc.h"
-#include "../lib/tsc_skew.h"
 #include "../apic/lapic.h"
 #include "../lib/memmap.h"
 #include "../vmx/vmxon.h"
@@ -217,6 +216,8 @@ static bool skew_one(struct percpu *p, struct tsc_skew *out)
 	return !__atomic_load_n(&p->work, __ATOMIC_ACQUIRE);
 }
 
+struct smp_skew_result smp_skew;
+
 void smp_tsc_skew(void)
 {
 	uint32_t measured = 0, total = ncpus - 1 + nparked;
@@ -241,6 +242,7 @@ void smp_tsc_skew(void)
 			worst_id = p->apic_id;
 		}
 	}
+	smp_skew = (struct smp_skew_result){ worst, worst_id, measured, total };
 	if (!total)
 		return;
 	/* Beyond its bound an offset is certain: the TSCs differ. */
