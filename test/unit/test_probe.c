@@ -15,6 +15,9 @@
  * threads a socket, the cores' IDs 7 bits wide (socket 1 starts at 128). */
 #include "test.h"
 #include "../../boot/probe_verdict.h"
+#include "../../vmx/caps.h"
+#include "../../vmx/tiers.h"
+#include "fixture.h"
 
 #define B(n) (1ull << (n))
 #define CAP_PLMR B(5)
@@ -175,4 +178,31 @@ TEST(probe_smi_count_row)
 	probe_smi_row(true, 0xfffffffeull, 1, 250000, &r);
 	CHECK_EQ(r.verdict, PROBE_DEGRADED);
 	CHECK_CONTAINS(r.value, "3 SMIs");
+}
+
+/* The tier rows' reasons (vmx/tiers.c tiers_why_not_best) on the profiles
+ * test_caps.c uses: why each path did not get its best tier. */
+
+TEST(probe_tier_reasons)
+{
+	struct vmx_raw_caps raw; struct vmx_caps c; struct hv_tiers t; char err[256];
+	CHECK(fixture_spr_ipiv(&raw));
+	vmx_caps_decode(&raw, &c);
+	CHECK_EQ(tiers_choose(&c, NULL, &t, err, sizeof err), 0);
+	for (int p = 0; p < 3; p++)
+		CHECK(tiers_why_not_best(&c, &t, p) == NULL);
+	struct hv_options o;
+	options_defaults(&o);
+	o.eoi = EOI_PV;
+	CHECK_EQ(tiers_choose(&c, &o, &t, err, sizeof err), 0);
+	CHECK_CONTAINS(tiers_why_not_best(&c, &t, 0), "eoi=pv and VID exclude each other");
+	CHECK_CONTAINS(tiers_why_not_best(&c, &t, 1), "override");
+	/* Stock Bochs 3.0 skylake_x: no tertiary controls; VID kept off for defect G. */
+	CHECK(fixture_load_profile("bochs-3.0 corei7_skylake_x", &raw));
+	vmx_caps_decode(&raw, &c);
+	c.vid_ignores_if = true;
+	CHECK_EQ(tiers_choose(&c, NULL, &t, err, sizeof err), 0);
+	CHECK_CONTAINS(tiers_why_not_best(&c, &t, 0), "no IPI virtualization: IA32_VMX_PROCBASED_CTLS3 not available");
+	CHECK_CONTAINS(tiers_why_not_best(&c, &t, 1), "defect G");
+	CHECK_CONTAINS(tiers_why_not_best(&c, &t, 2), "no APIC-timer virtualization");
 }
