@@ -28,6 +28,7 @@
 #include "../iommu/iommu.h"
 #include "../iommu/edutest.h"
 #include "../iommu/preon.h"
+#include "probe.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -88,7 +89,10 @@ __noreturn void hv_main(struct boot_info *bi)
 	if (bi->boot_error[0])
 		hv_fail(bi->boot_error);
 
-	/* Memory: what the hypervisor owns never goes to the guest. */
+	/* Memory: what the hypervisor owns never goes to the guest. Every
+	 * phase says its name before it starts: a hang names its phase. */
+	pr_info("hv: phase memory: the firmware's map (%u ranges), the image, the heap and the AP trampoline claimed\n",
+		bi->mem.count);
 	memmap_normalize(&bi->mem);
 	claim_or_die(bi, bi->image_start, bi->image_end - bi->image_start, "image");
 	if (!bi->heap_start) {
@@ -112,6 +116,7 @@ __noreturn void hv_main(struct boot_info *bi)
 			(unsigned long long)bi->initrd.addr, (unsigned long long)bi->initrd.size, bi->guest_cmdline);
 
 	/* This CPU's descriptors and page tables. */
+	pr_info("hv: phase cpu: descriptors, identity page tables, the boot CPU's LAPIC\n");
 	idt_init();
 	struct percpu *bsp = percpu_alloc(0, 0);
 	ncpus = 1;
@@ -127,7 +132,12 @@ __noreturn void hv_main(struct boot_info *bi)
 	bsp->state = CPU_ONLINE;
 	pr_info("cpu: boot CPU apic_id=%u, %s mode\n", bsp->apic_id, lapic_x2apic ? "x2APIC" : "xAPIC");
 
+	if (opts.probe)
+		probe_begin();
+
 	/* ACPI */
+	pr_info("hv: phase acpi: %s 0x%llx\n", bi->rsdp ? "parsing from the loader's RSDP at" : "searching for the RSDP below",
+		(unsigned long long)(bi->rsdp ? bi->rsdp : 0x100000));
 	if (!bi->rsdp)
 		bi->rsdp = acpi_find_rsdp_legacy();
 	if (!bi->rsdp) {
@@ -143,21 +153,26 @@ __noreturn void hv_main(struct boot_info *bi)
 	}
 	power_init(opts.exit_mode, &acpi);
 
+	pr_info("hv: phase tsc: calibrating (CPUID 0x15/0x16, PIT channel 2)\n");
 	tsc_calibrate();
 
 	/* DMA isolation: decided here, turned on just before the guest runs.
-	 * iommutest=preon first leaves the units on as firmware would. */
+	 * iommutest=preon first leaves the units on as firmware would.
+	 * The probe reports what is missing, never fails for it: require is
+	 * taken as auto there. */
 	if (opts.iommu_preon && iommu_preon(&acpi, err, sizeof err))
 		hv_fail(err);
-	if (iommu_init(&acpi, opts.iommu, opts.iommu_qi, &bi->mem, err, sizeof err))
+	pr_info("hv: phase iommu: %s\n", acpi.dmar ? "reading the DMAR and each VT-d unit's registers" : "no DMAR");
+	int iommu_opt = opts.probe && opts.iommu == IOMMU_OPT_REQUIRE ? IOMMU_OPT_AUTO : opts.iommu;
+	if (iommu_init(&acpi, iommu_opt, opts.iommu_qi, &bi->mem, err, sizeof err))
 		hv_fail(err);
-	if (opts.iommu_test)
+	if (opts.iommu_test && !opts.probe)
 		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()));
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */
 	cpuid_count(1, 0, &a, &b, &c, &d);
-	if (!(c & BIT(5)) && opts.novmx == NOVMX_LINUX && bi->kernel.addr && !opts.vmx_smoke_only)
+	if (!(c & BIT(5)) && opts.novmx == NOVMX_LINUX && bi->kernel.addr && !opts.vmx_smoke_only && !opts.probe)
 		guest_start_native(bi, &acpi, "not supported by this CPU (CPUID.1:ECX.VMX=0)");
 
 	/* The APs. phantomcpu= adds an APIC ID that no CPU answers to, so the
@@ -167,6 +182,8 @@ __noreturn void hv_main(struct boot_info *bi)
 		pr_info("smp: phantomcpu=%lld: also starting APIC ID %lld, which should not answer\n",
 			(long long)opts.phantom_cpu, (long long)opts.phantom_cpu);
 	}
+	pr_info("hv: phase ap start: %u CPUs in the MADT, INIT-SIPI-SIPI each, %llu us to answer\n", acpi.ncpus,
+		(unsigned long long)opts.ap_timeout_us);
 	uint32_t online = smp_start_aps(&acpi, bi->trampoline, cr3, opts.max_cpus, opts.ap_timeout_us,
 				       opts.housekeeping);
 	if (opts.housekeeping >= 0 && !smp_housekeeper) {
@@ -178,9 +195,12 @@ __noreturn void hv_main(struct boot_info *bi)
 		nparked ? ", the others parked" : "");
 
 	/* VMX, on every CPU */
+	pr_info("hv: phase vmx probe: the VMX capability MSRs on %u CPUs\n", ncpus);
 	vmx_probe_this_cpu();
 	smp_run_on_aps(vmx_probe_this_cpu, 1000000);
 	vmx_caps_decode(vmx_raw_caps_of(0), &caps);
+	if (!caps.vmx && opts.probe)
+		probe_finish(&(struct probe_in){ .acpi = &acpi, .caps = &caps });
 	if (!caps.vmx) {
 		pr_info("vmx: not supported by this CPU (CPUID.1:ECX.VMX=0): nothing to virtualize, stopping\n");
 		hv_exit(true);
@@ -191,9 +211,13 @@ __noreturn void hv_main(struct boot_info *bi)
 		differ += vmx_caps_compare(0, vmx_raw_caps_of(0), i, vmx_raw_caps_of(i)) ? 1 : 0;
 	pr_info("vmx: %u CPUs probed, %d differ from cpu0\n", ncpus, differ);
 	caps.vid_ignores_if = tiers_stock_bochs(opts.hlt);
-	if (tiers_choose(&caps, &opts, &tiers, err, sizeof err))
+	struct hv_options tier_opts = opts;
+	if (opts.probe)   /* the probe shows what auto takes */
+		tier_opts.ipi = IPI_AUTO, tier_opts.eoi = EOI_AUTO, tier_opts.timer = TIMER_AUTO;
+	if (tiers_choose(&caps, &tier_opts, &tiers, err, sizeof err))
 		hv_fail(err);
 
+	pr_info("hv: phase vmxon: VMXON and VMXOFF on %u CPUs\n", ncpus);
 	for (uint32_t i = 0; i < ncpus; i++)
 		cpus[i]->vmxon_region = page_alloc(1);
 	cpu_vmx_smoke();
@@ -202,8 +226,12 @@ __noreturn void hv_main(struct boot_info *bi)
 	for (uint32_t i = 0; i < ncpus; i++)
 		vmx_ok += cpus[i]->vmxon_status == 0;
 	pr_info("vmx: VMXON succeeded on %u of %u CPUs\n", vmx_ok, ncpus);
+	if (opts.probe)
+		probe_finish(&(struct probe_in){ .acpi = &acpi, .caps = &caps, .tiers = &tiers, .vmxon_ok = vmx_ok });
 	if (vmx_ok != ncpus)
 		hv_fail("VMXON failed on some CPU");
+	if (nparked)
+		pr_info("hv: phase park: %u CPUs kept from the guest into VMX root operation\n", nparked);
 	smp_park(&caps);
 
 	report_periodic_init(opts.report_s);

@@ -9,7 +9,6 @@
 #include "../lib/cpu.h"
 #include "../lib/msr.h"
 #include "../lib/tsc.h"
-#include "../lib/tsc_skew.h"
 #include "../apic/lapic.h"
 #include "../lib/memmap.h"
 #include "../vmx/vmxon.h"
@@ -305,6 +304,8 @@ static bool skew_one(struct percpu *p, struct skew_box *b, struct tsc_skew *out)
 	return !__atomic_load_n(&p->work, __ATOMIC_ACQUIRE);
 }
 
+struct smp_skew_result smp_skew;
+
 void smp_tsc_skew(void)
 {
 	uint32_t measured = 0, late = 0, late_id = 0, total = ncpus - 1 + nparked;
@@ -341,6 +342,7 @@ void smp_tsc_skew(void)
 	if (late)
 		pr_warn("tsc: skew: %u CPUs (the last APIC ID %u) left their measurement late: not counted (an emulator that runs them seldom)\n",
 			late, late_id);
+	smp_skew = (struct smp_skew_result){ worst, worst_id, measured, total };
 	/* Beyond its bound an offset is certain: the TSCs differ. */
 	int64_t khz = (int64_t)(tsc_khz ? tsc_khz : 1);
 	int64_t ns = worst.offset / khz * 1000000 + worst.offset % khz * 1000000 / khz;

@@ -3,6 +3,7 @@
 #define BOOT_SMP_H
 #include "../lib/types.h"
 #include "../lib/acpi.h"
+#include "../lib/tsc_skew.h"
 
 /* Copies the trampoline to 'page' (below 1 MiB) and starts every enabled CPU
  * of the MADT except the caller, one by one, with INIT-SIPI-SIPI. A CPU that
@@ -29,4 +30,8 @@ bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us);
 /* Measures the TSC skew between the boot CPU and every other started CPU
  * (IA32_TSC_ADJUST already made equal) and prints one line. */
 void smp_tsc_skew(void);
+/* What smp_tsc_skew found (for the probe): the largest offset, at which
+ * APIC ID, how many of the other CPUs were measured. */
+struct smp_skew_result { struct tsc_skew worst; uint32_t worst_id, measured, total; };
+extern struct smp_skew_result smp_skew;
 #endif

@@ -15,6 +15,7 @@ static struct {
 	bool queued;                    /* iommuqi=auto: queued invalidation where offered */
 	struct dmar_info dmar;          /* its arrays in page_alloc's pages, sized by dmar_count */
 	uint32_t nunits;
+	uint32_t nprobed;               /* units vtd_probe read, usable or not */
 	struct vtd_unit *unit;          /* nunits of them, page_alloc's */
 	int levels;
 	struct vtd_map_stats st;
@@ -25,6 +26,12 @@ static char state_buf[256];
 bool iommu_available(void) { return io.available; }
 const char *iommu_state_name(void) { return io.state; }
 int iommu_levels(void) { return io.levels; }
+uint32_t iommu_probed_units(uint32_t *ndrhd)
+{
+	*ndrhd = io.dmar.ndrhd;
+	return io.nprobed;
+}
+const struct vtd_unit *iommu_unit(uint32_t i) { return i < io.nprobed ? &io.unit[i] : NULL; }
 
 /* A DMAR or unit the hypervisor cannot use: iommu=require refuses (-1 with
  * err), auto boots with DMA isolation off, said loudly. */
@@ -130,7 +137,9 @@ int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem
 				 (unsigned long long)d->base);
 			return unusable(opt, why, err, errlen);
 		}
-		if (vtd_probe(&io.unit[i], d->base, why, sizeof why))
+		int bad = vtd_probe(&io.unit[i], d->base, why, sizeof why);
+		io.nprobed = i + 1;
+		if (bad)
 			return unusable(opt, why, err, errlen);
 		const struct vtd_unit *u = &io.unit[i];
 		pr_info("iommu: unit %u: version %u.%u, CAP 0x%llx, ECAP 0x%llx: SAGAW 0x%llx, MGAW %llu, %u fault registers at 0x%x, IOTLB at 0x%x%s%s%s\n",

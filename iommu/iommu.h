@@ -37,6 +37,11 @@ uint32_t iommu_poll_faults(struct vtd_fault *last);
 const char *iommu_state_name(void);
 /* hvstat: lines: the state, the units, the faults by reason. */
 void iommu_report(void);
+/* The units iommu_init probed, also where it then found them unusable
+ * (for the probe, boot/probe.c): how many, of *ndrhd in the DMAR; unit i's
+ * registers as the firmware left them. */
+uint32_t iommu_probed_units(uint32_t *ndrhd);
+const struct vtd_unit *iommu_unit(uint32_t i);
 /* The deepest table levels chosen (after iommu_enable), the units. */
 int iommu_levels(void);
 #endif

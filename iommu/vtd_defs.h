@@ -51,6 +51,7 @@
 #define VTD_CAP_FRO(c)     ((((c) >> 24) & 0x3ff) * 16)
 #define VTD_CAP_SLLPS(c)   (((c) >> 34) & 0xf)      /* bit 0: 2 MiB, bit 1: 1 GiB pages */
 #define VTD_CAP_NFR(c)     ((((c) >> 40) & 0xff) + 1)
+#define VTD_CAP_PI         BIT(59)                  /* posted interrupts (IRTE mode 1) */
 #define VTD_CAP_ESRTPS     BIT(63)                  /* SRTP also invalidates the caches */
 /* ECAP fields. */
 #define VTD_ECAP_C         BIT(0)                   /* page walks snoop the caches */

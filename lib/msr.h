@@ -3,6 +3,7 @@
 #define LIB_MSR_H
 #define MSR_IA32_TSC             0x010
 #define MSR_IA32_TSC_ADJUST      0x03b
+#define MSR_SMI_COUNT            0x034   /* SDM Vol. 4: SMIs since reset, 31:0 (Nehalem and later) */
 #define MSR_IA32_FEATURE_CONTROL 0x03a
 #define MSR_IA32_APIC_BASE       0x01b
 #define MSR_IA32_BIOS_SIGN_ID    0x08b

@@ -112,8 +112,12 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		const char *eq = w;
 		while (eq < p && *eq != '=')
 			eq++;
+		if (eq == p && word_eq(w, wl, "probe")) {   /* the one bare word */
+			o->probe = true;
+			return 0;
+		}
 		if (eq == p) {
-			snprintf(err, errlen, "option '%.*s': expected key=value", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': expected key=value (or probe)", (int)wl, w);
 			return -1;
 		}
 		size_t kl = eq - w, vl = p - eq - 1;
@@ -240,7 +244,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->bochs_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, iommutest, vuart, bochstest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, iommutest, vuart, bochstest, probe)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

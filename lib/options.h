@@ -56,6 +56,8 @@ struct hv_options {
 	                           pre-boot DMA protection (TE, QI, IR on), for the hand-over */
 	bool vuart;             /* vuart=1 (default): the guest's console UART is virtual (docs/console.md);
 	                           vuart=0: the guest drives the hypervisor's UART itself, as before */
+	bool probe;             /* probe (a bare word): check the machine, print one verdict table
+	                           (boot/probe.c) and stop; no guest, no translation turned on */
 	bool bochs_test;        /* bochstest=1: test aid, the HC_HV_BOCHSTEST hypercall that sets up
 	                           the VM entries that show Bochs 3.0's defects (docs/bochs.md) */
 };

@@ -133,14 +133,17 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	char err[256];
 	uint32_t a, b, c, d;
 
+	pr_info("hv: phase guest setup: the kernel's boot parameters, e820 and page tables\n");
 	if (guest_setup(s->bi, acpi, &gb, err, sizeof err))
 		hv_fail(err);
 
+	pr_info("hv: phase ept: the MTRRs, then the identity map\n");
 	mtrr_read(&mtrr);
 	mtrr_print(&mtrr);
 	uint64_t end;
 	struct vmcs_resources res = { .eptp = ept_setup(&s->bi->mem, s->caps, &mtrr, &end) };
 
+	pr_info("hv: phase vmcs: interrupt model, bitmaps, posted-interrupt descriptors, controls, vCPUs\n");
 	cpuid_count(1, 0, &a, &b, &c, &d);
 	int model = vmcs_irq_model_choose(s->caps, tiers, s->opts->irq, lapic_x2apic, c & BIT(24), err, sizeof err);
 	if (model < 0)
@@ -227,7 +230,9 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	vmx_env.acpi = acpi;
 
 	/* DMA isolation before any guest instruction runs (iommu=auto|require). */
+	pr_info("hv: phase iommu enable: %s\n", iommu_available() ? "tables, then translation on in each unit" : "nothing to enable");
 	if (iommu_enable(&s->bi->mem, err, sizeof err))
 		hv_fail(err);
+	pr_info("hv: phase launch: the APs' vCPUs wait for the guest's SIPI, then the boot CPU's first VM entry\n");
 	launch_all(&gb);
 }

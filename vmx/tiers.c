@@ -294,6 +294,26 @@ const char *tiers_summary(const struct hv_tiers *t, char *buf, size_t n)
 	return buf;
 }
 
+const char *tiers_why_not_best(const struct vmx_caps *c, const struct hv_tiers *t, int path)
+{
+	static struct ctx x;   /* boot CPU only; static: the rules return literals, which cppcheck cannot see */
+	int got[NPATHS] = { t->ipi, t->eoi, t->timer };
+	x = (struct ctx){ c, false, false };
+	if (path < 0 || path >= NPATHS)
+		return "no such path";
+	const struct path *p = &paths[path];
+	if (got[path] == p->rules[0].tier)
+		return NULL;
+	const char *why = p->rules[0].why_not(&x);   /* what the CPU lacks, first */
+	if (why)
+		return why;
+	x.vid_off = t->eoi == EOI_PV;
+	if (x.vid_off && c->vid_ignores_if)
+		return STOCK_BOCHS_WHY;
+	why = p->rules[0].why_not(&x);
+	return why ? why : "an override chose another";
+}
+
 bool tiers_vid_on(const struct vmx_caps *c, const struct hv_tiers *t)
 {
 	return !vid_why_not(c) && t->eoi != EOI_PV;

@@ -29,6 +29,11 @@ int tiers_choose(const struct vmx_caps *c, const struct hv_options *opt, struct 
 /* "ipi=fast eoi=vid timer=fast" into buf; returns buf. */
 const char *tiers_summary(const struct hv_tiers *t, char *buf, size_t n);
 
+/* Why path (0 ipi, 1 eoi, 2 timer) did not get its best tier (ipiv, vid,
+ * apicv) with these capabilities and chosen tiers; NULL when it did. For
+ * the probe's verdicts (boot/probe.c). */
+const char *tiers_why_not_best(const struct vmx_caps *c, const struct hv_tiers *t, int path);
+
 /* Whether the chosen tiers keep virtual-interrupt delivery on. */
 bool tiers_vid_on(const struct vmx_caps *c, const struct hv_tiers *t);
 /* Whether CPUID hides MONITOR/MWAIT from the guest: where HLT exits (the

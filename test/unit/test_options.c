@@ -542,3 +542,19 @@ TEST(options_vuart)
 	CHECK_EQ(options_parse("vuart=yes", &o, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "vuart=yes");
 }
+
+/* probe is the one word without "=value" (issue 26: options=probe in hv.cfg);
+ * a near miss is still named. */
+TEST(options_probe)
+{
+	struct hv_options o;
+	CHECK_EQ(parse("", &o), 0);
+	CHECK(!o.probe);
+	CHECK_EQ(parse("exit=qemu probe loglevel=3", &o), 0);
+	CHECK(o.probe);
+	CHECK_EQ(o.exit_mode, EXIT_QEMU);
+	CHECK_EQ(o.loglevel, 3);
+	BAD("probes", "expected key=value");
+	BAD("prob", "expected key=value");
+	BAD("probe=1", "unknown option");
+}
