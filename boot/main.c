@@ -41,6 +41,13 @@ static void nmi_other_cpus(void)
 	lapic_send(0, APIC_DM_NMI | APIC_DEST_ALL_BUT_SELF);
 }
 
+/* acpi_parse's room: heap pages, or NULL when the heap has too few left. */
+static void *acpi_heap_alloc(size_t bytes)
+{
+	uint64_t pages = ALIGN_UP(bytes ? bytes : 1, PAGE_SIZE) / PAGE_SIZE;
+	return pages <= page_alloc_free() / PAGE_SIZE ? page_alloc(pages) : NULL;
+}
+
 static void claim_or_die(struct boot_info *bi, uint64_t base, uint64_t len, const char *what)
 {
 	if (!len)
@@ -133,6 +140,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		pr_err("acpi: no RSDP found; only the boot CPU runs\n");
 	} else {
 		pr_info("acpi: RSDP at 0x%llx\n", (unsigned long long)bi->rsdp);
+		acpi_alloc = acpi_heap_alloc;
 		if (acpi_parse(bi->rsdp, &acpi, err, sizeof err)) {
 			pr_err("%s; only the boot CPU runs\n", err);
 			memset(&acpi, 0, sizeof acpi);
@@ -158,7 +166,7 @@ __noreturn void hv_main(struct boot_info *bi)
 
 	/* The APs. phantomcpu= adds an APIC ID that no CPU answers to, so the
 	 * tests can show that a silent CPU is named and left out. */
-	if (opts.phantom_cpu >= 0 && acpi.ncpus < ACPI_MAX_CPUS) {
+	if (opts.phantom_cpu >= 0 && acpi.ncpus < acpi.cpu_room) {
 		acpi.cpu[acpi.ncpus++] = (struct acpi_cpu){ .apic_id = (uint32_t)opts.phantom_cpu };
 		pr_info("smp: phantomcpu=%lld: also starting APIC ID %lld, which should not answer\n",
 			(long long)opts.phantom_cpu, (long long)opts.phantom_cpu);
