@@ -13,6 +13,8 @@
 #include "../lib/trap.h"
 #include "../lib/paging.h"
 #include "../lib/acpi.h"
+#include "../lib/srat.h"
+#include "../lib/nodemem.h"
 #include "../lib/tsc.h"
 #include "../lib/power.h"
 #include "../lib/cpu.h"
@@ -24,6 +26,8 @@
 #include "../vmx/report.h"
 #include "../vmx/setup.h"
 #include "../vmx/virq.h"
+#include "../vmx/vcpu_launch.h"
+#include "../vmx/caps.h"
 #include "../guest/setup.h"
 #include "../iommu/iommu.h"
 #include "../iommu/edutest.h"
@@ -32,6 +36,7 @@
 
 static struct hv_options opts;
 static struct acpi_info acpi;
+static struct srat_info srat;
 static struct vmx_caps caps;
 static struct hv_tiers tiers;
 
@@ -46,6 +51,70 @@ static void *acpi_heap_alloc(size_t bytes)
 {
 	uint64_t pages = ALIGN_UP(bytes ? bytes : 1, PAGE_SIZE) / PAGE_SIZE;
 	return pages <= page_alloc_free() / PAGE_SIZE ? page_alloc(pages) : NULL;
+}
+
+/* Heap pages per CPU: the per-CPU area, its stack and VMXON region, and
+ * (a vCPU's) what vcpu_create and the timer take; parked CPUs only the first three. */
+#define CPU_HEAP_PAGES    (PERCPU_PAGES + CPU_STACK_PAGES + 1)
+#define PER_CPU_PAGES     (CPU_HEAP_PAGES + VCPU_HEAP_PAGES)
+/* Heap kept for everything else (page tables, EPT, IOMMU tables) before the
+ * per-CPU structures get a pool of their own. */
+#define HEAP_OTHER        MIB(16)
+
+/* The arrays sized by MAX_CPUS and MAX_PARKED, in the image (static):
+ * cpus[] and vcpus[] (lib/percpu.c, vmx/exit.c), raw_caps[] (vmx/vmxon.c),
+ * the report's five (vmx/report.c), apic_ids[] (vmx/virq_ipi.c), ids[]
+ * (guest/setup.c), parked[] (boot/smp.c). */
+static uint64_t static_percpu_bytes(void)
+{
+	return (uint64_t)MAX_CPUS * (2 * sizeof(void *) + sizeof(struct vmx_raw_caps) +
+				     2 * sizeof(uint64_t) + 2 * sizeof(uint32_t) + sizeof(bool) +
+				     2 * sizeof(uint32_t)) + (uint64_t)MAX_PARKED * sizeof(void *);
+}
+
+/* The SRAT, when there is one: counted, room from the heap, parsed,
+ * printed; then a pool of per-CPU memory in each node that has CPUs. With
+ * none, the per-CPU structures get a pool of their own when the heap would
+ * be too small for them. */
+static void numa_setup(struct boot_info *bi)
+{
+	char why[160];
+	uint64_t per_cpu = PER_CPU_PAGES * PAGE_SIZE;
+	if (acpi.srat) {
+		const uint8_t *t = (const uint8_t *)(uintptr_t)acpi.srat;
+		uint64_t avail = acpi.srat < acpi_readable_hi ? acpi_readable_hi - acpi.srat : 0;
+		struct srat_counts c;
+		void *room = NULL;
+		if (!srat_count(t, avail, &c, why, sizeof why) && (room = acpi_heap_alloc(srat_bytes(&c)))) {
+			srat_place(&srat, &c, room);
+			if (!srat_parse(t, avail, &srat, why, sizeof why)) {
+				srat_print(&srat);
+				nodemem_srat = &srat;
+				nodemem_init(&bi->mem, &srat, per_cpu);
+			}
+		}
+		if (!nodemem_srat)
+			pr_warn("numa: %s: per-CPU structures from the heap\n", room ? why : "no room for the SRAT");
+	}
+	uint64_t need = (uint64_t)acpi.ncpus * per_cpu;
+	if (!nodemem_srat && need + HEAP_OTHER > page_alloc_free() && !nodemem_add_any(&bi->mem, need, GIB(4)))
+		pr_warn("mem: no room below 4 GiB for %llu KiB of per-CPU structures: the heap may run out\n",
+			(unsigned long long)(need >> 10));
+	this_cpu()->node = (int32_t)nodemem_node_of(this_cpu()->apic_id);
+}
+
+/* One line: what a CPU costs, what they cost in all, the heap. */
+static void mem_print(uint64_t heap)
+{
+	uint64_t cpu_kib = PER_CPU_PAGES * 4, all = ((uint64_t)ncpus * PER_CPU_PAGES + (uint64_t)nparked * CPU_HEAP_PAGES) * 4;
+	pr_info("mem: per CPU %llu KiB (percpu %llu, stack %u, VMXON 4, vCPU %llu, VMCS 4, PID 4, vAPIC 4, exit stack %u, MSR bitmap 4; parked CPUs %llu), "
+		"%u CPUs + %u parked %llu KiB, heap %llu MiB (%llu KiB used), pools %llu KiB used so far, static per-CPU tables %llu KiB (MAX_CPUS %u, MAX_PARKED %u)\n",
+		(unsigned long long)cpu_kib, (unsigned long long)PERCPU_PAGES * 4, CPU_STACK_PAGES * 4,
+		(unsigned long long)VCPU_PAGES * 4, EXIT_STACK_PAGES * 4, (unsigned long long)CPU_HEAP_PAGES * 4, ncpus, nparked,
+		(unsigned long long)all, (unsigned long long)(heap >> 20), (unsigned long long)(page_alloc_used() >> 10),
+		(unsigned long long)(nodemem_pool_used() >> 10), (unsigned long long)(static_percpu_bytes() >> 10), MAX_CPUS,
+		MAX_PARKED);
+	nodemem_print();
 }
 
 static void claim_or_die(struct boot_info *bi, uint64_t base, uint64_t len, const char *what)
@@ -149,6 +218,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		}
 	}
 	power_init(opts.exit_mode, &acpi);
+	numa_setup(bi);
 
 	tsc_calibrate();
 
@@ -199,7 +269,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		hv_fail(err);
 
 	for (uint32_t i = 0; i < ncpus; i++)
-		cpus[i]->vmxon_region = page_alloc(1);
+		cpus[i]->vmxon_region = page_alloc_node(cpus[i]->node, 1);
 	cpu_vmx_smoke();
 	smp_run_on_aps(cpu_vmx_smoke, 1000000);
 	uint32_t vmx_ok = 0;
@@ -209,6 +279,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	if (vmx_ok != ncpus)
 		hv_fail("VMXON failed on some CPU");
 	smp_park(&caps);
+	mem_print(bi->heap_end - bi->heap_start);
 
 	report_periodic_init(opts.report_s);
 	report_cpus_set(opts.report_cpus);
