@@ -250,6 +250,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	}
 	pr_info("smp: %u of %u CPUs online for the guest%s\n", online, acpi.ncpus ? acpi.ncpus : 1,
 		nparked ? ", the others parked" : "");
+	mem_print(bi->heap_end - bi->heap_start);
 
 	/* VMX, on every CPU */
 	vmx_probe_this_cpu();
@@ -279,7 +280,6 @@ __noreturn void hv_main(struct boot_info *bi)
 	if (vmx_ok != ncpus)
 		hv_fail("VMXON failed on some CPU");
 	smp_park(&caps);
-	mem_print(bi->heap_end - bi->heap_start);
 
 	report_periodic_init(opts.report_s);
 	report_cpus_set(opts.report_cpus);
