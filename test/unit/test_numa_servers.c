@@ -222,9 +222,19 @@ static void parse_both(const struct shape *sh)
 	CHECK_EQ(srat_parse(srat, srat_len, &si, err, sizeof err), 0);
 }
 
-static void check_shape(const struct shape *sh)
+static void check_shape(const struct shape *sh, const char *file)
 {
 	parse_both(sh);
+	/* HV_SRAT_CORPUS=test/fuzz/corpus/srat writes the SRAT there, for the fuzzer. */
+	const char *dir = getenv("HV_SRAT_CORPUS");
+	if (dir) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", dir, file);
+		FILE *f = fopen(path, "wb");
+		CHECK(f && fwrite(srat, 1, srat_len, f) == srat_len);
+		if (f)
+			fclose(f);
+	}
 	printf("    %s: MADT %u bytes, %u CPUs (%u with IDs above 255, %u x2APIC entries, %u disabled); SRAT %u bytes, %u nodes\n",
 	       sh->name, madt_len, want.ncpus, want.high, want.x2, want.disabled, srat_len, si.nnodes);
 	CHECK_EQ(acpi.ncpus, want.ncpus);
@@ -268,11 +278,11 @@ static void check_shape(const struct shape *sh)
 	CHECK_CONTAINS(test_log(), head);
 }
 
-TEST(numa_spr_2s) { check_shape(&spr2s); CHECK_CONTAINS(test_log(), "node 1: 112 CPUs 256 GiB (+512 GiB hot-plug)"); }
-TEST(numa_emr_2s) { check_shape(&emr2s); CHECK_CONTAINS(test_log(), "node 3: 64 CPUs 128 GiB"); }
-TEST(numa_gnr_2s) { check_shape(&gnr2s); CHECK_CONTAINS(test_log(), "node 2: 84 CPUs 128 GiB"); }
-TEST(numa_spr_4s_448) { check_shape(&spr4s); CHECK_EQ(acpi.ncpus, 448); }
-TEST(numa_gnr_8s_1024) { check_shape(&gnr8s); CHECK_EQ(acpi.ncpus, 1024); }
+TEST(numa_spr_2s) { check_shape(&spr2s, "server-spr-2s"); CHECK_CONTAINS(test_log(), "node 1: 112 CPUs 256 GiB (+512 GiB hot-plug)"); }
+TEST(numa_emr_2s) { check_shape(&emr2s, "server-emr-2s"); CHECK_CONTAINS(test_log(), "node 3: 64 CPUs 128 GiB"); }
+TEST(numa_gnr_2s) { check_shape(&gnr2s, "server-gnr-2s"); CHECK_CONTAINS(test_log(), "node 2: 84 CPUs 128 GiB"); }
+TEST(numa_spr_4s_448) { check_shape(&spr4s, "server-spr-4s"); CHECK_EQ(acpi.ncpus, 448); }
+TEST(numa_gnr_8s_1024) { check_shape(&gnr8s, "server-gnr-8s"); CHECK_EQ(acpi.ncpus, 1024); }
 
 /* The two-socket GNR MADT with every socket listed twice as big: 1024
  * x2APIC-range entries, half of them for absent CPUs (disabled): all 512
