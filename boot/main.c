@@ -73,9 +73,9 @@ static uint64_t static_percpu_bytes(void)
 }
 
 /* The SRAT, when there is one: counted, room from the heap, parsed,
- * printed; then a pool of per-CPU memory in each node that has CPUs. With
- * none, the per-CPU structures get a pool of their own when the heap would
- * be too small for them. */
+ * printed; then a pool of per-CPU memory in each node that has CPUs. The
+ * CPUs left without one (no SRAT, a node without usable RAM) get a pool for
+ * any CPU when the heap would be too small for them. */
 static void numa_setup(struct boot_info *bi)
 {
 	char why[160];
@@ -96,8 +96,11 @@ static void numa_setup(struct boot_info *bi)
 		if (!nodemem_srat)
 			pr_warn("numa: %s: per-CPU structures from the heap\n", room ? why : "no room for the SRAT");
 	}
-	uint64_t need = (uint64_t)acpi.ncpus * per_cpu;
-	if (!nodemem_srat && need + HEAP_OTHER > page_alloc_free() && !nodemem_add_any(&bi->mem, need, GIB(4)))
+	/* The CPUs without a node pool: from the heap, or a pool for any CPU. */
+	uint64_t need = 0;
+	for (uint32_t i = 0; i < acpi.ncpus; i++)
+		need += nodemem_has_pool(nodemem_node_of(acpi.cpu[i].apic_id)) ? 0 : per_cpu;
+	if (need + HEAP_OTHER > page_alloc_free() && !nodemem_add_any(&bi->mem, need, GIB(4)))
 		pr_warn("mem: no room below 4 GiB for %llu KiB of per-CPU structures: the heap may run out\n",
 			(unsigned long long)(need >> 10));
 	this_cpu()->node = (int32_t)nodemem_node_of(this_cpu()->apic_id);

@@ -119,6 +119,14 @@ void *page_alloc_node(int64_t node, uint64_t pages)
 	return page_alloc(pages);
 }
 
+bool nodemem_has_pool(int64_t node)
+{
+	for (uint32_t i = 0; node >= 0 && node != NODEMEM_ANY && i < npools; i++)
+		if (pools[i].node == (uint32_t)node)
+			return true;
+	return false;
+}
+
 uint64_t nodemem_fallback_pages(void)
 {
 	return fallback_pages;

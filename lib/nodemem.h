@@ -34,6 +34,8 @@ void *page_alloc_node(int64_t node, uint64_t pages);
 extern const struct srat_info *nodemem_srat;
 /* The node of the CPU with this APIC ID per nodemem_srat, or -1. */
 int64_t nodemem_node_of(uint32_t apic_id);
+/* Whether node (< 0: none) has a pool of its own. */
+bool nodemem_has_pool(int64_t node);
 /* Pages that wanted a node's pool and came from the heap. */
 uint64_t nodemem_fallback_pages(void);
 /* Bytes taken from pools. */

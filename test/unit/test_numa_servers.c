@@ -416,6 +416,8 @@ TEST(numa_pools_local_and_fallback)
 	pool_setup(64 << 10);
 	r = (uintptr_t)ram;
 	CHECK_CONTAINS(test_log(), "node(s) 2 3");
+	CHECK(nodemem_has_pool(0) && nodemem_has_pool(1) && !nodemem_has_pool(2) && !nodemem_has_pool(3));
+	CHECK(!nodemem_has_pool(-1));
 	/* The pools are the hypervisor's now. */
 	CHECK(memmap_total(&mm, MEM_HV) == 2 * 128 * 1024);
 	for (uint32_t cpu = 0; cpu < 4; cpu++) {
