@@ -85,7 +85,11 @@ static void numa_setup(struct boot_info *bi)
 		uint64_t avail = acpi.srat < acpi_readable_hi ? acpi_readable_hi - acpi.srat : 0;
 		struct srat_counts c;
 		void *room = NULL;
-		if (!srat_count(t, avail, &c, why, sizeof why) && (room = acpi_heap_alloc(srat_bytes(&c)))) {
+		if (!srat_count(t, avail, &c, why, sizeof why)) {
+			if (!(room = acpi_heap_alloc(srat_bytes(&c))))
+				snprintf(why, sizeof why, "SRAT: no room for %u CPUs and %u memory ranges", c.ncpus, c.nmem);
+		}
+		if (room) {
 			srat_place(&srat, &c, room);
 			if (!srat_parse(t, avail, &srat, why, sizeof why)) {
 				srat_print(&srat);
@@ -94,7 +98,7 @@ static void numa_setup(struct boot_info *bi)
 			}
 		}
 		if (!nodemem_srat)
-			pr_warn("numa: %s: per-CPU structures from the heap\n", room ? why : "no room for the SRAT");
+			pr_warn("numa: %s: per-CPU structures from the heap\n", why);
 	}
 	/* The CPUs without a node pool: from the heap, or a pool for any CPU. */
 	uint64_t need = 0;
