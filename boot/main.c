@@ -13,6 +13,8 @@
 #include "../lib/trap.h"
 #include "../lib/paging.h"
 #include "../lib/acpi.h"
+#include "../lib/srat.h"
+#include "../lib/nodemem.h"
 #include "../lib/tsc.h"
 #include "../lib/power.h"
 #include "../lib/cpu.h"
@@ -24,6 +26,8 @@
 #include "../vmx/report.h"
 #include "../vmx/setup.h"
 #include "../vmx/virq.h"
+#include "../vmx/vcpu_launch.h"
+#include "../vmx/caps.h"
 #include "../guest/setup.h"
 #include "../iommu/iommu.h"
 #include "../iommu/edutest.h"
@@ -34,6 +38,7 @@
 
 static struct hv_options opts;
 static struct acpi_info acpi;
+static struct srat_info srat;
 static struct vmx_caps caps;
 static struct hv_tiers tiers;
 
@@ -41,6 +46,84 @@ static struct hv_tiers tiers;
 static void nmi_other_cpus(void)
 {
 	lapic_send(0, APIC_DM_NMI | APIC_DEST_ALL_BUT_SELF);
+}
+
+/* acpi_parse's room: heap pages, or NULL when the heap has too few left. */
+static void *acpi_heap_alloc(size_t bytes)
+{
+	uint64_t pages = ALIGN_UP(bytes ? bytes : 1, PAGE_SIZE) / PAGE_SIZE;
+	return pages <= page_alloc_free() / PAGE_SIZE ? page_alloc(pages) : NULL;
+}
+
+/* Heap pages per CPU: the per-CPU area, its stack and VMXON region, and
+ * (a vCPU's) what vcpu_create and the timer take; parked CPUs only the first three. */
+#define CPU_HEAP_PAGES    (PERCPU_PAGES + CPU_STACK_PAGES + 1)
+#define PER_CPU_PAGES     (CPU_HEAP_PAGES + VCPU_HEAP_PAGES)
+/* Heap kept for everything else (page tables, EPT, IOMMU tables) before the
+ * per-CPU structures get a pool of their own. */
+#define HEAP_OTHER        MIB(16)
+
+/* The arrays sized by MAX_CPUS and MAX_PARKED, in the image (static):
+ * cpus[] and vcpus[] (lib/percpu.c, vmx/exit.c), raw_caps[] (vmx/vmxon.c),
+ * the report's five (vmx/report.c), apic_ids[] (vmx/virq_ipi.c), ids[]
+ * (guest/setup.c), parked[] (boot/smp.c). */
+static uint64_t static_percpu_bytes(void)
+{
+	return (uint64_t)MAX_CPUS * (2 * sizeof(void *) + sizeof(struct vmx_raw_caps) +
+				     2 * sizeof(uint64_t) + 2 * sizeof(uint32_t) + sizeof(bool) +
+				     2 * sizeof(uint32_t)) + (uint64_t)MAX_PARKED * sizeof(void *);
+}
+
+/* The SRAT, when there is one: counted, room from the heap, parsed,
+ * printed; then a pool of per-CPU memory in each node that has CPUs. The
+ * CPUs left without one (no SRAT, a node without usable RAM) get a pool for
+ * any CPU when the heap would be too small for them. */
+static void numa_setup(struct boot_info *bi)
+{
+	char why[160];
+	uint64_t per_cpu = PER_CPU_PAGES * PAGE_SIZE;
+	if (acpi.srat) {
+		const uint8_t *t = (const uint8_t *)(uintptr_t)acpi.srat;
+		uint64_t avail = acpi.srat < acpi_readable_hi ? acpi_readable_hi - acpi.srat : 0;
+		struct srat_counts c;
+		void *room = NULL;
+		if (!srat_count(t, avail, &c, why, sizeof why)) {
+			if (!(room = acpi_heap_alloc(srat_bytes(&c))))
+				snprintf(why, sizeof why, "SRAT: no room for %u CPUs and %u memory ranges", c.ncpus, c.nmem);
+		}
+		if (room) {
+			srat_place(&srat, &c, room);
+			if (!srat_parse(t, avail, &srat, why, sizeof why)) {
+				srat_print(&srat);
+				nodemem_srat = &srat;
+				nodemem_init(&bi->mem, &srat, per_cpu);
+			}
+		}
+		if (!nodemem_srat)
+			pr_warn("numa: %s: per-CPU structures from the heap\n", why);
+	}
+	/* The CPUs without a node pool: from the heap, or a pool for any CPU. */
+	uint64_t need = 0;
+	for (uint32_t i = 0; i < acpi.ncpus; i++)
+		need += nodemem_has_pool(nodemem_node_of(acpi.cpu[i].apic_id)) ? 0 : per_cpu;
+	if (need + HEAP_OTHER > page_alloc_free() && !nodemem_add_any(&bi->mem, need, GIB(4)))
+		pr_warn("mem: no room below 4 GiB for %llu KiB of per-CPU structures: the heap may run out\n",
+			(unsigned long long)(need >> 10));
+	this_cpu()->node = (int32_t)nodemem_node_of(this_cpu()->apic_id);
+}
+
+/* One line: what a CPU costs, what they cost in all, the heap. */
+static void mem_print(uint64_t heap)
+{
+	uint64_t cpu_kib = PER_CPU_PAGES * 4, all = ((uint64_t)ncpus * PER_CPU_PAGES + (uint64_t)nparked * CPU_HEAP_PAGES) * 4;
+	pr_info("mem: per CPU %llu KiB (percpu %llu, stack %u, VMXON 4, vCPU %llu, VMCS 4, PID 4, vAPIC 4, exit stack %u, MSR bitmap 4; parked CPUs %llu), "
+		"%u CPUs + %u parked %llu KiB, heap %llu MiB (%llu KiB used), pools %llu KiB used so far, static per-CPU tables %llu KiB (MAX_CPUS %u, MAX_PARKED %u)\n",
+		(unsigned long long)cpu_kib, (unsigned long long)PERCPU_PAGES * 4, CPU_STACK_PAGES * 4,
+		(unsigned long long)VCPU_PAGES * 4, EXIT_STACK_PAGES * 4, (unsigned long long)CPU_HEAP_PAGES * 4, ncpus, nparked,
+		(unsigned long long)all, (unsigned long long)(heap >> 20), (unsigned long long)(page_alloc_used() >> 10),
+		(unsigned long long)(nodemem_pool_used() >> 10), (unsigned long long)(static_percpu_bytes() >> 10), MAX_CPUS,
+		MAX_PARKED);
+	nodemem_print();
 }
 
 static void claim_or_die(struct boot_info *bi, uint64_t base, uint64_t len, const char *what)
@@ -144,6 +227,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		pr_err("acpi: no RSDP found; only the boot CPU runs\n");
 	} else {
 		pr_info("acpi: RSDP at 0x%llx\n", (unsigned long long)bi->rsdp);
+		acpi_alloc = acpi_heap_alloc;
 		if (acpi_parse(bi->rsdp, &acpi, err, sizeof err)) {
 			pr_err("%s; only the boot CPU runs\n", err);
 			memset(&acpi, 0, sizeof acpi);
@@ -152,6 +236,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		}
 	}
 	power_init(opts.exit_mode, &acpi);
+	numa_setup(bi);
 
 	pr_info("hv: phase tsc: calibrating (CPUID 0x15/0x16, PIT channel 2)\n");
 	tsc_calibrate();
@@ -177,7 +262,7 @@ __noreturn void hv_main(struct boot_info *bi)
 
 	/* The APs. phantomcpu= adds an APIC ID that no CPU answers to, so the
 	 * tests can show that a silent CPU is named and left out. */
-	if (opts.phantom_cpu >= 0 && acpi.ncpus < ACPI_MAX_CPUS) {
+	if (opts.phantom_cpu >= 0 && acpi.ncpus < acpi.cpu_room) {
 		acpi.cpu[acpi.ncpus++] = (struct acpi_cpu){ .apic_id = (uint32_t)opts.phantom_cpu };
 		pr_info("smp: phantomcpu=%lld: also starting APIC ID %lld, which should not answer\n",
 			(long long)opts.phantom_cpu, (long long)opts.phantom_cpu);
@@ -193,6 +278,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	}
 	pr_info("smp: %u of %u CPUs online for the guest%s\n", online, acpi.ncpus ? acpi.ncpus : 1,
 		nparked ? ", the others parked" : "");
+	mem_print(bi->heap_end - bi->heap_start);
 
 	/* VMX, on every CPU */
 	pr_info("hv: phase vmx probe: the VMX capability MSRs on %u CPUs\n", ncpus);
@@ -219,7 +305,7 @@ __noreturn void hv_main(struct boot_info *bi)
 
 	pr_info("hv: phase vmxon: VMXON and VMXOFF on %u CPUs\n", ncpus);
 	for (uint32_t i = 0; i < ncpus; i++)
-		cpus[i]->vmxon_region = page_alloc(1);
+		cpus[i]->vmxon_region = page_alloc_node(cpus[i]->node, 1);
 	cpu_vmx_smoke();
 	smp_run_on_aps(cpu_vmx_smoke, 1000000);
 	uint32_t vmx_ok = 0;

@@ -3,6 +3,7 @@
  * probe reads (topology leaves, C-states, the SMI count), and prints one
  * table; the verdicts are boot/probe_verdict.c's. */
 #include "probe.h"
+#include "../lib/memmap.h"
 #include "probe_verdict.h"
 #include "smp.h"
 #include "../lib/printk.h"
@@ -162,8 +163,8 @@ static unsigned pkg_shift(const char **from)
 
 static struct probe_layout cpu_rows_layout(const struct acpi_info *acpi)
 {
-	static uint32_t ids[ACPI_MAX_CPUS];
 	uint32_t n = acpi->ncpus, self = lapic_id();
+	uint32_t *ids = page_alloc(ALIGN_UP((n + 1) * sizeof *ids, PAGE_SIZE) / PAGE_SIZE);
 	for (uint32_t i = 0; i < n; i++)
 		ids[i] = acpi->cpu[i].apic_id;
 	if (!n)

@@ -11,6 +11,7 @@
 #include "../lib/tsc.h"
 #include "../apic/lapic.h"
 #include "../lib/memmap.h"
+#include "../lib/nodemem.h"
 #include "../vmx/vmxon.h"
 
 extern const uint8_t trampoline_blob[], trampoline_blob_end[];
@@ -405,7 +406,7 @@ uint32_t smp_park(const struct vmx_caps *caps)
 	park_caps = caps;
 	for (uint32_t i = 0; i < nparked; i++) {
 		struct percpu *p = parked[i];
-		p->vmxon_region = page_alloc(1);
+		p->vmxon_region = page_alloc_node(p->node, 1);
 		p->work = cpu_park;
 		uint64_t end = rdtsc() + tsc_from_us(1000000);
 		while (!p->launched && rdtsc() < end)

@@ -123,6 +123,8 @@ static int load_sdt(paddr_t pa, const char *sig, const char *name, uint32_t minl
 
 /* ---- MADT ---- */
 
+void *(*acpi_alloc)(size_t bytes);
+
 static void add_cpu(struct acpi_info *out, uint32_t apic_id, uint32_t uid, bool x2,
 		    uint32_t *dropped)
 {
@@ -133,7 +135,7 @@ static void add_cpu(struct acpi_info *out, uint32_t apic_id, uint32_t uid, bool 
 			return;
 		}
 	}
-	if (out->ncpus == ACPI_MAX_CPUS) {
+	if (out->ncpus >= out->cpu_room) {
 		(*dropped)++;
 		return;
 	}
@@ -156,49 +158,100 @@ static uint32_t madt_min_len(uint8_t type)
 	}
 }
 
+/* The entry at off, checked against the table and its type's length; NULL
+ * with the message in err when it does not fit. */
+static const uint8_t *madt_entry(const struct sdt *t, uint32_t off, char *err, size_t errlen)
+{
+	const uint8_t *e = t->p + off;
+	if (t->len - off < 2) {
+		tbl_say(err, errlen, "ACPI: MADT entry at offset %u runs past the table end", off);
+		return NULL;
+	}
+	uint8_t type = e[0], elen = e[1];
+	if (elen == 0) {
+		tbl_say(err, errlen, "ACPI: MADT entry at offset %u has length 0", off);
+		return NULL;
+	}
+	if (elen > t->len - off) {
+		tbl_say(err, errlen, "ACPI: MADT entry at offset %u runs past the table end", off);
+		return NULL;
+	}
+	if (elen < madt_min_len(type)) {
+		tbl_say(err, errlen, "ACPI: MADT entry at offset %u (type %u) too short (length %u < %u)",
+		        off, type, elen, madt_min_len(type));
+		return NULL;
+	}
+	return e;
+}
+
+/* The enabled CPU entry's APIC ID (type 0 or 9), or -1 for any other entry
+ * and for disabled or invalid ones (warned of when warn). */
+static int64_t madt_cpu_id(const uint8_t *e, uint32_t off, bool warn)
+{
+	if (e[0] == MADT_LAPIC) {
+		if (!(rd32(e + 4) & MADT_ENABLED))
+			return -1;
+		if (e[3] == 0xff) {
+			if (warn)
+				pr_warn("ACPI: MADT LAPIC entry at offset %u has APIC ID 0xff; ignored\n", off);
+			return -1;
+		}
+		return e[3];
+	}
+	if (e[0] == MADT_X2APIC) {
+		if (!(rd32(e + 8) & MADT_ENABLED))
+			return -1;
+		uint32_t id = rd32(e + 4);
+		if (id == 0xffffffffu) {
+			if (warn)
+				pr_warn("ACPI: MADT x2APIC entry at offset %u has APIC ID 0xffffffff; ignored\n", off);
+			return -1;
+		}
+		return id;
+	}
+	return -1;
+}
+
+/* First pass: every entry checked, the enabled CPUs (before deduplication)
+ * and IOAPICs counted; then room from acpi_alloc. */
+static int madt_room(const struct sdt *t, struct acpi_info *out, char *err, size_t errlen)
+{
+	uint64_t cpus = ACPI_CPU_SPARE, ioapics = 0;
+	for (uint32_t off = MADT_FIXED_LEN; off < t->len; off += t->p[off + 1]) {
+		const uint8_t *e = madt_entry(t, off, err, errlen);
+		if (!e)
+			return -1;
+		cpus += madt_cpu_id(e, off, false) >= 0;
+		ioapics += e[0] == MADT_IOAPIC;
+	}
+	size_t cbytes = ALIGN_UP(cpus * sizeof(struct acpi_cpu), 8);
+	size_t bytes = cbytes + ioapics * sizeof(struct acpi_ioapic);
+	uint8_t *room = acpi_alloc ? acpi_alloc(bytes) : NULL;
+	if (!room)
+		return 0;               /* everything dropped, named by parse_madt */
+	out->cpu = (struct acpi_cpu *)room;
+	out->cpu_room = (uint32_t)cpus;
+	out->ioapic = (struct acpi_ioapic *)(room + cbytes);
+	out->ioapic_room = (uint32_t)ioapics;
+	return 0;
+}
+
 static int parse_madt(const struct sdt *t, struct acpi_info *out, char *err, size_t errlen)
 {
 	uint32_t dropped_cpus = 0, dropped_ioapics = 0;
 
 	out->lapic_addr = rd32(t->p + SDT_HDR_LEN);
+	if (madt_room(t, out, err, errlen))
+		return -1;
 	for (uint32_t off = MADT_FIXED_LEN; off < t->len;) {
 		const uint8_t *e = t->p + off;
-		if (t->len - off < 2)
-			return fail(err, errlen, "ACPI: MADT entry at offset %u runs past the table end", off);
-		uint8_t type = e[0], elen = e[1];
-		if (elen == 0)
-			return fail(err, errlen, "ACPI: MADT entry at offset %u has length 0", off);
-		if (elen > t->len - off)
-			return fail(err, errlen, "ACPI: MADT entry at offset %u runs past the table end", off);
-		if (elen < madt_min_len(type))
-			return fail(err, errlen, "ACPI: MADT entry at offset %u (type %u) too short (length %u < %u)",
-				    off, type, elen, madt_min_len(type));
-
-		switch (type) {
-		case MADT_LAPIC: {
-			uint32_t flags = rd32(e + 4);
-			if (!(flags & MADT_ENABLED))
-				break;
-			if (e[3] == 0xff) {
-				pr_warn("ACPI: MADT LAPIC entry at offset %u has APIC ID 0xff; ignored\n", off);
-				break;
-			}
-			add_cpu(out, e[3], e[2], false, &dropped_cpus);
-			break;
-		}
-		case MADT_X2APIC: {
-			uint32_t id = rd32(e + 4), flags = rd32(e + 8), uid = rd32(e + 12);
-			if (!(flags & MADT_ENABLED))
-				break;
-			if (id == 0xffffffffu) {
-				pr_warn("ACPI: MADT x2APIC entry at offset %u has APIC ID 0xffffffff; ignored\n", off);
-				break;
-			}
-			add_cpu(out, id, uid, true, &dropped_cpus);
-			break;
-		}
+		int64_t id = madt_cpu_id(e, off, true);
+		if (id >= 0)
+			add_cpu(out, (uint32_t)id, e[0] == MADT_X2APIC ? rd32(e + 12) : e[2], e[0] == MADT_X2APIC,
+				&dropped_cpus);
+		switch (e[0]) {
 		case MADT_IOAPIC:
-			if (out->nioapics == ACPI_MAX_IOAPICS) {
+			if (out->nioapics >= out->ioapic_room) {
 				dropped_ioapics++;
 				break;
 			}
@@ -219,15 +272,12 @@ static int parse_madt(const struct sdt *t, struct acpi_info *out, char *err, siz
 		default:
 			break;
 		}
-		off += elen;
+		off += e[1];
 	}
 
-	if (dropped_cpus)
-		pr_warn("ACPI: %u enabled CPUs beyond ACPI_MAX_CPUS (%u) ignored\n",
-			dropped_cpus, ACPI_MAX_CPUS);
-	if (dropped_ioapics)
-		pr_warn("ACPI: %u IOAPICs beyond ACPI_MAX_IOAPICS (%u) ignored\n",
-			dropped_ioapics, ACPI_MAX_IOAPICS);
+	if (dropped_cpus || dropped_ioapics)
+		pr_warn("ACPI: no memory for the MADT's lists: %u enabled CPUs and %u IOAPICs ignored\n",
+			dropped_cpus, dropped_ioapics);
 	if (!out->ncpus)
 		return fail(err, errlen, "ACPI: MADT lists no enabled CPUs");
 	return 0;
@@ -450,6 +500,8 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 			out->fadt = pa;
 		else if (!out->dmar && memcmp(sig, "DMAR", 4) == 0)
 			out->dmar = pa;
+		else if (!out->srat && memcmp(sig, "SRAT", 4) == 0)
+			out->srat = pa;
 	}
 
 	if (!out->madt)

@@ -5,8 +5,8 @@
 #define LIB_ACPI_H
 #include "types.h"
 
-#define ACPI_MAX_CPUS 1024
-#define ACPI_MAX_IOAPICS 16
+/* Room kept in acpi_info.cpu[] beyond the MADT's own CPUs (phantomcpu=). */
+#define ACPI_CPU_SPARE 1
 
 /* Generic Address Structure address space IDs (FADT reset register). */
 #define ACPI_SPACE_MEMORY 0
@@ -28,15 +28,18 @@ struct acpi_ioapic {
 struct acpi_info {
 	paddr_t rsdp, root, madt, fadt, dsdt;   /* root = XSDT or RSDT; 0 = absent */
 	paddr_t dmar;                           /* VT-d's table, found, not parsed (lib/dmar.h) */
+	paddr_t srat;                           /* NUMA affinity, found, not parsed (lib/srat.h) */
 	bool xsdt;                              /* root is an XSDT */
 	uint8_t rsdp_revision;
 	uint32_t lapic_addr;                    /* MADT, or the 64-bit override (type 5) */
-	/* Enabled CPUs (MADT types 0 and 9), deduplicated by APIC ID, in MADT order. */
-	uint32_t ncpus;
-	struct acpi_cpu cpu[ACPI_MAX_CPUS];
+	/* Enabled CPUs (MADT types 0 and 9), deduplicated by APIC ID, in MADT
+	 * order, and the IOAPICs. No fixed cap: the MADT is counted first and
+	 * the arrays come from acpi_alloc, cpu_room = the count + ACPI_CPU_SPARE. */
+	uint32_t ncpus, cpu_room;
+	struct acpi_cpu *cpu;
 	uint32_t max_apic_id;
-	uint32_t nioapics;
-	struct acpi_ioapic ioapic[ACPI_MAX_IOAPICS];
+	uint32_t nioapics, ioapic_room;
+	struct acpi_ioapic *ioapic;
 	/* FADT: power-off and PM timer.  I/O ports; X_ fields are preferred
 	 * when valid and in I/O space.  0 = not present. */
 	uint32_t pm1a_cnt, pm1b_cnt;
@@ -56,6 +59,10 @@ struct acpi_info {
  * the table and the fault in err (e.g. "ACPI: MADT checksum bad (sum 0x5a)").
  * A missing FADT or a DSDT without \_S5_ only warns (s5_valid = false). */
 int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen);
+/* Where acpi_parse finds room for the MADT's CPUs and IOAPICs: zeroed
+ * bytes, 8-byte aligned, or NULL when there is none (then what does not fit
+ * is named in one warning). The hypervisor's heap, a test's allocator. */
+extern void *(*acpi_alloc)(size_t bytes);
 /* Where the parser may read (default: everywhere); the hypervisor sets its
  * identity map, so that a table pointer into nothing is refused, not read. */
 extern paddr_t acpi_readable_lo, acpi_readable_hi;

@@ -113,6 +113,11 @@ uint64_t memmap_end(const struct memmap *m)
 
 uint64_t memmap_find_free(const struct memmap *m, uint64_t len, uint64_t limit)
 {
+	return memmap_find_free_in(m, len, 0, limit);
+}
+
+uint64_t memmap_find_free_in(const struct memmap *m, uint64_t len, uint64_t floor, uint64_t limit)
+{
 	if (!len || len > UINT64_MAX - PAGE_SIZE)
 		return 0;
 	len = ALIGN_UP(len, PAGE_SIZE);
@@ -127,6 +132,8 @@ uint64_t memmap_find_free(const struct memmap *m, uint64_t len, uint64_t limit)
 		/* Never hand out the first MiB: real-mode structures and the AP trampoline live there. */
 		if (lo < MIB(1))
 			lo = MIB(1);
+		if (lo < floor)
+			lo = ALIGN_UP(floor, PAGE_SIZE);
 		if (hi > lo && hi - lo >= len)
 			return hi - len;
 	}

@@ -46,6 +46,8 @@ uint64_t memmap_end(const struct memmap *m);
 /* Finds a page-aligned usable range of len bytes, highest first, that ends at or
  * below 'limit'. Returns 0 when none. Does not claim it. */
 uint64_t memmap_find_free(const struct memmap *m, uint64_t len, uint64_t limit);
+/* The same within [floor, limit): the range must start at or above floor. */
+uint64_t memmap_find_free_in(const struct memmap *m, uint64_t len, uint64_t floor, uint64_t limit);
 const char *memmap_type_name(uint32_t type);
 void memmap_print(const struct memmap *m, const char *title);
 

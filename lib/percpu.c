@@ -3,6 +3,7 @@
 #include "memmap.h"
 #include "msr.h"
 #include "cpu.h"
+#include "nodemem.h"
 
 struct percpu *cpus[MAX_CPUS];
 uint32_t ncpus;
@@ -10,9 +11,11 @@ uint32_t ncpus;
 struct percpu *percpu_alloc(uint32_t index, uint32_t apic_id)
 {
 	_Static_assert(offsetof(struct percpu, self) == 0, "gs:0 must be the self pointer");
-	struct percpu *p = page_alloc(ALIGN_UP(sizeof *p, PAGE_SIZE) / PAGE_SIZE);
-	uint8_t *stack = page_alloc(CPU_STACK_PAGES);
+	int64_t node = nodemem_node_of(apic_id);
+	struct percpu *p = page_alloc_node(node, PERCPU_PAGES);
+	uint8_t *stack = page_alloc_node(node, CPU_STACK_PAGES);
 	p->self = p;
+	p->node = (int32_t)node;
 	p->index = index;
 	p->apic_id = apic_id;
 	p->vmxon_status = 1;

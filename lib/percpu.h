@@ -4,11 +4,12 @@
 #include "types.h"
 #include "desc.h"
 
-#define MAX_CPUS 512          /* vCPUs; CPUs kept out by smp= are parked beyond this count */
+#define MAX_CPUS 1024         /* vCPUs; CPUs kept out by smp= are parked beyond this count */
 #define MAX_PARKED 1024
 #define PARKED_INDEX 0x10000  /* index of the first parked CPU (never a vCPU index) */
 #define UNPLACED_INDEX 0xffffffffu /* started, index not yet given (percpu_place) */
 #define CPU_STACK_PAGES 4
+#define PERCPU_PAGES (ALIGN_UP(sizeof(struct percpu), PAGE_SIZE) / PAGE_SIZE)
 
 enum cpu_state { CPU_ABSENT = 0, CPU_STARTING, CPU_ONLINE, CPU_FAILED };
 
@@ -16,6 +17,7 @@ struct percpu {
 	struct percpu *self;             /* gs:0 */
 	uint32_t index;                  /* 0 = boot CPU */
 	uint32_t apic_id;
+	int32_t node;                    /* NUMA node (SRAT proximity domain), -1 unknown */
 	volatile uint32_t state;         /* enum cpu_state */
 	volatile uint32_t msr_probe;     /* rdmsr_safe in progress */
 	volatile uint32_t msr_faulted;   /* set by the #GP handler */
@@ -44,7 +46,8 @@ static inline struct percpu *this_cpu(void)
 }
 #endif
 
-/* Allocates and sets up CPU 'index' (stack, GDT, TSS); does not load it.
+/* Allocates and sets up CPU 'index' (stack, GDT, TSS) from its node's
+ * memory where the SRAT names its node (lib/nodemem.h); does not load it.
  * An index >= MAX_CPUS (a parked CPU) is not entered in cpus[]. */
 struct percpu *percpu_alloc(uint32_t index, uint32_t apic_id);
 /* Gives an allocated CPU its index (and its cpus[] entry when a vCPU). */

@@ -74,6 +74,19 @@ qemu_run() {
   rm -f "$img"
 }
 
+# Two sockets, two NUMA nodes of 512 MiB (QEMU builds the SRAT): the SRAT
+# line, a per-CPU pool in each node, and every CPU's structures from it.
+qemu_numa() {
+  HV_QEMU_DEVICES="${HV_QEMU_DEVICES:-} -object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M \
+-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1" \
+    qemu_run qemu-numa "exit=qemu novmx=stop" 4,sockets=2,cores=2
+  [ "$rc" = 33 ] && ok qemu/numa-boot-pass || { bad qemu/numa-boot-pass "QEMU exit $rc (33 = pass)"; show_tail "$log"; }
+  expect qemu/numa-srat "$log" 'SRAT: 2 nodes, 4 CPUs, [0-9]+ memory ranges: node 0: 2 CPUs [0-9]+ MiB; node 1: 2 CPUs 512 MiB' \
+    'numa: node 0 pool \[[0-9a-f-]+\] \([0-9]+ KiB\) for its 2 CPUs' 'numa: node 1 pool \[0*[2-3][0-9a-f]{7}-[0-9a-f]+\]'
+  expect qemu/numa-mem-line "$log" 'mem: per CPU [0-9]+ KiB \(percpu' 'smp: 4 of 4 CPUs online' \
+    'numa: 0 KiB of per-CPU structures fell back to the heap'
+}
+
 level_qemu() {
   echo "== QEMU + OVMF (UEFI, hv.efi from a FAT USB stick)"
   [ -f $B/hv.efi ] || { bad qemu/build "build/hv.efi missing"; return; }
@@ -108,6 +121,7 @@ level_qemu() {
     expect qemu/native-hv-gone "$log" 'guest: devmem read of 0x[0-9a-f]+ SUCCEEDED' 'guest: devmem bytes: 4d 5a' \
       'guest: hvcall verdict: no hypervisor'
   fi
+  qemu_numa
   qemu_run qemu-silent-cpu "exit=qemu phantomcpu=9 aptimeout=20000" 2
   [ "$rc" = 33 ] && ok qemu/silent-cpu-boot-goes-on || bad qemu/silent-cpu-boot-goes-on "QEMU exit $rc (33 = pass)"
   expect qemu/silent-cpu-named "$log" 'smp: cpu2 \(APIC ID 9\) did not answer within 20000 us; left out' 'smp: 2 of 3 CPUs online'
@@ -1177,7 +1191,7 @@ level_fuzz() {
     tail -n 5 "$LOGS/fuzz-build.log"
     return
   fi
-  for t in options cfg mb2 memmap acpi linux guest dmar irq; do
+  for t in options cfg mb2 memmap acpi linux guest dmar irq srat; do
     work=$(mktemp -d "${TMPDIR:-/tmp}/hv-fuzz.XXXXXX")
     cp test/fuzz/corpus/$t/* "$work/" 2>/dev/null
     out=$($B/fuzz/$t -max_total_time="${FUZZ_SECONDS:-10}" -artifact_prefix="$LOGS/fuzz-$t-" "$work" 2>&1); rc=$?

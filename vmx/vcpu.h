@@ -44,6 +44,7 @@ struct vcpu {
 	struct guest_regs regs;          /* first: the exit stub finds it at [HOST_RSP] */
 	uint32_t index;
 	uint32_t apic_id;
+	int32_t node;                /* its CPU's NUMA node (-1 unknown): where its pages come from */
 	void *vmcs;
 	struct pi_desc *pid;             /* own 4 KiB page: Bochs 3.0 wants 4 KiB alignment */
 	uint8_t *exit_stack;

@@ -9,27 +9,29 @@
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
 #include "../lib/memmap.h"
+#include "../lib/nodemem.h"
 #include "../lib/msr.h"
 #include "../lib/cpu.h"
 #include "../lib/string.h"
 
-#define EXIT_STACK_PAGES 4
 
 static struct vmcs_guest bsp_guest;
 static uint64_t bsp_rsi;
 
 struct vcpu *vcpu_create(struct percpu *p, uint8_t nv)
 {
-	struct vcpu *v = page_alloc(ALIGN_UP(sizeof *v, PAGE_SIZE) / PAGE_SIZE);
+	/* Everything per vCPU from its CPU's node (lib/nodemem.h). */
+	struct vcpu *v = page_alloc_node(p->node, VCPU_PAGES);
 	v->index = p->index;
 	v->apic_id = p->apic_id;
-	v->vmcs = page_alloc(1);
+	v->node = p->node;
+	v->vmcs = page_alloc_node(p->node, 1);
 	/* Bochs 3.0 refuses a descriptor that is not 4 KiB aligned (the SDM asks
 	 * for 64 bytes; TESTING.md, defect 1): each gets its own page. */
-	v->pid = page_alloc(1);
+	v->pid = page_alloc_node(p->node, 1);
 	pi_desc_init(v->pid, nv, p->apic_id);
-	v->vapic = page_alloc(1);
-	v->exit_stack = page_alloc(EXIT_STACK_PAGES);
+	v->vapic = page_alloc_node(p->node, 1);
+	v->exit_stack = page_alloc_node(p->node, EXIT_STACK_PAGES);
 	vcpus[p->index] = v;
 	return v;
 }

@@ -26,6 +26,7 @@
 #include "vcpu.h"
 #include "vmcs_ops.h"
 #include "vmx_defs.h"
+#include "../lib/nodemem.h"
 #include "../apic/lapic.h"
 #include "../apic/vapic.h"
 #include "../ipi/ipi.h"
@@ -148,7 +149,7 @@ void virq_timer_msr_bitmap(struct vcpu *v, uint8_t *shared)
 	v->msr_bitmap = shared;
 	if (!timer_handed())
 		return;
-	v->msr_bitmap = page_alloc(1);
+	v->msr_bitmap = page_alloc_node(v->node, 1);
 	memcpy(v->msr_bitmap, shared, PAGE_SIZE);   /* IA32_TSC_DEADLINE intercepted */
 }
 
