@@ -241,7 +241,8 @@ __noreturn void hv_main(struct boot_info *bi)
 	pr_info("hv: phase tsc: calibrating (CPUID 0x15/0x16, PIT channel 2)\n");
 	tsc_calibrate();
 
-	/* DMA isolation: decided here, turned on just before the guest runs.
+	/* DMA isolation: decided here, turned on once the boot path is past
+	 * the native hand-over (below).
 	 * iommutest=preon first leaves the units on as firmware would.
 	 * The probe reports what is missing, never fails for it: require is
 	 * taken as auto there. */
@@ -260,6 +261,17 @@ __noreturn void hv_main(struct boot_info *bi)
 	if (!(c & BIT(5)) && opts.novmx == NOVMX_LINUX && bi->kernel.addr && !opts.vmx_smoke_only && !opts.probe)
 		guest_start_native(bi, &acpi, "not supported by this CPU (CPUID.1:ECX.VMX=0)");
 
+	/* DMA isolation on now, before the APs start and long before the
+	 * guest: a device the firmware left running (or its pre-boot DMA
+	 * protection) meets the hypervisor's tables from here on. The memory
+	 * map is final (numa_setup claimed the node pools). The probe only
+	 * looks; the native hand-over (above) leaves the units to Linux. */
+	if (!opts.probe) {
+		pr_info("hv: phase iommu enable: %s\n", iommu_available() ? "tables, then translation on in each unit" : "nothing to enable");
+		if (iommu_enable(&bi->mem, err, sizeof err))
+			hv_fail(err);
+	}
+
 	/* The APs. phantomcpu= adds an APIC ID that no CPU answers to, so the
 	 * tests can show that a silent CPU is named and left out. */
 	if (opts.phantom_cpu >= 0 && acpi.ncpus < acpi.cpu_room) {
@@ -267,7 +279,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		pr_info("smp: phantomcpu=%lld: also starting APIC ID %lld, which should not answer\n",
 			(long long)opts.phantom_cpu, (long long)opts.phantom_cpu);
 	}
-	pr_info("hv: phase ap start: %u CPUs in the MADT, INIT-SIPI-SIPI each, %llu us to answer\n", acpi.ncpus,
+	pr_info("hv: phase ap start: %u CPUs in the MADT, INIT-SIPI-SIPI to all at once, %llu us for each next answer\n", acpi.ncpus,
 		(unsigned long long)opts.ap_timeout_us);
 	uint32_t online = smp_start_aps(&acpi, bi->trampoline, cr3, opts.max_cpus, opts.ap_timeout_us,
 				       opts.housekeeping);

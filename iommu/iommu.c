@@ -172,7 +172,7 @@ int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem
 			uncovered, uncovered == 1 ? "" : "s");
 	io.available = true;
 	io.state = "on";
-	pr_info("DMA isolation: on: %u remapping unit%s (VT-d), turned on before the guest starts\n", io.nunits,
+	pr_info("DMA isolation: on: %u remapping unit%s (VT-d), turned on before the APs start\n", io.nunits,
 		io.nunits == 1 ? "" : "s");
 	return 0;
 }

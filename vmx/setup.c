@@ -25,7 +25,6 @@
 #include "../guest/msr.h"
 #include "../guest/io.h"
 #include "../timer/service.h"
-#include "../iommu/iommu.h"
 
 /* The housekeeping CPU's work: the timer service, forever. */
 static void housekeeping_main(void)
@@ -229,10 +228,6 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	vmx_env.mem = &s->bi->mem;
 	vmx_env.acpi = acpi;
 
-	/* DMA isolation before any guest instruction runs (iommu=auto|require). */
-	pr_info("hv: phase iommu enable: %s\n", iommu_available() ? "tables, then translation on in each unit" : "nothing to enable");
-	if (iommu_enable(&s->bi->mem, err, sizeof err))
-		hv_fail(err);
 	pr_info("hv: phase launch: the APs' vCPUs wait for the guest's SIPI, then the boot CPU's first VM entry\n");
 	launch_all(&gb);
 }
