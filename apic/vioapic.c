@@ -189,5 +189,9 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 	if (p->refused != VR_NONE && !(vrte & VIOAPIC_MASKED))
 		p->refusals++;
 	program(hw, pin, p, prte);
+	if (!(prte & VIOAPIC_MASKED)) {
+		p->routes++;
+		p->last_vector = VIOAPIC_VECTOR(prte);
+	}
 	return (int)pin;
 }

@@ -61,6 +61,8 @@ struct vioapic_pin {
 	uint8_t refused;                /* enum vioapic_refusal of the current entry */
 	uint32_t refusals;              /* unmasked entries refused */
 	uint32_t writes;                /* guest writes to the entry */
+	uint32_t routes;                /* times the physical pin was programmed unmasked */
+	uint8_t last_vector;            /* the vector it last had then */
 };
 
 struct vioapic {

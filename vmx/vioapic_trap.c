@@ -165,17 +165,18 @@ void vioapic_trap_report(void)
 	for (uint32_t k = 0; k < nvio; k++)
 		for (uint32_t p = 0; p < vio[k].npins; p++) {
 			const struct vioapic_pin *q = &vio[k].pin[p];
-			if (!q->writes)
-				continue;
-			/* Interrupts: the device vectors every vCPU took with this
-			 * pin's vector (exact while the vector is the pin's alone). */
+			if (!q->routes && !q->refusals)
+				continue;        /* never routed nor refused: nothing to say */
+			/* Interrupts: the device exits of every vCPU with the vector the
+			 * pin last had (exact while that vector is the pin's alone). */
 			uint64_t irqs = 0;
 			for (uint32_t i = 0; i < ncpus; i++)
-				if (vcpus[i])
-					irqs += vcpus[i]->extint[VIOAPIC_VECTOR(q->vrte)];
-			pr_info("hvstat: ioapic=%u pin=%u gsi=%u guest=0x%016llx phys=0x%016llx route=%s refused=%u irqs=%llu\n",
+				if (vcpus[i] && q->routes)
+					irqs += vcpus[i]->extint[q->last_vector];
+			pr_info("hvstat: ioapic=%u pin=%u gsi=%u guest=0x%016llx phys=0x%016llx now=%s vec=0x%02x routed=%u refused=%u irqs=%llu\n",
 				k, p, vio_gsi[k] + p, (unsigned long long)q->vrte, (unsigned long long)q->prte,
-				vioapic_refusal_names[q->refused], q->refusals, (unsigned long long)irqs);
+				(q->vrte & VIOAPIC_MASKED) ? "masked" : vioapic_refusal_names[q->refused], q->last_vector,
+				q->routes, q->refusals, (unsigned long long)irqs);
 		}
 	spin_unlock(&vio_lock);
 }
