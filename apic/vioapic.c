@@ -98,6 +98,8 @@ void vioapic_init(struct vioapic *a, const struct vioapic_hw *hw)
 	a->npins = ((a->ver >> 16) & 0xff) + 1;
 	a->regsel = 0;
 	a->eois = 0;
+	for (unsigned r = 0; r < VR_COUNT; r++)
+		a->refused_by[r] = 0;
 	for (uint32_t p = 0; p < a->npins; p++) {
 		uint64_t r = hw->read(hw->ctx, REG_RTE0 + 2 * p) | (uint64_t)hw->read(hw->ctx, REG_RTE0 + 2 * p + 1) << 32;
 		a->pin[p] = (struct vioapic_pin){ .vrte = (r & VIOAPIC_RTE_RW) | VIOAPIC_MASKED,
@@ -186,8 +188,10 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 	p->vrte = vrte;
 	uint64_t prte;
 	p->refused = (uint8_t)vioapic_route(d, vrte, &prte);
-	if (p->refused != VR_NONE && !(vrte & VIOAPIC_MASKED))
+	if (p->refused != VR_NONE && !(vrte & VIOAPIC_MASKED)) {
 		p->refusals++;
+		a->refused_by[p->refused]++;
+	}
 	program(hw, pin, p, prte);
 	if (!(prte & VIOAPIC_MASKED)) {
 		p->routes++;

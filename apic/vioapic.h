@@ -71,6 +71,7 @@ struct vioapic {
 	uint32_t regsel;                /* IOREGSEL, bits 7:0 */
 	struct vioapic_pin pin[VIOAPIC_PINS];
 	uint64_t eois;                  /* EOI-register writes forwarded */
+	uint32_t refused_by[VR_COUNT];  /* refusals (unmasked entries) by reason */
 };
 
 /* Takes the physical IOAPIC's ID, VER, ARB and every entry, masked, as the

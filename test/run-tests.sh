@@ -588,6 +588,13 @@ attack_checks() {
   expect "$n/ioapic-nmi" "$log" 'hvattack: ioapic nmi pin=8 apic_id=1 rtc_irqs=[1-9][0-9]* -> survived' \
     'hvstat: ioapic=0 pin=8 gsi=8 .* refused=[1-9][0-9]* irqs='
   expect_not "$n/ioapic-nmi-not-delivered" "$log" 'hvstat: nmi ignored='
+  # SMI, INIT, ExtINT, vector 5, the hypervisor's vector 0xf1 and an NMI to
+  # everyone written into an idle pin: read back as written, the first five
+  # refused; the NMI to everyone names only the guest's one vCPU (smp=1),
+  # which is allowed: routed to its CPU alone. The pin-8 NMI: no_vcpu.
+  expect "$n/ioapic-modes" "$log" 'hvattack: ioapic modes pin=10 readback=6/6 -> written' \
+    'hvstat: ioapic=0 pin=10 gsi=10 .* routed=1 refused=5 irqs=' \
+    'hvstat: ioapic refusals smi=1 init=1 extint=1 vector_below_16=1 vector_of_hypervisor=1 no_vcpu=1$'
   expect "$n/tsc" "$log" 'hvattack: tsc_adjust \+2\^36 -> rdtsc \+[0-9]+, adjust \+68719476736, rdmsr tsc agrees -> moved' \
     'hvattack: tsc write -2\^36 -> adjust moved back -> moved' 'hvattack: tsc_adjust restored -> rdtsc continuous -> restored' \
     'hvattack: tsc timers afterwards: jiffies \+[1-9][0-9]* -> ticking' 'hvstat: cpu=[0-9]+ tsc writes=3 offset=0 adjust=0x0'

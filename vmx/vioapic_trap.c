@@ -162,6 +162,17 @@ void vioapic_trap_report(void)
 	spin_lock(&vio_lock);
 	pr_info("hvstat: ioapic reads=%llu writes=%llu bad_insns=%llu unaligned=%llu\n", (unsigned long long)st.reads,
 		(unsigned long long)st.writes, (unsigned long long)st.bad_insns, (unsigned long long)st.unaligned);
+	char line[256];
+	size_t n = 0;
+	for (unsigned r = 1; r < VR_COUNT; r++) {
+		uint32_t c = 0;
+		for (uint32_t k = 0; k < nvio; k++)
+			c += vio[k].refused_by[r];
+		if (c && n < sizeof line)
+			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vioapic_refusal_names[r], c);
+	}
+	if (n)
+		pr_info("hvstat: ioapic refusals%s\n", line);
 	for (uint32_t k = 0; k < nvio; k++)
 		for (uint32_t p = 0; p < vio[k].npins; p++) {
 			const struct vioapic_pin *q = &vio[k].pin[p];

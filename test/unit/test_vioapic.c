@@ -302,6 +302,13 @@ TEST(vioapic_refusals_counted_and_pin_stays_masked)
 	vioapic_write(&a, &d, &hw, VIOAPIC_WIN, (uint32_t)rte(5, 0x40, false, 0));   /* INIT, unmasked */
 	CHECK_EQ(a.pin[5].refused, VR_INIT);
 	CHECK_EQ(a.pin[5].refusals, 1);
+	CHECK_EQ(a.refused_by[VR_INIT], 1);
+	vioapic_write(&a, &d, &hw, VIOAPIC_WIN, (uint32_t)rte(5, 0x40, false, 0) | 1u << 16);   /* masked: not counted */
+	CHECK_EQ(a.pin[5].refusals, 1);
+	vioapic_write(&a, &d, &hw, VIOAPIC_WIN, (uint32_t)rte(0, 5, false, 0));
+	CHECK_EQ(a.refused_by[VR_VECTOR_LOW], 1);
+	CHECK_EQ(a.pin[5].refusals, 2);
+	vioapic_write(&a, &d, &hw, VIOAPIC_WIN, (uint32_t)rte(5, 0x40, false, 0));
 	CHECK(phys.rte[5] & M_MASK);
 	CHECK_EQ(vioapic_read(&a, &hw, VIOAPIC_WIN), (uint32_t)rte(5, 0x40, false, 0));   /* reads as written */
 	vioapic_write(&a, &d, &hw, VIOAPIC_WIN, (uint32_t)rte(0, 0x40, false, 0));
