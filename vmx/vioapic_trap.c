@@ -141,6 +141,7 @@ bool vioapic_trap_exit(struct vcpu *v, uint64_t gpa)
 	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
 	if (intr & 3)                            /* the instruction retired: STI/MOV SS blocking ends */
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
+	vmcs_sync_pending_bs();                  /* with RFLAGS.TF set it ends in a single-step trap */
 	return true;
 }
 
