@@ -196,6 +196,7 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 	if (!(prte & VIOAPIC_MASKED)) {
 		p->routes++;
 		p->last_vector = VIOAPIC_VECTOR(prte);
+		p->last_dest = VIOAPIC_DEST(prte);
 	}
 	return (int)pin;
 }

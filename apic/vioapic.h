@@ -63,6 +63,7 @@ struct vioapic_pin {
 	uint32_t writes;                /* guest writes to the entry */
 	uint32_t routes;                /* times the physical pin was programmed unmasked */
 	uint8_t last_vector;            /* the vector it last had then */
+	uint8_t last_dest;              /* and the host APIC ID it named */
 };
 
 struct vioapic {

@@ -179,11 +179,12 @@ void vioapic_trap_report(void)
 			const struct vioapic_pin *q = &vio[k].pin[p];
 			if (!q->routes && !q->refusals)
 				continue;        /* never routed nor refused: nothing to say */
-			/* Interrupts: the device exits of every vCPU with the vector the
-			 * pin last had (exact while that vector is the pin's alone). */
+			/* Interrupts: the device exits with the vector the pin last had
+			 * on the vCPU it last named (Linux's vectors are per CPU: exact
+			 * while no other pin has that vector on that CPU). */
 			uint64_t irqs = 0;
 			for (uint32_t i = 0; i < ncpus; i++)
-				if (vcpus[i] && q->routes)
+				if (vcpus[i] && q->routes && host_ids[i] == q->last_dest)
 					irqs += vcpus[i]->extint[q->last_vector];
 			pr_info("hvstat: ioapic=%u pin=%u gsi=%u guest=0x%016llx phys=0x%016llx now=%s vec=0x%02x routed=%u refused=%u irqs=%llu\n",
 				k, p, vio_gsi[k] + p, (unsigned long long)q->vrte, (unsigned long long)q->prte,

@@ -315,6 +315,9 @@ TEST(vioapic_refusals_counted_and_pin_stays_masked)
 	CHECK_EQ(a.pin[5].refused, VR_NONE);
 	CHECK(!(phys.rte[5] & M_MASK));
 	CHECK_EQ(phys.rte[5], rte(0, 0x40, false, 10));
+	CHECK_EQ(a.pin[5].routes, 1);
+	CHECK_EQ(a.pin[5].last_vector, 0x40);
+	CHECK_EQ(a.pin[5].last_dest, 10);
 	CHECK_EQ(vioapic_rte(&a, 5), rte(0, 0x40, false, 0));
 	CHECK_EQ(vioapic_rte(&a, 99), 0);
 }
