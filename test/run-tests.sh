@@ -751,8 +751,19 @@ attack_checks() {
   expect "$n/xsetbv" "$log" 'hvattack: xsetbv 0x5 -> #GP' 'hvattack: xsetbv 0xb -> #GP' 'hvattack: xsetbv 0x27 -> #GP' \
     'hvattack: xsetbv 0x2 -> #GP' 'hvattack: xsetbv 0x8000000000000003 -> #GP' 'hvattack: xsetbv xcr1 -> #GP'
   expect "$n/apic-base" "$log" 'hvattack: apic_base write 0x[0-9a-f]+ -> dropped' 'hv: guest write of IA32_APIC_BASE 0x200[0-9a-f]{3} .* dropped'
+  # The virtual IOAPIC (ioapic=virtual) refuses the NMI to the parked CPU
+  # (no vCPU has its APIC ID): the physical pin stays masked, the refusal is
+  # counted on the pin's report line, and no NMI reaches the parked CPU.
   expect "$n/ioapic-nmi" "$log" 'hvattack: ioapic nmi pin=8 apic_id=1 rtc_irqs=[1-9][0-9]* -> survived' \
-    'hvstat: nmi ignored=[1-9]'
+    'hvstat: ioapic=0 pin=8 gsi=8 .* refused=[1-9][0-9]* irqs='
+  expect_not "$n/ioapic-nmi-not-delivered" "$log" 'hvstat: nmi ignored='
+  # SMI, INIT, ExtINT, vector 5, the hypervisor's vector 0xf1 and an NMI to
+  # everyone written into an idle pin: read back as written, the first five
+  # refused; the NMI to everyone names only the guest's one vCPU (smp=1),
+  # which is allowed: routed to its CPU alone. The pin-8 NMI: no_vcpu.
+  expect "$n/ioapic-modes" "$log" 'hvattack: ioapic modes pin=10 readback=6/6 -> written' \
+    'hvstat: ioapic=0 pin=10 gsi=10 .* routed=1 refused=5 irqs=' \
+    'hvstat: ioapic refusals smi=1 init=1 extint=1 vector_below_16=1 vector_of_hypervisor=1 no_vcpu=1$'
   expect "$n/tsc" "$log" 'hvattack: tsc_adjust \+2\^36 -> rdtsc \+[0-9]+, adjust \+68719476736, rdmsr tsc agrees -> moved' \
     'hvattack: tsc write -2\^36 -> adjust moved back -> moved' 'hvattack: tsc_adjust restored -> rdtsc continuous -> restored' \
     'hvattack: tsc timers afterwards: jiffies \+[1-9][0-9]* -> ticking' 'hvstat: cpu=[0-9]+ tsc writes=3 offset=0 adjust=0x0'
@@ -1191,7 +1202,7 @@ level_fuzz() {
     tail -n 5 "$LOGS/fuzz-build.log"
     return
   fi
-  for t in options cfg mb2 memmap acpi linux guest dmar irq srat; do
+  for t in options cfg mb2 memmap acpi linux guest dmar irq srat mmio; do
     work=$(mktemp -d "${TMPDIR:-/tmp}/hv-fuzz.XXXXXX")
     cp test/fuzz/corpus/$t/* "$work/" 2>/dev/null
     out=$($B/fuzz/$t -max_total_time="${FUZZ_SECONDS:-10}" -artifact_prefix="$LOGS/fuzz-$t-" "$work" 2>&1); rc=$?

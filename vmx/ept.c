@@ -144,6 +144,37 @@ int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink)
 	return old == want ? 0 : -1;   /* 0: another vCPU filled it first */
 }
 
+/* A large leaf into a table of 512 leaves one level down, the same type,
+ * rights and ignore-PAT bit (SDM Vol. 3C, "EPT Translation Mechanism":
+ * bit 7 is the page size in a PDPTE or PDE, ignored in a PTE). */
+static uint64_t split(uint64_t e, uint64_t step, bool large, struct ept_stats *st)
+{
+	uint64_t *t = new_table(st);
+	uint64_t base = e & 0x000ffffffffff000ull & ~(step * 512 - 1);
+	uint64_t bits = e & 0xfffull & ~EPT_LARGE;
+	for (int i = 0; i < 512; i++)
+		t[i] = (base + (uint64_t)i * step) | bits | (large ? EPT_LARGE : 0);
+	return table_entry(t);
+}
+
+bool ept_unmap_page(uint64_t eptp, uint64_t gpa, struct ept_stats *st)
+{
+	uint64_t *t = (uint64_t *)(uintptr_t)(eptp & ~0xfffull);
+	for (int shift = 39; shift > 12; shift -= 9) {
+		uint64_t *e = &t[(gpa >> shift) & 511];
+		if (!(*e & EPT_R))
+			return false;
+		if (shift <= 30 && (*e & EPT_LARGE))
+			*e = split(*e, 1ull << (shift - 9), shift == 30, st);
+		t = next_table(*e);
+	}
+	uint64_t *pte = &t[(gpa >> 12) & 511];
+	if (!(*pte & EPT_R))
+		return false;
+	*pte = 0;
+	return true;
+}
+
 /* The 1 GiB region at g (g aligned) into its PDPT entry: one large page when
  * uniform and allowed, else a page directory of 2 MiB regions. */
 static uint64_t map_1g(const struct ept_ctx *x, const struct vmx_caps *c, uint64_t g)

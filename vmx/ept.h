@@ -40,6 +40,11 @@ uint64_t ept_sink_gib(paddr_t sink, struct ept_stats *st);
  * slot already holds the sink (another vCPU was first), -1 when gpa has no
  * 4 KiB hole (it is mapped by a large page, or lies beyond the map). */
 int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink);
+/* Takes the 4 KiB page at gpa out of the map (an emulated MMIO page: the
+ * virtual IOAPIC's), splitting the 1 GiB or 2 MiB page that held it into
+ * pages of the same type and rights. Returns false when gpa is not mapped.
+ * Before the guest runs (no INVEPT). */
+bool ept_unmap_page(uint64_t eptp, uint64_t gpa, struct ept_stats *st);
 /* INVEPT all-context (falls back to single-context). */
 void ept_invalidate(uint64_t eptp, const struct vmx_caps *c);
 #endif

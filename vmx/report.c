@@ -3,6 +3,7 @@
 #include "vcpu.h"
 #include "virq.h"
 #include "vconsole.h"
+#include "vioapic_trap.h"
 #include "../apic/pi.h"
 #include "../iommu/iommu.h"
 #include "../lib/percpu.h"
@@ -195,6 +196,7 @@ void report_print(const char *why)
 			(unsigned long long)s->pir[0], s->control & PI_ON ? 1 : 0, s->control & PI_SN ? 1 : 0);
 	}
 	vconsole_report(detail); /* the guest's console: lines, exits per line */
+	vioapic_trap_report();  /* the virtual IOAPIC's routes */
 	iommu_report();         /* DMA isolation and the DMA faults, polled now */
 	pr_info("hvstat: end total_exits=%llu\n", (unsigned long long)total);
 	spin_unlock(&report_lock);

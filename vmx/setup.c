@@ -18,6 +18,7 @@
 #include "../lib/trap.h"
 #include "../lib/tsc.h"
 #include "../apic/ioapic.h"
+#include "vioapic_trap.h"
 #include "../apic/lapic.h"
 #include "../apic/pi.h"
 #include "../guest/setup.h"
@@ -153,6 +154,9 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 		for (uint32_t i = 0; i < acpi->nioapics; i++)
 			pr_info("irq: IOAPIC %u at 0x%x: %u entries masked until the guest programs them\n", acpi->ioapic[i].id,
 				acpi->ioapic[i].addr, ioapic_mask_all(acpi->ioapic[i].addr));
+	if (acpi->nioapics && (!virt || s->opts->ioapic == IOAPIC_OPT_PASS))
+		pr_info("ioapic: the guest programs the physical IOAPIC itself (%s)\n",
+			virt ? "ioapic=pass" : "the partition model");
 
 	uint8_t *msr_bitmap = page_alloc(1), *io_a = page_alloc(1), *io_b = page_alloc(1);
 	msr_bitmap_build(msr_bitmap, virt, virt && tiers->ipi == IPI_IPIV);
@@ -214,6 +218,8 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	pr_info("pi: %u posted-interrupt descriptors, PID-pointer table at 0x%llx with last index %u\n", ncpus,
 		(unsigned long long)res.pid_table, max_id + extra);
 	virq_init(pid_table, max_id);
+	if (virt && s->opts->ioapic == IOAPIC_OPT_VIRTUAL)
+		vioapic_trap_setup(acpi, vmx_env.cfg.eptp);   /* the vCPUs and the notification vector known */
 	nmi_root_hook = virq_nmi_in_root;
 	timer_service_setup(s, virt);
 	vmcs_config_print(&vmx_env.cfg);

@@ -6,6 +6,7 @@
 #include "vconsole.h"
 #include "vcpu.h"
 #include "virq.h"
+#include "vioapic_trap.h"
 #include "../apic/ioapic.h"
 #include "../apic/lapic.h"
 #include "../guest/io.h"
@@ -27,6 +28,8 @@ static uint16_t vc_port;
 static int32_t vc_gsi = -1;          /* the UART's ISA IRQ as a GSI; -1: none known */
 static const struct acpi_info *vc_acpi;
 static struct vconsole_stats st;
+static void route_irq(struct vcpu *v, uint64_t rte);
+
 static void emit(void *ctx, const char *s, size_t n, bool whole)
 {
 	(void)ctx;
@@ -54,9 +57,19 @@ bool vconsole_owns(uint16_t port)
 
 /* The guest's IOAPIC entry for the UART's GSI, as an edge would deliver
  * it (82093AA: vector 7:0, delivery mode 10:8, destination mode 11, trigger
- * mode 15, mask 16, physical destination 63:56). */
+ * mode 15, mask 16, physical destination 63:56): the virtual IOAPIC's entry
+ * (ioapic=virtual), else the live physical one, peeked. */
 static void raise_irq(struct vcpu *v)
 {
+	if (vioapic_trap_on()) {
+		int64_t r = vc_gsi < 0 ? -1 : vioapic_trap_gsi_rte((uint32_t)vc_gsi);
+		if (r < 0) {
+			st.irq_lost++;
+			return;
+		}
+		route_irq(v, (uint64_t)r);
+		return;
+	}
 	const struct acpi_ioapic *io = NULL;
 	for (uint32_t i = 0; vc_acpi && i < vc_acpi->nioapics; i++)
 		if (vc_acpi->ioapic[i].gsi_base <= (uint32_t)vc_gsi &&
@@ -66,7 +79,11 @@ static void raise_irq(struct vcpu *v)
 		st.irq_lost++;
 		return;
 	}
-	uint64_t rte = ioapic_rte_peek(io->addr, (uint32_t)vc_gsi - io->gsi_base);
+	route_irq(v, ioapic_rte_peek(io->addr, (uint32_t)vc_gsi - io->gsi_base));
+}
+
+static void route_irq(struct vcpu *v, uint64_t rte)
+{
 	st.last_rte = rte;
 	if (rte & RTE_MASKED) {
 		st.irq_masked++;

@@ -343,7 +343,12 @@ void exit_external_intr(struct vcpu *v)
 		lapic_eoi();                 /* virq_before_entry does the work */
 		return;
 	case 0xff:
-		return;                      /* spurious: no EOI */
+		/* The spurious vector sets no ISR bit and takes no EOI (SDM Vol.
+		 * 3A, "Spurious Interrupt"); a device's vector 0xff does, and goes
+		 * on as any device vector (issue 27). */
+		if (!lapic_in_service(0xff))
+			return;
+		break;
 	default:
 		if (vec == vmx_env.cfg.posted_intr_nv) {
 			/* Only without posted-interrupt processing: move it by hand. */

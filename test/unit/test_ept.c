@@ -583,3 +583,39 @@ TEST(ept_late_map_budget_then_sink)
 	CHECK_EQ(mt, MT_WB);
 	done(&b);
 }
+
+/* An emulated MMIO page (the virtual IOAPIC's) leaves the map; the large
+ * pages around it are split with their types, every other page unchanged. */
+TEST(ept_unmap_page_splits_large_pages)
+{
+	for (int g1 = 0; g1 < 2; g1++) {
+		struct built b;
+		const struct memmap *m = main_map();
+		build(&b, m, g1, true, memmap_end(m));
+		int mt, level;
+		bool present;
+		uint64_t before = b.st.tables;
+		CHECK(ept_unmap_page(b.eptp, 0xfec00000, &b.st));
+		CHECK_EQ(b.st.tables, before + (g1 ? 2 : 1));
+		ept_walk(b.eptp, 0xfec00123, &mt, &present, &level);
+		CHECK(!present);
+		CHECK_EQ(level, 1);
+		uint64_t around[] = { 0xfebff000, 0xfec01000, 0xfec00000 + MIB(2), 0xc0000000, GIB(4) - PAGE_SIZE };
+		for (unsigned k = 0; k < 5; k++) {
+			uint64_t e = ept_walk(b.eptp, around[k], &mt, &present, &level);
+			CHECK(present);
+			CHECK_EQ(mt, MT_UC);
+			CHECK_EQ(e & RWX, RWX);
+			CHECK_EQ(e & ADDR_MASK & ~((level == 1 ? PAGE_SIZE : level == 2 ? MIB(2) : GIB(1)) - 1),
+				 around[k] & ~((level == 1 ? PAGE_SIZE : level == 2 ? MIB(2) : GIB(1)) - 1));
+		}
+		CHECK(!ept_unmap_page(b.eptp, 0xfec00000, &b.st));          /* gone already */
+		CHECK(!ept_unmap_page(b.eptp, MIB(200), &b.st));            /* hypervisor memory: never mapped */
+		CHECK(ept_unmap_page(b.eptp, MIB(4) + 0x3000, &b.st));      /* RAM in a 2M page */
+		uint64_t e = ept_walk(b.eptp, MIB(4) + 0x4000, &mt, &present, &level);
+		CHECK(present);
+		CHECK_EQ(mt, MT_WB);
+		CHECK_EQ(e & ADDR_MASK, MIB(4) + 0x4000);
+		done(&b);
+	}
+}

@@ -529,6 +529,20 @@ TEST(options_iommu)
 	CHECK_CONTAINS(err, "iommuqi=on");
 }
 
+TEST(options_ioapic)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.ioapic, IOAPIC_OPT_VIRTUAL);
+	CHECK_EQ(options_parse("ioapic=pass", &o, err, sizeof err), 0);
+	CHECK_EQ(o.ioapic, IOAPIC_OPT_PASS);
+	CHECK_EQ(options_parse("ioapic=virtual", &o, err, sizeof err), 0);
+	CHECK_EQ(o.ioapic, IOAPIC_OPT_VIRTUAL);
+	CHECK_EQ(options_parse("ioapic=off", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "ioapic=off");
+}
+
 TEST(options_vuart)
 {
 	struct hv_options o;

@@ -63,6 +63,34 @@ TEST(virq_edge_device_vector_posted_and_eoid)
 	CHECK(!vpage_bit(v, M_TMR, 0x41));
 }
 
+/* A device's vector 0xff is a legal vector (SDM Vol. 3A, "Error Handling":
+ * only 0-15 are illegal) and sets its ISR bit; the spurious interrupt, also
+ * 0xff on the hypervisor's APIC, sets none (SDM Vol. 3A, "Spurious
+ * Interrupt"). The device's must be posted and EOId, or ISR bit 0xff blocks
+ * the hypervisor's own vectors 0xf0-0xf2 on that CPU for good (issue 27). */
+TEST(virq_device_vector_0xff_is_not_spurious)
+{
+	hw_reset(1);
+	struct vcpu *v = hw_vcpu(0);
+	device_irq(v, 0xff, false);
+	CHECK(!hw_lapic_isr(0xff));                  /* EOId */
+	CHECK_EQ(v->extint[0xff], 1);
+	CHECK(vpage_bit(v, M_IRR, 0xff) || (pir_bit(v, 0xff) && pid_on(v)));
+	hw_reset(1);
+	v = hw_vcpu(0);
+	device_irq(v, 0xff, true);                   /* level: held until the guest's EOI */
+	CHECK(hw_lapic_isr(0xff));
+	guest_eoi(v, 0xff);
+	CHECK(!hw_lapic_isr(0xff));
+	CHECK_EQ(hw_eoi_broadcasts(0xff), 1);
+	/* The spurious one: no ISR bit, nothing posted, no EOI. */
+	hw_reset(1);
+	v = hw_vcpu(0);
+	hw_exit_external(v, 0xff);
+	CHECK_EQ(v->extint[0xff], 0);
+	CHECK(!vpage_bit(v, M_IRR, 0xff) && !pir_bit(v, 0xff));
+}
+
 TEST(virq_level_vector_held_until_guest_eoi)
 {
 	hw_reset(1);

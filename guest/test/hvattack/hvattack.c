@@ -22,6 +22,12 @@
  *   ioapic nmi pin=8 apic_id=N rtc_irqs=K -> survived   the RTC's periodic interrupt,
  *                                                routed by the guest's IOAPIC as an NMI
  *                                                to the kept CPU (the hypervisor's)
+ *   ioapic modes pin=10 readback=6/6 -> written   SMI, INIT, ExtINT, vector 5, vector 0xf1
+ *                                                (the hypervisor's kick) and an NMI to
+ *                                                everyone, unmasked on a pin no device
+ *                                                drives; each must read back as written
+ *                                                (the runner checks the hypervisor
+ *                                                refused and counted all six)
  *   sleep s<typ> pm1a=0x... -> ignored           SLP_TYP/SLP_EN writes other than S5
  *   mem [a-b] pages=N absent=M data=K            every e820-reserved page read, then
  *   mem data [a-b]                               written where it read as absent;
@@ -568,6 +574,39 @@ static void attack_ioapic_nmi(void)
 		failures++;
 }
 
+/* Routes the guest may not have, written unmasked into entry 10 (no device
+ * on the Bochs machine drives IRQ 10: nothing is ever sent on it, whoever
+ * owns the IOAPIC), each read back, then the entry restored. */
+static void attack_ioapic_modes(void)
+{
+	static const u32 lo[] = { 2u << 8 | 0x40, 5u << 8 | 0x40, 7u << 8 | 0x40, 0x05, 1u << 8 | 0xf1, 4u << 8 };
+	static const u32 hi[] = { 0, 0, 0, 0, 0, 0xffu << 24 };
+	const u32 pin = 10;
+	u8 __iomem *io = ioremap(0xfec00000, 0x20);
+	unsigned long flags;
+	int same = 0;
+	if (!io) {
+		outcome("ioapic modes", false, "NO IOAPIC MAPPING");
+		return;
+	}
+	local_irq_save(flags);
+	u32 lo0 = ioapic_rd(io, 0x10 + 2 * pin), hi0 = ioapic_rd(io, 0x11 + 2 * pin);
+	for (int i = 0; i < 6; i++) {
+		ioapic_wr(io, 0x10 + 2 * pin, lo0 | BIT(16));
+		ioapic_wr(io, 0x11 + 2 * pin, hi[i]);
+		ioapic_wr(io, 0x10 + 2 * pin, lo[i]);
+		same += ioapic_rd(io, 0x10 + 2 * pin) == lo[i] && ioapic_rd(io, 0x11 + 2 * pin) == hi[i];
+	}
+	ioapic_wr(io, 0x10 + 2 * pin, lo0 | BIT(16));
+	ioapic_wr(io, 0x11 + 2 * pin, hi0);
+	ioapic_wr(io, 0x10 + 2 * pin, lo0);
+	local_irq_restore(flags);
+	iounmap(io);
+	pr_info("hvattack: ioapic modes pin=%u readback=%d/6 -> %s\n", pin, same, same == 6 ? "written" : "NOT AS WRITTEN");
+	if (same != 6)
+		failures++;
+}
+
 /* PM1a_CNT writes with SLP_EN and every SLP_TYP but S5's: each would put a
  * machine to sleep and restart it outside VMX; the hypervisor drops them. */
 static void attack_sleep(void)
@@ -777,6 +816,7 @@ static int __init hvattack_init(void)
 	attack_cpuid_cr4();
 	attack_fault_rf();
 	attack_ioapic_nmi();
+	attack_ioapic_modes();
 	attack_init_sipi();
 	attack_ipi_storm();
 	attack_nmi();

@@ -1,0 +1,202 @@
+/* The virtual IOAPIC (vioapic.h): the 82093AA register interface over
+ * per-pin virtual entries, and the router that turns an entry into the
+ * physical pin's compatibility-format entry. */
+#include "vioapic.h"
+
+#define REG_ID   0x00
+#define REG_VER  0x01
+#define REG_ARB  0x02
+#define REG_RTE0 0x10
+#define ID_RW    0x0f000000u             /* 82093AA IOAPICID: bits 27:24 */
+/* The bits of the guest's entry the physical entry keeps as they are. */
+#define RTE_KEEP (0xffull | 7ull << 8 | VIOAPIC_ACTIVE_LOW | VIOAPIC_LEVEL | VIOAPIC_MASKED)
+
+enum { DLM_FIXED = 0, DLM_LOWEST = 1, DLM_SMI = 2, DLM_NMI = 4, DLM_INIT = 5, DLM_EXTINT = 7 };
+
+const char *const vioapic_refusal_names[VR_COUNT] = {
+	[VR_NONE] = "routed", [VR_SMI] = "smi", [VR_INIT] = "init", [VR_EXTINT] = "extint",
+	[VR_RESERVED_MODE] = "reserved_mode", [VR_NMI_NOT_ONE] = "nmi_not_one_vcpu",
+	[VR_VECTOR_LOW] = "vector_below_16", [VR_VECTOR_HOST] = "vector_of_hypervisor",
+	[VR_NO_VCPU] = "no_vcpu", [VR_MULTICAST] = "fixed_multicast", [VR_XAPIC_LOGICAL] = "xapic_logical",
+	[VR_DEST_ABOVE_255] = "apic_id_above_255", [VR_EXT_DEST] = "ext_dest_or_remappable",
+};
+
+/* Does the guest's 8-bit destination name vCPU i? Physical: its APIC ID, or
+ * 0xFF for all. Logical, x2APIC cluster mode: the 8 bits zero-extended to
+ * 32 are cluster 0 with members 7:0, the x2APIC IDs 0-7 (SDM Vol. 3A,
+ * "Logical Destination Mode in x2APIC Mode": LDR = cluster 31:16, bit
+ * (ID & 15) in 15:0), 0xFF all. */
+static bool names(const struct vioapic_dom *d, uint32_t i, uint64_t vrte)
+{
+	uint8_t dest = VIOAPIC_DEST(vrte);
+	if (dest == 0xff)
+		return true;
+	if (!(vrte & VIOAPIC_LOGICAL))
+		return d->apic_id[i] == dest;
+	return d->apic_id[i] < 8 && (dest >> d->apic_id[i] & 1);
+}
+
+enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, uint64_t *prte)
+{
+	/* Refused: masked, with the guest's vector and trigger mode still, so
+	 * that an EOI of that vector clears a remote IRR the pin holds. */
+	*prte = (vrte & (0xffull | VIOAPIC_ACTIVE_LOW | VIOAPIC_LEVEL)) | VIOAPIC_MASKED;
+	if (vrte & 0x00ff000000000000ull)
+		return VR_EXT_DEST;
+	unsigned dlm = VIOAPIC_DLM(vrte);
+	uint8_t vec = VIOAPIC_VECTOR(vrte);
+	switch (dlm) {
+	case DLM_SMI:    return VR_SMI;
+	case DLM_INIT:   return VR_INIT;
+	case DLM_EXTINT: return VR_EXTINT;
+	case DLM_FIXED: case DLM_LOWEST: case DLM_NMI: break;
+	default:         return VR_RESERVED_MODE;
+	}
+	if ((vrte & VIOAPIC_LOGICAL) && !d->guest_x2apic)
+		return VR_XAPIC_LOGICAL;
+	uint32_t count = 0, first = 0;
+	for (uint32_t i = 0; i < d->n; i++)
+		if (names(d, i, vrte) && count++ == 0)
+			first = i;
+	if (!count)
+		return VR_NO_VCPU;
+	if (dlm == DLM_NMI && count != 1)
+		return VR_NMI_NOT_ONE;             /* a broadcast NMI would reach parked CPUs too */
+	if (dlm != DLM_NMI) {
+		/* SDM Vol. 3A, "Error Handling": vectors 0-15 are illegal to a
+		 * local APIC (receive illegal vector). */
+		if (vec < 16)
+			return VR_VECTOR_LOW;
+		if (d->host_vectors[vec / 64] >> (vec % 64) & 1)
+			return VR_VECTOR_HOST;
+		if (dlm == DLM_FIXED && count > 1)
+			return VR_MULTICAST;       /* one physical destination cannot name them all */
+	}
+	uint32_t pick = first;
+	if (dlm == DLM_LOWEST && count > 1) {
+		/* Lowest priority among several: the (vector mod count)-th, as
+		 * iommu/irte.c's irq_plan chooses (KVM's vector hashing). */
+		uint32_t k = vec % count;
+		for (uint32_t i = first; i < d->n; i++)
+			if (names(d, i, vrte) && k-- == 0) {
+				pick = i;
+				break;
+			}
+	}
+	uint32_t host = d->host_apic_id[pick];
+	if (host > 255)
+		return VR_DEST_ABOVE_255;          /* compatibility format: 8 bits */
+	*prte = (vrte & RTE_KEEP) | (uint64_t)host << 56;   /* physical destination mode */
+	return VR_NONE;
+}
+
+void vioapic_init(struct vioapic *a, const struct vioapic_hw *hw)
+{
+	a->id = hw->read(hw->ctx, REG_ID) & ID_RW;
+	a->ver = hw->read(hw->ctx, REG_VER);
+	a->arb = hw->read(hw->ctx, REG_ARB);
+	a->npins = ((a->ver >> 16) & 0xff) + 1;
+	a->regsel = 0;
+	a->eois = 0;
+	for (unsigned r = 0; r < VR_COUNT; r++)
+		a->refused_by[r] = 0;
+	for (uint32_t p = 0; p < a->npins; p++) {
+		uint64_t r = hw->read(hw->ctx, REG_RTE0 + 2 * p) | (uint64_t)hw->read(hw->ctx, REG_RTE0 + 2 * p + 1) << 32;
+		a->pin[p] = (struct vioapic_pin){ .vrte = (r & VIOAPIC_RTE_RW) | VIOAPIC_MASKED,
+						  .prte = (r & ~VIOAPIC_RO) | VIOAPIC_MASKED };
+	}
+}
+
+uint64_t vioapic_rte(const struct vioapic *a, uint32_t pin)
+{
+	return pin < a->npins ? a->pin[pin].vrte : 0;
+}
+
+/* Unimplemented registers and offsets read 0 and take no writes (the data
+ * sheet leaves them undefined; 0 is this implementation's choice). */
+uint32_t vioapic_read(struct vioapic *a, const struct vioapic_hw *hw, uint32_t off)
+{
+	if (off == VIOAPIC_REGSEL)
+		return a->regsel;
+	if (off != VIOAPIC_WIN)
+		return 0;                          /* the EOI register is write-only */
+	uint32_t reg = a->regsel;
+	if (reg == REG_ID)
+		return a->id;
+	if (reg == REG_VER)
+		return a->ver;
+	if (reg == REG_ARB)
+		return a->arb;
+	if (reg < REG_RTE0 || reg >= REG_RTE0 + 2 * a->npins)
+		return 0;
+	struct vioapic_pin *p = &a->pin[(reg - REG_RTE0) / 2];
+	if (reg & 1)
+		return (uint32_t)(p->vrte >> 32);
+	/* Delivery status and remote IRR are the physical pin's: it has the
+	 * guest's vector and trigger mode, and the guest's EOIs reach it. A
+	 * refused pin is masked there and shows neither. */
+	return (uint32_t)p->vrte | (hw->read(hw->ctx, reg) & (uint32_t)VIOAPIC_RO);
+}
+
+/* The physical entry, masked first while the destination changes. */
+static void program(const struct vioapic_hw *hw, uint32_t pin, struct vioapic_pin *p, uint64_t prte)
+{
+	if (prte == p->prte)
+		return;
+	uint32_t lo = REG_RTE0 + 2 * pin;
+	if ((uint32_t)(p->prte >> 32) != (uint32_t)(prte >> 32)) {
+		if (!(p->prte & VIOAPIC_MASKED))
+			hw->write(hw->ctx, lo, (uint32_t)p->prte | (uint32_t)VIOAPIC_MASKED);
+		hw->write(hw->ctx, lo + 1, (uint32_t)(prte >> 32));
+	}
+	hw->write(hw->ctx, lo, (uint32_t)prte);
+	p->prte = prte;
+}
+
+int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct vioapic_hw *hw, uint32_t off,
+		  uint32_t val)
+{
+	if (off == VIOAPIC_REGSEL) {
+		a->regsel = val & 0xff;
+		return -1;
+	}
+	if (off == VIOAPIC_EOI) {
+		/* ICH/PCH data sheets: version 0x20 has the EOI register; the
+		 * vector is the guest's, the physical pins have it too. */
+		if ((a->ver & 0xff) >= 0x20) {
+			hw->eoi(hw->ctx, (uint8_t)val);
+			a->eois++;
+		}
+		return -1;
+	}
+	if (off != VIOAPIC_WIN)
+		return -1;
+	uint32_t reg = a->regsel;
+	if (reg == REG_ID) {
+		a->id = val & ID_RW;               /* the guest's name for it; the physical ID stays */
+		return -1;
+	}
+	if (reg < REG_RTE0 || reg >= REG_RTE0 + 2 * a->npins)
+		return -1;                         /* VER, ARB: read-only */
+	uint32_t pin = (reg - REG_RTE0) / 2;
+	struct vioapic_pin *p = &a->pin[pin];
+	uint64_t half = reg & 1 ? (uint64_t)val << 32 | (uint32_t)p->vrte : (p->vrte & ~0xffffffffull) | val;
+	uint64_t vrte = half & VIOAPIC_RTE_RW & ~VIOAPIC_RO;
+	p->writes++;
+	if (vrte == p->vrte)
+		return -1;
+	p->vrte = vrte;
+	uint64_t prte;
+	p->refused = (uint8_t)vioapic_route(d, vrte, &prte);
+	if (p->refused != VR_NONE && !(vrte & VIOAPIC_MASKED)) {
+		p->refusals++;
+		a->refused_by[p->refused]++;
+	}
+	program(hw, pin, p, prte);
+	if (!(prte & VIOAPIC_MASKED)) {
+		p->routes++;
+		p->last_vector = VIOAPIC_VECTOR(prte);
+		p->last_dest = VIOAPIC_DEST(prte);
+	}
+	return (int)pin;
+}
