@@ -28,6 +28,12 @@
  *                                                drives; each must read back as written
  *                                                (the runner checks the hypervisor
  *                                                refused and counted all six)
+ *   ioregsel hammer cpu=N selects=K lines=L rtes=same -> survived   (hammer_ms=, alone)
+ *                                                one CPU writes IOREGSEL (every
+ *                                                register in turn) and reads IOWIN as fast
+ *                                                as it can while CPU 0 prints L lines: each
+ *                                                line must arrive whole and every entry
+ *                                                read back unchanged after
  *   sleep s<typ> pm1a=0x... -> ignored           SLP_TYP/SLP_EN writes other than S5
  *   mem [a-b] pages=N absent=M data=K            every e820-reserved page read, then
  *   mem data [a-b]                               written where it read as absent;
@@ -68,6 +74,9 @@
 #include <asm/processor-flags.h>
 #include <asm/special_insns.h>
 #include <linux/kdebug.h>
+#include <linux/kthread.h>
+#include <linux/delay.h>
+#include <linux/completion.h>
 #include <linux/notifier.h>
 #include <linux/preempt.h>
 
@@ -83,6 +92,10 @@ MODULE_PARM_DESC(storm_ids, "the IPI storm goes to APIC IDs 0..storm_ids-1");
 static int nmi_storm = 1000;
 module_param(nmi_storm, int, 0444);
 MODULE_PARM_DESC(nmi_storm, "self-NMIs sent by the NMI storm");
+
+static int hammer_ms;
+module_param(hammer_ms, int, 0444);
+MODULE_PARM_DESC(hammer_ms, "only the IOREGSEL hammer: this long on the last CPU while CPU 0 prints (0: the attacks)");
 
 static int failures;
 static atomic_t nmis = ATOMIC_INIT(0);
@@ -607,6 +620,66 @@ static void attack_ioapic_modes(void)
 		failures++;
 }
 
+/* The IOREGSEL hammer (hammer_ms=): the select register is shared by every
+ * CPU (one per IOAPIC); a hypervisor that peeks at the live IOAPIC for its
+ * own needs (the console's route) would race with it. One CPU selects every
+ * register in turn and reads IOWIN, never writing an entry; CPU 0 prints
+ * meanwhile; after, every entry must read as before. */
+static atomic_t hammer_stop = ATOMIC_INIT(0);
+static unsigned long hammer_selects;
+static DECLARE_COMPLETION(hammer_done);
+
+static int hammer_fn(void *arg)
+{
+	u8 __iomem *io = arg;
+	unsigned long n = 0;
+	while (!atomic_read(&hammer_stop)) {
+		writel((u32)(n & 0x3f), io);
+		(void)readl(io + 0x10);
+		n++;
+	}
+	hammer_selects = n;
+	complete(&hammer_done);
+	return 0;
+}
+
+static void attack_ioregsel_hammer(void)
+{
+	u8 __iomem *io = ioremap(0xfec00000, 0x20);
+	u32 before[48], after[48];
+	int cpu = num_online_cpus() - 1, same = 0, lines = 0;
+	struct task_struct *t;
+	if (!io || cpu < 1) {
+		outcome("ioregsel hammer", false, !io ? "NO IOAPIC MAPPING" : "ONE CPU ONLY");
+		return;
+	}
+	for (int i = 0; i < 48; i++)
+		before[i] = ioapic_rd(io, 0x10 + i);
+	t = kthread_create(hammer_fn, io, "hvhammer");
+	if (IS_ERR(t)) {
+		outcome("ioregsel hammer", false, "NO THREAD");
+		iounmap(io);
+		return;
+	}
+	kthread_bind(t, cpu);
+	wake_up_process(t);
+	for (unsigned long end = jiffies + msecs_to_jiffies(hammer_ms); time_before(jiffies, end); lines++) {
+		pr_info("hvattack: hammer line %d 0123456789abcdefghijklmnopqrstuvwxyz end\n", lines);
+		msleep(20);
+	}
+	atomic_set(&hammer_stop, 1);
+	wait_for_completion(&hammer_done);
+	for (int i = 0; i < 48; i++) {
+		after[i] = ioapic_rd(io, 0x10 + i);
+		same += after[i] == before[i];
+	}
+	iounmap(io);
+	pr_info("hvattack: ioregsel hammer cpu=%d selects=%lu lines=%d rtes=%s -> %s\n", cpu, hammer_selects, lines,
+		same == 48 ? "same" : "CHANGED", same == 48 && hammer_selects > 0 ? "survived" : "NOT AS BEFORE");
+	if (same != 48 || !hammer_selects)
+		failures++;
+}
+
 /* PM1a_CNT writes with SLP_EN and every SLP_TYP but S5's: each would put a
  * machine to sleep and restart it outside VMX; the hypervisor drops them. */
 static void attack_sleep(void)
@@ -804,6 +877,11 @@ static int __init hvattack_init(void)
 	if (!x2apic_enabled()) {
 		pr_info("hvattack: needs x2APIC mode; done failures=1\n");
 		return -ENODEV;
+	}
+	if (hammer_ms) {
+		attack_ioregsel_hammer();
+		pr_info("hvattack: done failures=%d\n", failures);
+		return 0;
 	}
 	attack_vmx_msrs();
 	attack_vmx_insns();
