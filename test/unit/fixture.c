@@ -159,3 +159,16 @@ bool fixture_no_vid(struct vmx_raw_caps *r)
 	fixture_clear_allowed1(&r->proc2, NULL, VMX_PROC2_VIRT_INTR_DELIVERY);
 	return true;
 }
+
+void fixture_write_corpus(const char *env, const char *file, const void *data, size_t len)
+{
+	const char *dir = getenv(env);
+	if (!dir)
+		return;
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(data, 1, len, f) == len);
+	if (f)
+		fclose(f);
+}

@@ -5,6 +5,7 @@
 #define TEST_UNIT_FIXTURE_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include "../../vmx/caps.h"
 
 /* The whole fixture file, read once; NULL (after saying why) if unreadable. */
@@ -17,6 +18,10 @@ int fixture_list_sections(const char **names, char (*buf)[64], int max);
 void fixture_clear_allowed1(uint64_t *plain, uint64_t *true_msr, uint32_t bit);
 /* Sets a bit in the allowed-0 half (the control is forced to 1). */
 void fixture_set_allowed0(uint64_t *plain, uint64_t *true_msr, uint32_t bit);
+
+/* When the environment variable 'env' names a folder, writes data there as
+ * 'file' (the server-shaped tables seed the fuzzers' corpora that way). */
+void fixture_write_corpus(const char *env, const char *file, const void *data, size_t len);
 
 /* SYNTHETIC profiles (no emulator has these): each returns false if the
  * Bochs section it starts from is missing.

@@ -17,6 +17,7 @@
  * QAT and DLB: 16). A four-socket board with more stacks than 256 buses
  * hold uses two segments, each with its own INCLUDE_PCI_ALL unit. */
 #include "test.h"
+#include "fixture.h"
 #include "vtd_regs_model.h"
 #include "../../lib/dmar.h"
 #include "../../lib/acpi.h"
@@ -233,15 +234,7 @@ static void check_shape(const struct shape *sh, const char *file, uint32_t want_
 {
 	build(sh);
 	/* HV_DMAR_CORPUS=test/fuzz/corpus/dmar writes the table there, for the fuzzer. */
-	const char *dir = getenv("HV_DMAR_CORPUS");
-	if (dir) {
-		char path[512];
-		snprintf(path, sizeof path, "%s/%s", dir, file);
-		FILE *f = fopen(path, "wb");
-		CHECK(f && fwrite(tab, 1, tlen, f) == tlen);
-		if (f)
-			fclose(f);
-	}
+	fixture_write_corpus("HV_DMAR_CORPUS", file, tab, tlen);
 	int r = parse_tab();
 	if (r)
 		printf("    %s: %s\n", sh->name, err);

@@ -23,6 +23,7 @@
  * "Processor Local x2APIC Structure"), memory of node 0 starts with the
  * 2 GiB below the PCI hole, and hot-pluggable ranges are listed per socket. */
 #include "test.h"
+#include "fixture.h"
 #include "../../lib/acpi.h"
 #include "../../lib/srat.h"
 #include "../../lib/memmap.h"
@@ -226,15 +227,7 @@ static void check_shape(const struct shape *sh, const char *file)
 {
 	parse_both(sh);
 	/* HV_SRAT_CORPUS=test/fuzz/corpus/srat writes the SRAT there, for the fuzzer. */
-	const char *dir = getenv("HV_SRAT_CORPUS");
-	if (dir) {
-		char path[512];
-		snprintf(path, sizeof path, "%s/%s", dir, file);
-		FILE *f = fopen(path, "wb");
-		CHECK(f && fwrite(srat, 1, srat_len, f) == srat_len);
-		if (f)
-			fclose(f);
-	}
+	fixture_write_corpus("HV_SRAT_CORPUS", file, srat, srat_len);
 	printf("    %s: MADT %u bytes, %u CPUs (%u with IDs above 255, %u x2APIC entries, %u disabled); SRAT %u bytes, %u nodes\n",
 	       sh->name, madt_len, want.ncpus, want.high, want.x2, want.disabled, srat_len, si.nnodes);
 	CHECK_EQ(acpi.ncpus, want.ncpus);
