@@ -14,13 +14,13 @@ BOOT_SRCS := boot/main.c boot/smp.c
 LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
              lib/desc.c lib/trap.c lib/percpu.c lib/paging.c lib/tsc.c lib/tsc_choose.c lib/tsc_skew.c lib/power.c lib/panic.c lib/mtrr.c \
              lib/dmar.c
-APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c apic/level.c apic/vioapic.c
+APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c apic/level.c apic/vioapic.c apic/vmsi.c
 IPI_SRCS  := ipi/ipi.c
 TIMER_SRCS := timer/vtimer.c timer/service.c
 IOMMU_SRCS := iommu/tables.c iommu/vtd.c iommu/iommu.c iommu/edutest.c iommu/irte.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/bochstest.c vmx/vcpu.c vmx/vcpu_launch.c \
              vmx/report.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c vmx/tsc.c \
-             vmx/exit_io.c vmx/vconsole.c vmx/event.c vmx/forced.c vmx/setup.c vmx/hang.c vmx/virq_hang.c vmx/vioapic_trap.c
+             vmx/exit_io.c vmx/vconsole.c vmx/event.c vmx/forced.c vmx/setup.c vmx/hang.c vmx/virq_hang.c vmx/vioapic_trap.c vmx/msi_trap.c
 GUEST_SRCS := guest/startup.c guest/linux.c guest/boot.c guest/setup.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c \
               guest/acpi.c guest/gwalk.c guest/vuart.c guest/mmio.c
 CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(IOMMU_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
