@@ -27,6 +27,7 @@
 #include "../guest/setup.h"
 #include "../iommu/iommu.h"
 #include "../iommu/edutest.h"
+#include "../vmx/msi_edutest.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -147,8 +148,12 @@ __noreturn void hv_main(struct boot_info *bi)
 	/* DMA isolation: decided here, turned on just before the guest runs. */
 	if (iommu_init(&acpi, opts.iommu, opts.iommu_qi, &bi->mem, err, sizeof err))
 		hv_fail(err);
-	if (opts.iommu_test)
-		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()));
+	if (opts.iommu_test) {
+		/* The trapped MSI first: compatibility format, before the
+		 * interrupt-remapping checks turn remapping on. */
+		bool msi_ok = msi_edutest(lapic_requested, lapic_id());
+		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()) && msi_ok);
+	}
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */
