@@ -27,7 +27,8 @@
 
 const char *vmsi_refusal_name(unsigned r)
 {
-	return r == VM_BAD_ADDR ? "not_an_msi_address" : r < VR_COUNT ? vioapic_refusal_names[r] : "?";
+	return r == VM_BAD_ADDR ? "not_an_msi_address" : r == VM_NO_TABLE ? "msix_table_not_emulated" :
+	       r < VR_COUNT ? vioapic_refusal_names[r] : "?";
 }
 
 /* SDM Vol. 3A, "Message Address Register Format" / "Message Data Register
@@ -182,12 +183,14 @@ static uint64_t table_addr(const struct vmsi_hw *hw, const struct vmsi_fn *f)
 static void msix_locate(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
 {
 	uint64_t pa = table_addr(hw, f);
+	uint32_t len = 16u * f->nent;
+	if (pa && hw->mem_ok && !hw->mem_ok(hw->ctx, pa, len))
+		pa = 0;                          /* beyond the hypervisor's reach: not emulated */
 	if (pa == f->table_pa)
 		return;
 	f->table_pa = pa;
 	if (!pa)
 		return;
-	uint32_t len = 16u * f->nent;
 	for (uint64_t pg = pa & ~0xfffull; pg < pa + len; pg += 0x1000)
 		add_page(s, pg);
 	if (hw->table_at)
@@ -362,7 +365,15 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 			for (uint32_t i = 0; i < f->nent && f->ent; i++)
 				msix_entry_apply(s, d, hw, f, i, false);
 		}
-		hw->cfg_write(hw->ctx, bdf, f->msix + 2, 2, f->msix_ctl);
+		uint16_t pctl = f->msix_ctl;
+		if ((pctl & MSIX_EN) && (!f->table_pa || !f->ent)) {
+			/* Entries the hypervisor cannot write nor trap: the device's
+			 * MSI-X stays off (its INTx too: MSI-X enabled, virtually). */
+			pctl &= (uint16_t)~MSIX_EN;
+			if (on)
+				count_route(s, f, VM_NO_TABLE, 0, 0, 0, 0);
+		}
+		hw->cfg_write(hw->ctx, bdf, f->msix + 2, 2, pctl);
 	}
 }
 

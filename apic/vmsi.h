@@ -29,7 +29,12 @@
 #define PCI_CAP_ID_MSIX  0x11
 
 /* The refusals: the router's (enum vioapic_refusal) and one of its own. */
-enum { VM_BAD_ADDR = VR_COUNT, VM_COUNT };  /* address not 0xFEExxxxx (or above 4 GiB) */
+enum {
+	VM_BAD_ADDR = VR_COUNT,          /* address not 0xFEExxxxx (or above 4 GiB) */
+	VM_NO_TABLE,                     /* MSI-X enabled, its table not emulated (unassigned BAR, beyond
+	                                    the hypervisor's map, no room): the device's MSI-X left off */
+	VM_COUNT
+};
 const char *vmsi_refusal_name(unsigned r);
 
 /* The physical side. cfg_*: one access of 1, 2 or 4 bytes at (bdf, off);
@@ -44,6 +49,8 @@ struct vmsi_hw {
 	/* An MSI-X table now at [pa, pa + len): its pages must leave the
 	 * guest's view (may be NULL). */
 	void (*table_at)(void *ctx, uint64_t pa, uint32_t len);
+	/* Whether mem_read/mem_write reach [pa, pa + len) (may be NULL: all). */
+	bool (*mem_ok)(void *ctx, uint64_t pa, uint32_t len);
 	void *ctx;
 };
 

@@ -7,10 +7,11 @@
 #include "../apic/vmsi.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
-#include "../guest/mmio.h"
+#include "../guest/mmio_width.h"
 #include "../lib/acpi.h"
 #include "../lib/cpu.h"
 #include "../lib/memmap.h"
+#include "../lib/paging.h"
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
 #include "../lib/spinlock.h"
@@ -21,7 +22,15 @@ static spinlock_t lock;                      /* the virtual state and the physic
 static uint64_t trap_eptp;
 static uint32_t guest_ids[MAX_CPUS], host_ids[MAX_CPUS];
 static struct vioapic_dom dom;
-static uint64_t bad_insns, unaligned, late_pages;
+static uint64_t bad_insns, unaligned, late_pages, ecam_accesses;
+/* ECAM (MCFG, segment 0): each trapped function's 4 KiB page, out of the
+ * EPT (PCI Express Base Specification, "Enhanced Configuration Access
+ * Mechanism": bus 27:20, device 19:15, function 14:12 above the base). */
+static uint64_t ecam_base;
+static uint8_t ecam_bus0, ecam_bus1;
+static uint32_t necam;
+static uint64_t ecam_page[VMSI_MAX_FNS];
+static uint16_t ecam_bdf[VMSI_MAX_FNS];
 
 /* Mechanism #1 on the real ports: CONFIG_ADDRESS, then the data port's
  * byte lane for the access. */
@@ -93,8 +102,37 @@ static void hw_table_at(void *ctx, uint64_t pa, uint32_t len)
 	}
 }
 
+/* The physical configuration space through ECAM (any offset, any width). */
+static uint32_t ecam_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
+{
+	(void)ctx;
+	uintptr_t a = (uintptr_t)(ecam_base + ((uint64_t)((bdf >> 8) - ecam_bus0) << 20) + ((uint64_t)(bdf & 0xff) << 12) + off);
+	return size == 1 ? *(volatile uint8_t *)a : size == 2 ? *(volatile uint16_t *)a : *(volatile uint32_t *)a;
+}
+
+static void ecam_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uint32_t val)
+{
+	(void)ctx;
+	uintptr_t a = (uintptr_t)(ecam_base + ((uint64_t)((bdf >> 8) - ecam_bus0) << 20) + ((uint64_t)(bdf & 0xff) << 12) + off);
+	if (size == 1)
+		*(volatile uint8_t *)a = (uint8_t)val;
+	else if (size == 2)
+		*(volatile uint16_t *)a = (uint16_t)val;
+	else
+		*(volatile uint32_t *)a = val;
+}
+
+static bool hw_mem_ok(void *ctx, uint64_t pa, uint32_t len)
+{
+	(void)ctx;
+	return pa + len <= paging_identity_end;
+}
+
+static const struct vmsi_hw ecam_hw = { ecam_cfg_read, ecam_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
+					hw_table_at, hw_mem_ok, NULL };
+
 static const struct vmsi_hw hw = { hw_cfg_read, hw_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-				   hw_table_at, NULL };
+				   hw_table_at, hw_mem_ok, NULL };
 
 const struct vmsi_hw *msi_trap_hw(void)
 {
@@ -122,15 +160,31 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 	for (uint16_t p = PCI_CFG_ADDR; p < PCI_CFG_DATA + 4; p++)
 		io_bitmap_set(io_a, io_b, p);
 	on = true;
+	if (acpi && acpi->mcfg_base) {
+		ecam_base = acpi->mcfg_base;
+		ecam_bus0 = acpi->mcfg_bus_start;
+		ecam_bus1 = acpi->mcfg_bus_end;
+		struct ept_stats es = { 0 };
+		for (uint32_t i = 0; i < vs.nfn; i++) {
+			uint16_t bdf = vs.fn[i].bdf;
+			if ((bdf >> 8) < ecam_bus0 || (bdf >> 8) > ecam_bus1)
+				continue;
+			uint64_t pg = ecam_base + ((uint64_t)((bdf >> 8) - ecam_bus0) << 20) + ((uint64_t)(bdf & 0xff) << 12);
+			ept_unmap_page(eptp, pg, &es);
+			ecam_bdf[necam] = bdf;
+			ecam_page[necam++] = pg;
+		}
+		pr_info("msi: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' pages out of the EPT, the rest passes\n",
+			(unsigned long long)ecam_base, ecam_bus0, ecam_bus1, necam);
+	}
 	for (uint32_t i = 0; i < vs.nfn; i++) {
 		const struct vmsi_fn *f = &vs.fn[i];
 		pr_info("msi: %02x:%02x.%u: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped\n",
 			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, f->msi, f->msix, f->msix ? f->nent : 0,
 			(unsigned long long)f->table_pa, f->msix && !f->ent ? ", no room: entries not emulated" : "");
 	}
-	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X, %u table page%s out of the EPT%s\n",
-		vs.nfn, vs.nfn == 1 ? "" : "s", vs.npages, vs.npages == 1 ? "" : "s",
-		acpi && acpi->mcfg_base ? "; ECAM (MCFG) NOT filtered: a guest using it programs MSIs itself" : "");
+	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X, %u table page%s out of the EPT\n",
+		vs.nfn, vs.nfn == 1 ? "" : "s", vs.npages, vs.npages == 1 ? "" : "s");
 }
 
 bool msi_trap_owns(uint16_t port)
@@ -171,33 +225,57 @@ static unsigned fetch(uint8_t *b)
 	return n;
 }
 
+static int ecam_index(uint64_t gpa)
+{
+	for (uint32_t i = 0; i < necam; i++)
+		if (ecam_page[i] == (gpa & ~0xfffull))
+			return (int)i;
+	return -1;
+}
+
 bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 {
-	if (!on || !vmsi_trapped(&vs, gpa))
+	if (!on)
+		return false;
+	int e = ecam_index(gpa);
+	if (e < 0 && !vmsi_trapped(&vs, gpa))
 		return false;
 	uint8_t b[MMIO_INSN_MAX];
-	struct mmio_insn in;
+	struct mmio_access a;
 	const char *why = "not in 64-bit mode";
 	bool long_mode = vmcs_read(VMCS_GUEST_CS_AR) & BIT(13);
-	if (!long_mode || mmio_decode(b, fetch(b), &in, &why)) {
+	if (!long_mode || mmio_decode_width(b, fetch(b), &a, &why) || (e < 0 && a.size != 4 && (why = "MSI-X table: not 32 bits"))) {
 		if (__atomic_fetch_add(&bad_insns, 1, __ATOMIC_RELAXED) == 0)
 			pr_warn("msi: guest access at GPA 0x%llx (rip 0x%llx, cpu%u) not emulated: %s; #GP injected (counted, said once)\n",
 				(unsigned long long)gpa, (unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index, why);
 		vcpu_inject_exception(v, 13, true, 0);
 		return true;
 	}
+	const struct mmio_insn *in = &a.in;
+	uint32_t val = in->write ? (in->has_imm ? in->imm : mmio_extract(vcpu_reg(v, in->reg), &a)) : 0;
+	uint16_t off = (uint16_t)(gpa & 0xfff);
 	spin_lock(&lock);
-	if (gpa & 3) {
+	if (e >= 0 && (off & (a.size - 1))) {
+		unaligned++;                     /* ECAM: naturally aligned accesses only; dropped, reads all ones */
+		val = 0xffffffffu;
+	} else if (e >= 0) {
+		ecam_accesses++;
+		if (in->write)
+			vmsi_cfg_write(&vs, &dom, &ecam_hw, ecam_bdf[e], off, a.size, val);
+		else
+			val = vmsi_cfg_read(&vs, &ecam_hw, ecam_bdf[e], off, a.size);
+	} else if (gpa & 3) {
 		unaligned++;                     /* MSI-X: dword-aligned accesses only; dropped, reads 0 */
-		if (!in.write)
-			vcpu_set_reg(v, in.reg, 0);
-	} else if (in.write) {
-		vmsi_mem_write(&vs, &dom, &hw, gpa, in.has_imm ? in.imm : (uint32_t)vcpu_reg(v, in.reg));
+		val = 0;
+	} else if (in->write) {
+		vmsi_mem_write(&vs, &dom, &hw, gpa, val);
 	} else {
-		vcpu_set_reg(v, in.reg, vmsi_mem_read(&vs, &hw, gpa));
+		val = vmsi_mem_read(&vs, &hw, gpa);
 	}
 	spin_unlock(&lock);
-	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + in.len);
+	if (!in->write)
+		vcpu_set_reg(v, in->reg, mmio_merge(vcpu_reg(v, in->reg), &a, val));
+	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + in->len);
 	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
 	if (intr & 3)
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
@@ -215,9 +293,9 @@ void msi_trap_report(void)
 	for (unsigned r = 1; r < VM_COUNT; r++)
 		if (vs.refused_by[r] && n < sizeof line)
 			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), vs.refused_by[r]);
-	pr_info("hvstat: msi functions=%u cfg_emulated=%llu cfg_passed=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu%s%s\n",
+	pr_info("hvstat: msi functions=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu%s%s\n",
 		vs.nfn, (unsigned long long)vs.cfg_emulated, (unsigned long long)vs.cfg_passed,
-		(unsigned long long)vs.table_accesses, (unsigned long long)bad_insns, (unsigned long long)unaligned,
+		(unsigned long long)ecam_accesses, (unsigned long long)vs.table_accesses, (unsigned long long)bad_insns, (unsigned long long)unaligned,
 		(unsigned long long)late_pages, n ? " refusals" : "", n ? line : "");
 	for (uint32_t i = 0; i < vs.nfn; i++) {
 		const struct vmsi_fn *f = &vs.fn[i];

@@ -172,7 +172,13 @@ static struct vioapic_dom dom_of(void)
 
 static struct model M;
 static struct vmsi S;
-static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, &M };
+/* What the hypervisor reaches: below 4 GiB here. */
+static bool m_mem_ok(void *ctx, uint64_t pa, uint32_t len)
+{
+	(void)ctx;
+	return pa + len <= 0x100000000ull;
+}
+static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, m_mem_ok, &M };
 
 static void setup(void)
 {
@@ -395,6 +401,28 @@ TEST(vmsi_msix_table_emulated)
 	CHECK_EQ(m_mem_read(&M, 0xfeb02000u), 0xfee04000u);   /* the entries reprogrammed there */
 	CHECK_EQ(m_mem_read(&M, 0xfeb02000u + 12), 0);
 	CHECK_EQ(m_mem_read(&M, 0xfeb02000u + 28), 1);
+}
+
+/* A table the hypervisor cannot reach (a 64-bit BAR placed above its
+ * map): the guest's MSI-X enable stays virtual, the device's off. */
+TEST(vmsi_msix_table_out_of_reach)
+{
+	setup();
+	struct mfn *c = &M.f[2];
+	put(c, 0x18, 4, 0xfebf0004u, 0xffffc000u);   /* BAR2 64-bit now */
+	put(c, 0x1c, 4, 0, 0xffffffffu);
+	g_wr(0x0100, 0x72, 2, 0x0000);
+	g_wr(0x0100, 0x1c, 4, 0x10);                 /* 0x10_febf0000: above 4 GiB */
+	g_wr(0x0100, 0x72, 2, 0x8000);
+	CHECK_EQ(S.fn[2].table_pa, 0);
+	CHECK_EQ(g_rd(0x0100, 0x72, 2), 0x8007);
+	CHECK_EQ(phys(2, 0x72, 2) & 0x8000, 0);
+	CHECK_STR(vmsi_refusal_name(S.fn[2].last_refusal), "msix_table_not_emulated");
+	g_wr(0x0100, 0x1c, 4, 0);                    /* back below: enabled again, entries emulated */
+	g_wr(0x0100, 0x72, 2, 0x0000);
+	g_wr(0x0100, 0x72, 2, 0x8000);
+	CHECK_EQ(S.fn[2].table_pa, 0xfebf2000u);
+	CHECK_EQ(phys(2, 0x72, 2) & 0x8000, 0x8000);
 }
 
 /* The router for MSI: each delivery mode, the vector's edges, physical and
