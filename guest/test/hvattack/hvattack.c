@@ -28,13 +28,6 @@
  *                                                drives; each must read back as written
  *                                                (the runner checks the hypervisor
  *                                                refused and counted all six)
- *   sci level taken=2/2 -> delivered             not an attack: the ACPI SCI, a level-
- *                                                triggered IOAPIC pin, raised twice by
- *                                                the PM timer's overflow (TMR_EN, which
- *                                                Linux's SCI handler turns off again, no
- *                                                handler being installed): the second
- *                                                comes only if the first one's EOI
- *                                                cleared the pin's remote IRR
  *   sleep s<typ> pm1a=0x... -> ignored           SLP_TYP/SLP_EN writes other than S5
  *   mem [a-b] pages=N absent=M data=K            every e820-reserved page read, then
  *   mem data [a-b]                               written where it read as absent;
@@ -462,33 +455,6 @@ static void icr(u32 dest, u32 low)
 	wrmsrl(0x830, ((u64)dest << 32) | low);
 }
 
-/* The PM timer (24 bits at 3.579545 MHz: an overflow every 4.7 s) sets
- * TMR_STS; with TMR_EN the SCI is raised. Linux's SCI handler clears the
- * status and, having no handler for that fixed event, turns TMR_EN off:
- * TMR_EN reading 0 again says the SCI was taken (ACPI, "PM1 Event Grouping"). */
-static void probe_sci_level(void)
-{
-	int taken = 0;
-	for (int round = 0; round < 2; round++) {
-		u32 en = 1;
-		if (ACPI_FAILURE(acpi_write_bit_register(ACPI_BITREG_TIMER_ENABLE, 1)))
-			break;
-		for (int ms = 0; ms < 12000 && en; ms += 50) {
-			msleep(50);
-			if (ACPI_FAILURE(acpi_read_bit_register(ACPI_BITREG_TIMER_ENABLE, &en)))
-				break;
-		}
-		if (en) {
-			acpi_write_bit_register(ACPI_BITREG_TIMER_ENABLE, 0);
-			break;
-		}
-		taken++;
-	}
-	pr_info("hvattack: sci level taken=%d/2 -> %s\n", taken, taken == 2 ? "delivered" : "NOT DELIVERED");
-	if (taken != 2)
-		failures++;
-}
-
 static void attack_init_sipi(void)
 {
 	unsigned long flags;
@@ -851,7 +817,6 @@ static int __init hvattack_init(void)
 	attack_fault_rf();
 	attack_ioapic_nmi();
 	attack_ioapic_modes();
-	probe_sci_level();
 	attack_init_sipi();
 	attack_ipi_storm();
 	attack_nmi();
