@@ -327,6 +327,42 @@ static void vbyte(struct vmsi_fn *f, uint16_t dw, unsigned k, uint8_t b)
 		f->msi_mask = v & msi_mask_bits(f);
 }
 
+/* The device's MSI-X message control from the guest's. On enabling, and
+ * after a write to the table's BAR, the table is located again; every
+ * entry is written (from the guest's, masked unless routed) when enabling
+ * and wherever the table moved: what the device holds at a new place (or
+ * what the guest wrote there while no table was located) never counts. */
+static void msix_ctl_apply(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f,
+			   bool relocate, bool enabling)
+{
+	if (relocate) {
+		uint64_t old = f->table_pa;
+		msix_locate(s, hw, f);           /* the guest may have moved the BAR */
+		for (uint32_t i = 0; (enabling || f->table_pa != old) && i < f->nent && f->ent; i++)
+			msix_entry_apply(s, d, hw, f, i, false);
+	}
+	uint16_t pctl = f->msix_ctl;
+	if ((pctl & MSIX_EN) && (!f->table_pa || !f->ent)) {
+		/* Entries the hypervisor cannot write nor trap: the device's
+		 * MSI-X stays off (its INTx too: MSI-X enabled, virtually). */
+		pctl &= (uint16_t)~MSIX_EN;
+		if (relocate)
+			count_route(s, f, VM_NO_TABLE, 0, 0, 0, 0);
+	}
+	hw->cfg_write(hw->ctx, f->bdf, f->msix + 2, 2, pctl);
+}
+
+/* Does [off, off + size) touch the BAR (both dwords of a 64-bit one) that
+ * holds the function's MSI-X table? */
+static bool touches_table_bar(const struct vmsi_fn *f, uint16_t off, unsigned size)
+{
+	unsigned bir = f->msix_table & 7;
+	if (!f->msix || bir > 5)
+		return false;
+	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
+	return off + size > bar && off < bar + 8;
+}
+
 void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
 		    unsigned size, uint32_t val)
 {
@@ -337,6 +373,11 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 	if (!emu) {
 		s->cfg_passed++;
 		hw->cfg_write(hw->ctx, bdf, off, size, val);
+		/* A table that moves leaves its new page out of the guest's view
+		 * at once (MSI-X enabled or not: the guest writes entries
+		 * before enabling too). */
+		if (f && touches_table_bar(f, off, size))
+			msix_ctl_apply(s, d, hw, f, true, false);
 		return;
 	}
 	s->cfg_emulated++;
@@ -360,20 +401,7 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 		msi_apply(s, d, hw, f);
 	if (msix) {
 		bool on = !(old_x & MSIX_EN) && (f->msix_ctl & MSIX_EN);
-		if (on) {
-			msix_locate(s, hw, f);       /* the guest may have moved the BAR */
-			for (uint32_t i = 0; i < f->nent && f->ent; i++)
-				msix_entry_apply(s, d, hw, f, i, false);
-		}
-		uint16_t pctl = f->msix_ctl;
-		if ((pctl & MSIX_EN) && (!f->table_pa || !f->ent)) {
-			/* Entries the hypervisor cannot write nor trap: the device's
-			 * MSI-X stays off (its INTx too: MSI-X enabled, virtually). */
-			pctl &= (uint16_t)~MSIX_EN;
-			if (on)
-				count_route(s, f, VM_NO_TABLE, 0, 0, 0, 0);
-		}
-		hw->cfg_write(hw->ctx, bdf, f->msix + 2, 2, pctl);
+		msix_ctl_apply(s, d, hw, f, on, on);
 	}
 }
 

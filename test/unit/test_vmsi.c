@@ -425,6 +425,26 @@ TEST(vmsi_msix_table_out_of_reach)
 	CHECK_EQ(phys(2, 0x72, 2) & 0x8000, 0x8000);
 }
 
+/* Found by the fuzz target vmsi: the guest moves the table's BAR to 0 (no
+ * table located), writes the device's table there directly, moves the BAR
+ * back and enables MSI-X: what it wrote directly must not reach the
+ * device unmasked. */
+TEST(vmsi_msix_table_written_while_unlocated)
+{
+	setup();
+	g_wr(0x0100, 0x18, 4, 0);                       /* BAR2 = 0: no table located */
+	CHECK_EQ(S.fn[2].table_pa, 0);
+	M.bar2_pa = 0;
+	t_wr(0x2000 + 16 * 3, 0xfee00000u);             /* passes: nothing trapped at 0 */
+	t_wr(0x2000 + 16 * 3 + 8, 0x0200);              /* an SMI */
+	t_wr(0x2000 + 16 * 3 + 12, 0);                  /* unmasked on the device */
+	g_wr(0x0100, 0x18, 4, 0xfebf0000u);
+	M.bar2_pa = 0xfebf0000u;
+	g_wr(0x0100, 0x72, 2, 0x8000);
+	for (unsigned i = 0; i < 8; i++)
+		CHECK_EQ(m_mem_read(&M, 0xfebf2000u + 16 * i + 12) & 1, 1);
+}
+
 /* The router for MSI: each delivery mode, the vector's edges, physical and
  * logical destinations, addresses that are not interrupts. */
 TEST(vmsi_route_modes_and_vectors)
