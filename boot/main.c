@@ -33,6 +33,7 @@
 #include "../iommu/edutest.h"
 #include "../iommu/preon.h"
 #include "probe.h"
+#include "../vmx/msi_edutest.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -252,8 +253,12 @@ __noreturn void hv_main(struct boot_info *bi)
 	int iommu_opt = opts.probe && opts.iommu == IOMMU_OPT_REQUIRE ? IOMMU_OPT_AUTO : opts.iommu;
 	if (iommu_init(&acpi, iommu_opt, opts.iommu_qi, &bi->mem, err, sizeof err))
 		hv_fail(err);
-	if (opts.iommu_test && !opts.probe)
-		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()));
+	if (opts.iommu_test && !opts.probe) {
+		/* The trapped MSI first: compatibility format, before the
+		 * interrupt-remapping checks turn remapping on. */
+		bool msi_ok = msi_edutest(lapic_requested, lapic_id());
+		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()) && msi_ok);
+	}
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */

@@ -35,6 +35,11 @@ void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi, uint
 		set_port(a, b, console + i);
 }
 
+void io_bitmap_set(uint8_t *a, uint8_t *b, uint16_t port)
+{
+	set_port(a, b, port);
+}
+
 bool io_is_console(uint16_t console, uint16_t port)
 {
 	return console && port >= console && port - console < IO_CONSOLE_PORTS;

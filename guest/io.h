@@ -13,6 +13,8 @@
 void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi, uint16_t console);
 /* The port is one of the console UART's. */
 bool io_is_console(uint16_t console, uint16_t port);
+/* Sets port's bit (an intercepted port) in the bitmaps a and b. */
+void io_bitmap_set(uint8_t *a, uint8_t *b, uint16_t port);
 bool io_bitmap_intercepts(const uint8_t *a, const uint8_t *b, uint16_t port);
 /* Called for an intercepted OUT of 'size' bytes (1, 2 or 4) before it is
  * carried out: true when the write ends the machine (ACPI sleep, emulator

@@ -155,6 +155,20 @@ static void edu_msi(uint32_t cap, uint32_t addr, uint16_t data)
 	edu_wr32(EDU_IRQ_ACK, 1);
 }
 
+bool iommu_edu_locate(uint16_t *bdf)
+{
+	if (!edu && !edu_find())
+		return false;
+	*bdf = edu_sid;
+	return true;
+}
+
+void iommu_edu_raise(void)
+{
+	edu_wr32(EDU_IRQ_RAISE, 1);
+	edu_wr32(EDU_IRQ_ACK, 1);
+}
+
 static bool arrives(bool (*requested)(uint8_t), uint8_t vector)
 {
 	uint64_t until = rdtsc() + tsc_from_us(IR_WAIT_US);

@@ -121,6 +121,29 @@ static int load_sdt(paddr_t pa, const char *sig, const char *name, uint32_t minl
 	return 0;
 }
 
+/* ---- MCFG ---- */
+
+/* PCI Firmware Specification 3.0, "MCFG Table Description": the header,
+ * 8 reserved bytes, then entries of 16: base address (8), PCI segment
+ * group (2), start and end bus (1 each), 4 reserved. Segment 0's entry
+ * kept; a bad table only warns (the port mechanism stays). */
+#define MCFG_FIRST 44
+static void parse_mcfg(struct acpi_info *out)
+{
+	struct sdt t;
+	char e[128];
+	if (load_sdt(out->mcfg, "MCFG", "MCFG", MCFG_FIRST, &t, e, sizeof e)) {
+		pr_warn("%s: ignored\n", e);
+		return;
+	}
+	for (uint32_t o = MCFG_FIRST; o + 16 <= t.len; o += 16)
+		if (rd16(t.p + o + 8) == 0 && !out->mcfg_base) {
+			out->mcfg_base = rd64(t.p + o);
+			out->mcfg_bus_start = t.p[o + 10];
+			out->mcfg_bus_end = t.p[o + 11];
+		}
+}
+
 /* ---- MADT ---- */
 
 void *(*acpi_alloc)(size_t bytes);
@@ -502,7 +525,11 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 			out->dmar = pa;
 		else if (!out->srat && memcmp(sig, "SRAT", 4) == 0)
 			out->srat = pa;
+		else if (!out->mcfg && memcmp(sig, "MCFG", 4) == 0)
+			out->mcfg = pa;
 	}
+	if (out->mcfg)
+		parse_mcfg(out);
 
 	if (!out->madt)
 		return fail(err, errlen, "ACPI: no MADT in %s", rname);

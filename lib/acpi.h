@@ -29,6 +29,11 @@ struct acpi_info {
 	paddr_t rsdp, root, madt, fadt, dsdt;   /* root = XSDT or RSDT; 0 = absent */
 	paddr_t dmar;                           /* VT-d's table, found, not parsed (lib/dmar.h) */
 	paddr_t srat;                           /* NUMA affinity, found, not parsed (lib/srat.h) */
+	paddr_t mcfg;                           /* PCI Express's ECAM table; 0 = absent */
+	/* Its entry for segment 0 (PCI Firmware Specification 3.0, "MCFG
+	 * Table Description"): the window's base and bus range; base 0 = none. */
+	uint64_t mcfg_base;
+	uint8_t mcfg_bus_start, mcfg_bus_end;
 	bool xsdt;                              /* root is an XSDT */
 	uint8_t rsdp_revision;
 	uint32_t lapic_addr;                    /* MADT, or the 64-bit override (type 5) */

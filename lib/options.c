@@ -12,6 +12,7 @@ const char *const novmx_opt_names[] = { "linux", "stop", NULL };
 const char *const iommu_opt_names[] = { "auto", "require", "off", NULL };
 const char *const iommu_qi_names[] = { "auto", "off", NULL };
 const char *const ioapic_opt_names[] = { "virtual", "pass", NULL };
+const char *const msi_opt_names[] = { "pass", "trap", NULL };
 const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
 static const char *const guest_names[] = { "linux", "none", NULL };
 static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
@@ -132,6 +133,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		else if (word_eq(w, kl, "timer")) { table = timer_tier_names; slot = &o->timer; }
 		else if (word_eq(w, kl, "irq")) { table = irq_opt_names; slot = &o->irq; }
 		else if (word_eq(w, kl, "ioapic")) { table = ioapic_opt_names; slot = &o->ioapic; }
+		else if (word_eq(w, kl, "msi")) { table = msi_opt_names; slot = &o->msi; }
 		else if (word_eq(w, kl, "hlt")) { table = hlt_opt_names; slot = &o->hlt; }
 		else if (word_eq(w, kl, "novmx")) { table = novmx_opt_names; slot = &o->novmx; }
 		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
@@ -246,7 +248,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->bochs_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, iommutest, vuart, bochstest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, msi, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, iommutest, vuart, bochstest)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

@@ -14,6 +14,7 @@ enum exit_mode  { EXIT_NONE = 0, EXIT_AUTO, EXIT_S5, EXIT_QEMU, EXIT_BOCHS };
 enum iommu_opt  { IOMMU_OPT_AUTO = 0, IOMMU_OPT_REQUIRE, IOMMU_OPT_OFF };
 enum iommu_qi   { IOMMU_QI_AUTO = 0, IOMMU_QI_OFF };
 enum ioapic_opt { IOAPIC_OPT_VIRTUAL = 0, IOAPIC_OPT_PASS };
+enum msi_opt    { MSI_OPT_PASS = 0, MSI_OPT_TRAP };
 
 extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
 extern const char *const eoi_tier_names[];
@@ -25,6 +26,7 @@ extern const char *const novmx_opt_names[];
 extern const char *const iommu_opt_names[];
 extern const char *const iommu_qi_names[];
 extern const char *const ioapic_opt_names[];
+extern const char *const msi_opt_names[];
 
 struct hv_options {
 	uint16_t serial_port;   /* console=com1|com2|com3|com4|0xNNNN (default com1) */
@@ -35,6 +37,8 @@ struct hv_options {
 	int irq;                /* irq=auto|virtual|partition: who owns the x2APIC */
 	int ioapic;             /* ioapic=virtual|pass: the IOAPICs emulated for the guest, the hypervisor
 	                           alone programming them (virtual interrupt model), or the guest's own */
+	int msi;                /* msi=pass|trap: the guest's PCI configuration space filtered, its MSI and
+	                           MSI-X programming trapped and routed by the hypervisor (virtual model) */
 	int hlt;                /* hlt=auto|guest|exit: whether the guest's HLT exits (virtual model) */
 	int novmx;              /* novmx=linux|stop: without VMX, boot the kernel natively or stop */
 	int exit_mode;          /* exit=none|auto|s5|qemu|bochs: what to do at the end */

@@ -8,6 +8,8 @@
 #define PTE_W  BIT(1)
 #define PTE_PS BIT(7)
 
+uint64_t paging_identity_end;
+
 uint64_t paging_build_identity(uint64_t end)
 {
 	uint32_t a, b, c, d;
@@ -37,6 +39,7 @@ uint64_t paging_build_identity(uint64_t end)
 				pd[j] = (base + ((uint64_t)j << 21)) | PTE_P | PTE_W | PTE_PS;
 		}
 	}
+	paging_identity_end = ngb << 30;
 	pr_info("paging: host identity map 0-%llu GiB with %s pages, cr3=0x%llx\n",
 		(unsigned long long)ngb, gb_pages ? "1 GiB" : "2 MiB", (unsigned long long)(uintptr_t)pml4);
 	return (uint64_t)(uintptr_t)pml4;

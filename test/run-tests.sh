@@ -182,6 +182,17 @@ level_qemu() {
         'iommu: unit 0 at 0x[0-9a-f]+: root table 0x[0-9a-f]+, context cache and IOTLB invalidated through the registers, translation on'
     fi
     expect "qemu/$name-guest-page" "$log" 'iommutest: guest-page: .*data equal, 0 faults: ok' 'iommutest: guest-page-again: ok'
+    # Trapped MSI (msi=trap's code, apic/vmsi.c over the real ports): edu's
+    # MSI programmed as a guest programs it, routed to this CPU's APIC ID
+    # or refused (the device left disabled), seen in the IRR.
+    expect "qemu/$name-msi-trap" "$log" \
+      'iommutest: msi-trap routed \(guest APIC ID 5 -> this CPU\): guest 0xfee05000/0x006a -> routed, device 0xfee00000/0x006a control 0x[0-9a-f]*[13579bdf] \(guest reads 0xfee05000 .* vector 0x6a arrived \(want arrival\): ok' \
+      'iommutest: msi-trap vector 0xff .* -> routed, .* vector 0xff arrived \(want arrival\): ok' \
+      'iommutest: msi-trap refused SMI .* -> smi, .* did not arrive \(want none\): ok' \
+      'iommutest: msi-trap refused vector 0xf3 .* -> vector_of_hypervisor, .* did not arrive \(want none\): ok' \
+      'iommutest: msi-trap refused: no vCPU .* -> no_vcpu, .* did not arrive \(want none\): ok' \
+      'iommutest: msi-trap: all ok \(refusals: smi=1 vector_of_hypervisor=1 no_vcpu=1\)' \
+      'iommutest: msi-trap pass-through: [1-9][0-9]* reads .*: 0 differ: ok'
     expect "qemu/$name-hv-blocked" "$log" 'iommutest: hv-read: 1 fault recorded, .* reason 6 .*: ok' \
       'iommutest: hv-read: edu read of hypervisor page 0x[0-9a-f]+: blocked.*: ok' \
       'iommutest: hv-write: 1 fault recorded, .* reason 5 .*: ok' 'iommutest: hv-write: .*page unchanged: ok'
@@ -949,14 +960,15 @@ level_linux() {
   else bad linux/bochs-patched "tools/bochs-patched.sh failed: the runs meant for the patched Bochs run on stock"; hvb=""; fi
   # 4 CPUs: the raw all-excluding-self write reaches each other CPU exactly once, and
   # the write to APIC ID 0x7e (no CPU) is dropped and counted by the hypervisor.
-  linux_spawn linux-skx4 "corei7_skylake_x" 4 "exit=bochs" "$g=${IPIGEN_4CPU:-5000}" "$tmo" \
+  linux_spawn linux-skx4 "corei7_skylake_x" 4 "exit=bochs msi=trap" "$g=${IPIGEN_4CPU:-5000}" "$tmo" \
     "linux_checks linux/skx4 4; ipigen_checks linux/skx4 virtual
      expect linux/skx4/raw-each-once \"\$log\" 'ipigen: raw sent=3 received=3' \
        'ipigen: raw target cpu=1 .*calls=\+1 posted=\+1\$' 'ipigen: raw target cpu=2 .*calls=\+1 posted=\+1\$' \
        'ipigen: raw target cpu=3 .*calls=\+1 posted=\+1\$'
      expect linux/skx4/dropped-counted \"\$log\" 'ipigen: rawdrop verdict=ok' 'hvstat: cpu=[0-9]+ ipi_dropped=[1-9]'
      expect linux/skx4/vid-on \"\$log\" 'tier: eoi=vid \\(virtual-interrupt delivery\\)' 'vmcs: pin=.* proc2=0x[0-9a-f]*[2367abef][0-9a-f]{2} '
-     expect_not linux/skx4/eoi-never-exits \"\$log\" 'hvstat: cpu=[0-9]+ (reason=VIRTUALIZED_EOI|msr=0x80b )'"
+     expect_not linux/skx4/eoi-never-exits \"\$log\" 'hvstat: cpu=[0-9]+ (reason=VIRTUALIZED_EOI|msr=0x80b )'
+     expect linux/skx4/msi-trap \"\$log\" 'msi: trap on: ports 0xcf8-0xcff filtered' 'hvstat: msi functions=[0-9]+ cfg_emulated=[0-9]+ cfg_passed=[1-9]'"
   # The stock smoke set: auto takes the software x2APIC there (stock
   # Bochs's VID delivers at IF = 0, defect G), HLT exits (defects D and I).
   # One vCPU on one Bochs CPU: defect H (an exit right after an exception's
@@ -1003,7 +1015,7 @@ level_linux() {
   linux_spawn linux-spr-pv "sapphire_rapids" 2 "exit=bochs ipi=pv" "$g=${IPIGEN_SMALL:-20000}" "$tmo" \
     "linux_checks linux/spr-pv; ipigen_checks linux/spr-pv virtual"
   # The hostile guest: one vCPU on a 2-CPU machine (smp=1), the other CPU parked.
-  linux_spawn linux-skx-attack "corei7_skylake_x" 2 "exit=bochs smp=1 report=2" \
+  linux_spawn linux-skx-attack "corei7_skylake_x" 2 "exit=bochs smp=1 report=2 msi=trap" \
     "hv.attack=1 hv.ipirounds=0 hv.probe=0x200000 hv.longline=6" "$tmo" "attack_checks linux/skx-attack; console_checks linux/skx-attack; longline_checks linux/skx-attack 6"
   linux_spawn linux-skx-part "corei7_skylake_x" 2 "exit=bochs irq=partition" "$g=${IPIGEN_SMALL:-20000}" "$tmo" \
     "linux_checks linux/skx-part; ipigen_checks linux/skx-part partition"
@@ -1221,7 +1233,7 @@ level_fuzz() {
     tail -n 5 "$LOGS/fuzz-build.log"
     return
   fi
-  for t in options cfg mb2 memmap acpi linux guest dmar irq srat mmio; do
+  for t in options cfg mb2 memmap acpi linux guest dmar irq srat mmio vmsi; do
     work=$(mktemp -d "${TMPDIR:-/tmp}/hv-fuzz.XXXXXX")
     cp test/fuzz/corpus/$t/* "$work/" 2>/dev/null
     out=$($B/fuzz/$t -max_total_time="${FUZZ_SECONDS:-10}" -artifact_prefix="$LOGS/fuzz-$t-" "$work" 2>&1); rc=$?

@@ -12,6 +12,7 @@
 #include "../guest/gwalk.h"
 #include "ept.h"
 #include "vioapic_trap.h"
+#include "msi_trap.h"
 #include "vmx_defs.h"
 #include "../apic/lapic.h"
 #include "../lib/spinlock.h"
@@ -397,6 +398,8 @@ static void exit_ept_violation(struct vcpu *v)
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, fixed);
 	if (vioapic_trap_exit(v, gpa))
 		return;                  /* the virtual IOAPIC's page (ioapic=virtual) */
+	if (msi_trap_exit(v, gpa))
+		return;                  /* an MSI-X table's page (msi=trap) */
 	uint64_t gla = gla_valid ? vmcs_read(VMCS_GUEST_LINEAR_ADDRESS) : gpa;
 	uint32_t type = memmap_type_at(vmx_env.mem, gpa);
 	if (type != MEM_HV && gpa >= vmx_env.ept_end && gpa < vmx_env.gpa_limit) {

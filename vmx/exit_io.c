@@ -6,6 +6,7 @@
 #include "report.h"
 #include "virq.h"
 #include "vconsole.h"
+#include "msi_trap.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
 #include "../lib/cpu.h"
@@ -43,6 +44,8 @@ static uint32_t io_port_read(struct vcpu *v, uint16_t port, unsigned size)
 {
 	if (vconsole_owns(port))
 		return vconsole_in(v, port, size);
+	if (msi_trap_owns(port))
+		return msi_trap_in(port, size);      /* PCI configuration (msi=trap) */
 	return size == 1 ? inb(port) : size == 2 ? inw(port) : inl(port);
 }
 
@@ -150,6 +153,10 @@ static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned 
 	const char *why;
 	if (vconsole_owns(port)) {
 		vconsole_out(v, port, val, size);   /* the real UART stays as the hypervisor set it */
+		return;
+	}
+	if (msi_trap_owns(port) && port != 0xcf9) {
+		msi_trap_out(port, size, val);       /* PCI configuration (msi=trap); 0xCF9 is reset control */
 		return;
 	}
 	if (io_write_is_sleep(vmx_env.acpi, port, val, size)) {

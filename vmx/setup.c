@@ -19,6 +19,7 @@
 #include "../lib/tsc.h"
 #include "../apic/ioapic.h"
 #include "vioapic_trap.h"
+#include "msi_trap.h"
 #include "../apic/lapic.h"
 #include "../apic/pi.h"
 #include "../guest/setup.h"
@@ -220,6 +221,11 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	virq_init(pid_table, max_id);
 	if (virt && s->opts->ioapic == IOAPIC_OPT_VIRTUAL)
 		vioapic_trap_setup(acpi, vmx_env.cfg.eptp);   /* the vCPUs and the notification vector known */
+	if (virt && s->opts->msi == MSI_OPT_TRAP)
+		msi_trap_setup(acpi, vmx_env.cfg.eptp, io_a, io_b);
+	else
+		pr_info("msi: the guest programs its devices' MSI and MSI-X itself (%s)\n",
+			virt ? "msi=pass" : "the partition model");
 	nmi_root_hook = virq_nmi_in_root;
 	timer_service_setup(s, virt);
 	vmcs_config_print(&vmx_env.cfg);

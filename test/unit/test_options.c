@@ -543,6 +543,20 @@ TEST(options_ioapic)
 	CHECK_CONTAINS(err, "ioapic=off");
 }
 
+TEST(options_msi)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.msi, MSI_OPT_PASS);
+	CHECK_EQ(options_parse("msi=trap", &o, err, sizeof err), 0);
+	CHECK_EQ(o.msi, MSI_OPT_TRAP);
+	CHECK_EQ(options_parse("msi=pass", &o, err, sizeof err), 0);
+	CHECK_EQ(o.msi, MSI_OPT_PASS);
+	CHECK_EQ(options_parse("msi=on", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "msi=on");
+}
+
 TEST(options_vuart)
 {
 	struct hv_options o;

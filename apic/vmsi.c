@@ -1,0 +1,495 @@
+/* Trapped MSI and MSI-X (vmsi.h): the configuration-space filter, the two
+ * capabilities' emulation and the MSI-X table's. */
+#include "vmsi.h"
+
+/* MSI capability (PCI 3.0, "MSI Capability Structure"): message control
+ * at +2; address at +4; 64-bit: upper address +8, data +0xC; else data
+ * +8; with per-vector masking the mask and pending dwords follow data's. */
+#define MSI_EN        BIT(0)
+#define MSI_MMC(c)    (((c) >> 1) & 7)    /* multiple message capable, read-only */
+#define MSI_MME(c)    (((c) >> 4) & 7)    /* multiple message enable */
+#define MSI_64        BIT(7)              /* 64-bit address capable, read-only */
+#define MSI_PVM       BIT(8)              /* per-vector masking capable, read-only */
+#define MSI_CTL_RW    (MSI_EN | 7u << 4)
+/* MSI-X capability ("MSI-X Capability and Table Structure"): message
+ * control 10:0 table size - 1 (read-only), 14 function mask, 15 enable;
+ * +4 table offset/BIR, +8 PBA offset/BIR (read-only). Entries of 16
+ * bytes: address, upper address, data, vector control (bit 0 mask). */
+#define MSIX_FMASK    BIT(14)
+#define MSIX_EN       BIT(15)
+#define MSIX_CTL_RW   (MSIX_FMASK | MSIX_EN)
+#define MSIX_ENT_MASK BIT(0)
+#define CFG_STATUS    0x06
+#define CFG_CAP_LIST  BIT(4)
+#define CFG_CAP_PTR   0x34
+#define CFG_HDR_TYPE  0x0e
+#define CFG_BAR0      0x10
+
+const char *vmsi_refusal_name(unsigned r)
+{
+	return r == VM_BAD_ADDR ? "not_an_msi_address" : r == VM_NO_TABLE ? "msix_table_not_emulated" :
+	       r < VR_COUNT ? vioapic_refusal_names[r] : "?";
+}
+
+/* SDM Vol. 3A, "Message Address Register Format" / "Message Data Register
+ * Format" onto the RTE's fields (82093AA), which the router judges. */
+unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint64_t *paddr,
+		    uint32_t *pdata)
+{
+	*paddr = 0;
+	*pdata = 0;
+	if ((addr >> 20) != 0xfee)
+		return VM_BAD_ADDR;
+	if (addr & 0xff0)                    /* 11:5 extended destination (KVM), 4 remappable format */
+		return VR_EXT_DEST;
+	uint64_t rte = (uint64_t)(data & 0x7ff) | ((addr & BIT(2)) ? VIOAPIC_LOGICAL : 0) |
+		       ((data & BIT(15)) ? VIOAPIC_LEVEL : 0) | (uint64_t)((addr >> 12) & 0xff) << 56;
+	uint64_t prte = 0;
+	unsigned base = data & 0xff & ~(nvec - 1);   /* the device puts the message number in the low bits */
+	for (unsigned i = 0; i < nvec; i++) {
+		unsigned r = vioapic_route(d, (rte & ~0xffull) | (base + i), &prte);
+		if (r != VR_NONE)
+			return r;
+	}
+	*paddr = 0xfee00000u | (uint32_t)(VIOAPIC_DEST(prte)) << 12;
+	*pdata = data & 0xc7ff;              /* vector, delivery mode, level, trigger */
+	return VR_NONE;
+}
+
+static struct vmsi_fn *find(struct vmsi *s, uint16_t bdf)
+{
+	for (uint32_t i = 0; i < s->nfn; i++)
+		if (s->fn[i].bdf == bdf)
+			return &s->fn[i];
+	return NULL;
+}
+
+static void count_route(struct vmsi *s, struct vmsi_fn *f, unsigned r, uint64_t va, uint32_t vd, uint64_t pa, uint32_t pd)
+{
+	f->last_refusal = (uint8_t)r;
+	f->vaddr = va, f->vdata = vd;
+	if (r == VR_NONE) {
+		f->routes++;
+		f->paddr = pa, f->pdata = pd;
+	} else {
+		f->refusals++;
+		s->refused_by[r]++;
+	}
+}
+
+/* MSI's layout: the offsets (from the capability) of data, mask and the
+ * capability's length in bytes up to and including the mask. */
+static unsigned msi_data_off(const struct vmsi_fn *f) { return (f->msi_ctl & MSI_64) ? 0xc : 0x8; }
+static unsigned msi_mask_off(const struct vmsi_fn *f) { return msi_data_off(f) + 4; }
+static unsigned msi_len(const struct vmsi_fn *f)
+{
+	return (f->msi_ctl & MSI_PVM) ? msi_mask_off(f) + 4 : msi_data_off(f) + 4;
+}
+static uint32_t msi_mask_bits(const struct vmsi_fn *f)
+{
+	unsigned n = 1u << MSI_MMC(f->msi_ctl);   /* mask bits past the vectors capable are reserved */
+	return n >= 32 ? ~0u : (1u << n) - 1;
+}
+
+/* The device's MSI registers from the guest's: routed when enabled; a
+ * refused MSI is masked (per-vector masking) or left disabled. */
+static void msi_apply(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	uint16_t c = f->msi;
+	uint16_t ctl = f->msi_ctl;
+	bool pvm = ctl & MSI_PVM;
+	if (!(ctl & MSI_EN)) {
+		hw->cfg_write(hw->ctx, f->bdf, c + 2, 2, ctl);
+		if (pvm)
+			hw->cfg_write(hw->ctx, f->bdf, c + msi_mask_off(f), 4, f->msi_mask);
+		return;
+	}
+	uint64_t va = f->msi_addr | ((ctl & MSI_64) ? (uint64_t)f->msi_addr_hi << 32 : 0), pa;
+	uint32_t pd;
+	/* The device sends no more vectors than it is capable of. */
+	unsigned mme = MSI_MME(ctl) < MSI_MMC(ctl) ? MSI_MME(ctl) : MSI_MMC(ctl);
+	unsigned r = vmsi_route(d, va, f->msi_data & 0xffff, 1u << (mme > 5 ? 5 : mme), &pa, &pd);
+	count_route(s, f, r, va, f->msi_data & 0xffff, pa, pd);
+	if (r != VR_NONE) {
+		if (pvm) {
+			hw->cfg_write(hw->ctx, f->bdf, c + msi_mask_off(f), 4, msi_mask_bits(f));
+			hw->cfg_write(hw->ctx, f->bdf, c + 2, 2, ctl);
+		} else {
+			hw->cfg_write(hw->ctx, f->bdf, c + 2, 2, ctl & ~MSI_EN);
+		}
+		return;
+	}
+	hw->cfg_write(hw->ctx, f->bdf, c + 4, 4, (uint32_t)pa);
+	if (ctl & MSI_64)
+		hw->cfg_write(hw->ctx, f->bdf, c + 8, 4, 0);
+	hw->cfg_write(hw->ctx, f->bdf, c + msi_data_off(f), 2, pd);
+	if (pvm)
+		hw->cfg_write(hw->ctx, f->bdf, c + msi_mask_off(f), 4, f->msi_mask);
+	hw->cfg_write(hw->ctx, f->bdf, c + 2, 2, ctl);
+}
+
+/* One MSI-X entry onto the device: masked first, address and data, then
+ * unmasked only when the guest's entry is unmasked and routed. */
+static void msix_entry_apply(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f,
+			     uint32_t i, bool count)
+{
+	if (!f->table_pa || !f->ent)
+		return;
+	const struct vmsi_entry *e = &f->ent[i];
+	uint64_t t = f->table_pa + 16ull * i;
+	hw->mem_write(hw->ctx, t + 12, MSIX_ENT_MASK);
+	if (e->ctrl & MSIX_ENT_MASK)
+		return;
+	uint64_t va = e->addr_lo | (uint64_t)e->addr_hi << 32, pa;
+	uint32_t pd;
+	unsigned r = vmsi_route(d, va, e->data, 1, &pa, &pd);
+	if (count)
+		count_route(s, f, r, va, e->data, pa, pd);
+	if (r != VR_NONE)
+		return;
+	hw->mem_write(hw->ctx, t, (uint32_t)pa);
+	hw->mem_write(hw->ctx, t + 4, 0);
+	hw->mem_write(hw->ctx, t + 8, pd);
+	hw->mem_write(hw->ctx, t + 12, 0);
+}
+
+static void add_page(struct vmsi *s, uint64_t pg)
+{
+	for (uint32_t i = 0; i < s->npages; i++)
+		if (s->page[i] == pg)
+			return;
+	if (s->npages < VMSI_MAX_PAGES)
+		s->page[s->npages++] = pg;
+}
+
+/* The table's address from its BAR (memory, 32 or 64 bits), as the
+ * function decodes it now; 0 when not assigned. */
+static uint64_t table_addr(const struct vmsi_hw *hw, const struct vmsi_fn *f)
+{
+	unsigned bir = f->msix_table & 7;
+	if (bir > 5)
+		return 0;
+	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
+	uint32_t lo = hw->cfg_read(hw->ctx, f->bdf, bar, 4);
+	if (lo & 1)
+		return 0;                        /* an I/O BAR cannot hold a table */
+	uint64_t base = lo & ~0xfull;
+	if ((lo & 6) == 4 && bir < 5)
+		base |= (uint64_t)hw->cfg_read(hw->ctx, f->bdf, bar + 4, 4) << 32;
+	return base ? base + (f->msix_table & ~7u) : 0;
+}
+
+/* The table located (again): its pages trapped. */
+static void msix_locate(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	uint64_t pa = table_addr(hw, f);
+	uint32_t len = 16u * f->nent;
+	if (pa && hw->mem_ok && !hw->mem_ok(hw->ctx, pa, len))
+		pa = 0;                          /* beyond the hypervisor's reach: not emulated */
+	if (pa == f->table_pa)
+		return;
+	f->table_pa = pa;
+	if (!pa)
+		return;
+	for (uint64_t pg = pa & ~0xfffull; pg < pa + len; pg += 0x1000)
+		add_page(s, pg);
+	if (hw->table_at)
+		hw->table_at(hw->ctx, pa, len);
+}
+
+static void scan_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
+{
+	if (!(hw->cfg_read(hw->ctx, bdf, CFG_STATUS, 2) & CFG_CAP_LIST) || (hw->cfg_read(hw->ctx, bdf, CFG_HDR_TYPE, 1) & 0x7f) > 1)
+		return;
+	struct vmsi_fn f = { .bdf = bdf };
+	uint32_t p = hw->cfg_read(hw->ctx, bdf, CFG_CAP_PTR, 1) & 0xfc;
+	for (unsigned n = 0; p >= 0x40 && n < 48; n++) {     /* 48: (256 - 64) / 4, a loop cannot be longer */
+		uint32_t h = hw->cfg_read(hw->ctx, bdf, (uint16_t)p, 4);
+		if ((h & 0xff) == PCI_CAP_ID_MSI && !f.msi)
+			f.msi = (uint8_t)p;
+		else if ((h & 0xff) == PCI_CAP_ID_MSIX && !f.msix)
+			f.msix = (uint8_t)p;
+		p = (h >> 8) & 0xfc;
+	}
+	if ((!f.msi && !f.msix) || s->nfn >= VMSI_MAX_FNS)
+		return;
+	if (f.msi) {
+		/* The guest starts from a disabled MSI: the read-only bits as the
+		 * device has them, the rest as after reset (0). */
+		f.msi_ctl = (uint16_t)(hw->cfg_read(hw->ctx, bdf, f.msi + 2, 2) & ~MSI_CTL_RW);
+		hw->cfg_write(hw->ctx, bdf, f.msi + 2, 2, f.msi_ctl);
+	}
+	if (f.msix) {
+		uint16_t ctl = (uint16_t)hw->cfg_read(hw->ctx, bdf, f.msix + 2, 2);
+		f.msix_ctl = ctl & ~MSIX_CTL_RW;
+		f.nent = (uint16_t)((ctl & 0x7ff) + 1);
+		f.msix_table = hw->cfg_read(hw->ctx, bdf, f.msix + 4, 4);
+		if (s->pool_used + f.nent <= VMSI_POOL) {
+			f.ent = &s->pool[s->pool_used];
+			s->pool_used += f.nent;
+			for (uint32_t i = 0; i < f.nent; i++)
+				f.ent[i] = (struct vmsi_entry){ 0, 0, 0, MSIX_ENT_MASK };   /* reset: masked */
+		}
+		hw->cfg_write(hw->ctx, bdf, f.msix + 2, 2, f.msix_ctl);
+	}
+	s->fn[s->nfn] = f;
+	struct vmsi_fn *q = &s->fn[s->nfn++];
+	if (q->msix) {
+		msix_locate(s, hw, q);
+		for (uint32_t i = 0; i < q->nent && q->table_pa && q->ent; i++)
+			hw->mem_write(hw->ctx, q->table_pa + 16ull * i + 12, MSIX_ENT_MASK);
+	}
+}
+
+void vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw)
+{
+	for (uint32_t bus = 0; bus < 256; bus++)
+		for (uint32_t dev = 0; dev < 32; dev++)
+			for (uint32_t fn = 0; fn < 8; fn++) {
+				uint16_t bdf = (uint16_t)(bus << 8 | dev << 3 | fn);
+				if ((hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff) == 0xffff) {
+					if (!fn)
+						break;       /* no function 0: no device */
+					continue;
+				}
+				scan_fn(s, hw, bdf);
+				if (!fn && !(hw->cfg_read(hw->ctx, bdf, CFG_HDR_TYPE, 1) & 0x80))
+					break;               /* not multi-function */
+			}
+}
+
+/* Is byte 'off' of the function's space emulated? MSI: message control
+ * to the mask (not the ID and next pointer, not the pending bits);
+ * MSI-X: message control. */
+static bool emulated(const struct vmsi_fn *f, uint16_t off)
+{
+	if (f->msi && off >= f->msi + 2 && off < f->msi + msi_len(f))
+		return true;
+	return f->msix && off >= f->msix + 2 && off < f->msix + 4;
+}
+
+/* The guest's view of the emulated dword at 'dw' (aligned). */
+static uint32_t vdword(const struct vmsi_fn *f, uint16_t dw)
+{
+	if (f->msix && dw == f->msix)
+		return (uint32_t)f->msix_ctl << 16;
+	unsigned r = dw - f->msi;
+	if (r == 0)
+		return (uint32_t)f->msi_ctl << 16;
+	if (r == 4)
+		return f->msi_addr;
+	if (r == 8 && (f->msi_ctl & MSI_64))
+		return f->msi_addr_hi;
+	if (r == msi_data_off(f))
+		return f->msi_data & 0xffff;
+	return f->msi_mask;
+}
+
+uint32_t vmsi_cfg_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off, unsigned size)
+{
+	uint32_t v = hw->cfg_read(hw->ctx, bdf, off, size);
+	struct vmsi_fn *f = find(s, bdf);
+	bool emu = false;
+	for (unsigned i = 0; f && i < size; i++)
+		if (emulated(f, (uint16_t)(off + i))) {
+			uint16_t o = (uint16_t)(off + i);
+			uint32_t b = (vdword(f, o & ~3) >> (8 * (o & 3))) & 0xff;
+			v = (v & ~(0xffu << 8 * i)) | b << 8 * i;
+			emu = true;
+		}
+	if (emu)
+		s->cfg_emulated++;
+	else
+		s->cfg_passed++;
+	return v;
+}
+
+/* A byte written into the guest's emulated dword at 'dw'; the read-only
+ * bits stay as they are. */
+static void vbyte(struct vmsi_fn *f, uint16_t dw, unsigned k, uint8_t b)
+{
+	uint32_t old = vdword(f, dw), sh = 8 * k;
+	uint32_t v = (old & ~(0xffu << sh)) | (uint32_t)b << sh;
+	if (f->msix && dw == f->msix) {
+		f->msix_ctl = (uint16_t)((f->msix_ctl & ~MSIX_CTL_RW) | ((v >> 16) & MSIX_CTL_RW));
+		return;
+	}
+	unsigned r = dw - f->msi;
+	if (r == 0)
+		f->msi_ctl = (uint16_t)((f->msi_ctl & ~MSI_CTL_RW) | ((v >> 16) & MSI_CTL_RW));
+	else if (r == 4)
+		f->msi_addr = v & ~3u;                 /* 1:0 reserved */
+	else if (r == 8 && (f->msi_ctl & MSI_64))
+		f->msi_addr_hi = v;
+	else if (r == msi_data_off(f))
+		f->msi_data = v & 0xffff;              /* 31:16 reserved */
+	else
+		f->msi_mask = v & msi_mask_bits(f);
+}
+
+/* The device's MSI-X message control from the guest's. On enabling, and
+ * after a write to the table's BAR, the table is located again; every
+ * entry is written (from the guest's, masked unless routed) when enabling
+ * and wherever the table moved: what the device holds at a new place (or
+ * what the guest wrote there while no table was located) never counts. */
+static void msix_ctl_apply(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f,
+			   bool relocate, bool enabling)
+{
+	if (relocate) {
+		uint64_t old = f->table_pa;
+		msix_locate(s, hw, f);           /* the guest may have moved the BAR */
+		for (uint32_t i = 0; (enabling || f->table_pa != old) && i < f->nent && f->ent; i++)
+			msix_entry_apply(s, d, hw, f, i, false);
+	}
+	uint16_t pctl = f->msix_ctl;
+	if ((pctl & MSIX_EN) && (!f->table_pa || !f->ent)) {
+		/* Entries the hypervisor cannot write nor trap: the device's
+		 * MSI-X stays off (its INTx too: MSI-X enabled, virtually). */
+		pctl &= (uint16_t)~MSIX_EN;
+		if (relocate)
+			count_route(s, f, VM_NO_TABLE, 0, 0, 0, 0);
+	}
+	hw->cfg_write(hw->ctx, f->bdf, f->msix + 2, 2, pctl);
+}
+
+/* Does [off, off + size) touch the BAR (both dwords of a 64-bit one) that
+ * holds the function's MSI-X table? */
+static bool touches_table_bar(const struct vmsi_fn *f, uint16_t off, unsigned size)
+{
+	unsigned bir = f->msix_table & 7;
+	if (!f->msix || bir > 5)
+		return false;
+	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
+	return off + size > bar && off < bar + 8;
+}
+
+void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
+		    unsigned size, uint32_t val)
+{
+	struct vmsi_fn *f = find(s, bdf);
+	bool emu = false;
+	for (unsigned i = 0; f && i < size; i++)
+		emu |= emulated(f, (uint16_t)(off + i));
+	if (!emu) {
+		s->cfg_passed++;
+		hw->cfg_write(hw->ctx, bdf, off, size, val);
+		/* A table that moves leaves its new page out of the guest's view
+		 * at once (MSI-X enabled or not: the guest writes entries
+		 * before enabling too). */
+		if (f && touches_table_bar(f, off, size))
+			msix_ctl_apply(s, d, hw, f, true, false);
+		return;
+	}
+	s->cfg_emulated++;
+	f->writes++;
+	bool msi = false, msix = false;
+	uint16_t old_x = f->msix_ctl;
+	for (unsigned i = 0; i < size; i++) {
+		uint16_t o = (uint16_t)(off + i);
+		uint8_t b = (uint8_t)(val >> 8 * i);
+		if (!emulated(f, o)) {
+			hw->cfg_write(hw->ctx, bdf, o, 1, b);   /* the ID, next pointer, pending bits: read-only there */
+			continue;
+		}
+		vbyte(f, o & ~3, o & 3, b);
+		if (f->msix && (o & ~3) == f->msix)
+			msix = true;
+		else
+			msi = true;
+	}
+	if (msi)
+		msi_apply(s, d, hw, f);
+	if (msix) {
+		bool on = !(old_x & MSIX_EN) && (f->msix_ctl & MSIX_EN);
+		msix_ctl_apply(s, d, hw, f, on, on);
+	}
+}
+
+uint32_t vmsi_port_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t port, unsigned size)
+{
+	if (port == PCI_CFG_ADDR && size == 4)
+		return s->cf8;
+	if (port < PCI_CFG_DATA || !(s->cf8 & BIT(31))) {
+		/* Not configuration space: 0xCF9 (reset control) and the other
+		 * bytes of 0xCF8, and 0xCFC-0xCFF with the enable bit clear. */
+		hw->io_write(hw->ctx, PCI_CFG_ADDR, 4, s->cf8);
+		return hw->io_read(hw->ctx, port, size);
+	}
+	return vmsi_cfg_read(s, hw, (uint16_t)(s->cf8 >> 8), (uint16_t)((s->cf8 & 0xfc) | (port & 3)), size);
+}
+
+void vmsi_port_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t port, unsigned size,
+		     uint32_t val)
+{
+	if (port == PCI_CFG_ADDR && size == 4) {
+		s->cf8 = val & 0x80fffffcu;         /* 30:24 and 1:0 read 0 */
+		return;
+	}
+	if (port < PCI_CFG_DATA || !(s->cf8 & BIT(31))) {
+		hw->io_write(hw->ctx, PCI_CFG_ADDR, 4, s->cf8);
+		hw->io_write(hw->ctx, port, size, val);
+		return;
+	}
+	vmsi_cfg_write(s, d, hw, (uint16_t)(s->cf8 >> 8), (uint16_t)((s->cf8 & 0xfc) | (port & 3)), size, val);
+}
+
+bool vmsi_trapped(const struct vmsi *s, uint64_t pa)
+{
+	for (uint32_t i = 0; i < s->npages; i++)
+		if (s->page[i] == (pa & ~0xfffull))
+			return true;
+	return false;
+}
+
+/* The function whose current table holds pa, and the entry's index. */
+static struct vmsi_fn *entry_of(struct vmsi *s, uint64_t pa, uint32_t *i)
+{
+	for (uint32_t k = 0; k < s->nfn; k++) {
+		struct vmsi_fn *f = &s->fn[k];
+		if (f->msix && f->ent && f->table_pa && pa >= f->table_pa && pa - f->table_pa < 16ull * f->nent) {
+			*i = (uint32_t)((pa - f->table_pa) / 16);
+			return f;
+		}
+	}
+	return NULL;
+}
+
+uint32_t vmsi_mem_read(struct vmsi *s, const struct vmsi_hw *hw, uint64_t pa)
+{
+	uint32_t i;
+	struct vmsi_fn *f = entry_of(s, pa, &i);
+	if (!f)
+		return hw->mem_read(hw->ctx, pa);
+	s->table_accesses++;
+	const struct vmsi_entry *e = &f->ent[i];
+	switch (pa & 0xc) {
+	case 0:  return e->addr_lo;
+	case 4:  return e->addr_hi;
+	case 8:  return e->data;
+	default: return e->ctrl;
+	}
+}
+
+void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint64_t pa, uint32_t val)
+{
+	uint32_t i;
+	struct vmsi_fn *f = entry_of(s, pa, &i);
+	if (!f) {
+		hw->mem_write(hw->ctx, pa, val);
+		return;
+	}
+	s->table_accesses++;
+	f->writes++;
+	struct vmsi_entry *e = &f->ent[i];
+	switch (pa & 0xc) {
+	case 0:  e->addr_lo = val & ~3u; break;      /* 1:0 reserved */
+	case 4:  e->addr_hi = val; break;
+	case 8:  e->data = val; break;
+	default: e->ctrl = val & MSIX_ENT_MASK; break;   /* 31:1 reserved here */
+	}
+	/* Routed again on a change of the mask or, while unmasked, of the
+	 * message (the spec lets software change an unmasked entry's message:
+	 * the device may then send either). */
+	if ((pa & 0xc) == 12 || !(e->ctrl & MSIX_ENT_MASK))
+		msix_entry_apply(s, d, hw, f, i, !(e->ctrl & MSIX_ENT_MASK));
+}

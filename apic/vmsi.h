@@ -1,0 +1,115 @@
+/* Trapped MSI and MSI-X (issue 27, part 2): the guest's PCI configuration
+ * accesses filtered, each function's MSI and MSI-X capability emulated
+ * against a virtual state, the MSI-X table entries emulated, and the
+ * device's real address/data written by the hypervisor alone, routed as
+ * the virtual IOAPIC routes an entry (one router: an MSI's address/data and
+ * an RTE carry the same fields). Pure logic: the caller serialises (one
+ * lock) and gives the physical configuration space, ports and memory
+ * through vmsi_hw.
+ *
+ * Sources: PCI Local Bus Specification 3.0, "Configuration Mechanism #1"
+ * (CONFIG_ADDRESS at 0xCF8: bit 31 enable, 23:16 bus, 15:11 device, 10:8
+ * function, 7:2 register; 30:24 and 1:0 read 0; only a dword access to
+ * 0xCF8 is CONFIG_ADDRESS), "Capabilities List" (status bit 4, pointer at
+ * 0x34), "MSI Capability Structure" and "MSI-X Capability and Table
+ * Structure"; SDM Vol. 3A, "Message Signalled Interrupts" (address 31:20
+ * 0xFEE, 19:12 destination, 3 RH, 2 DM; data 7:0 vector, 10:8 delivery
+ * mode, 14 level, 15 trigger mode). */
+#ifndef APIC_VMSI_H
+#define APIC_VMSI_H
+#include "../lib/types.h"
+#include "vioapic.h"
+
+#define VMSI_MAX_FNS     64              /* functions with an MSI or MSI-X capability */
+#define VMSI_POOL        4096            /* MSI-X entries over all functions */
+#define VMSI_MAX_PAGES   64              /* MSI-X table pages ever trapped */
+#define PCI_CFG_ADDR     0xcf8
+#define PCI_CFG_DATA     0xcfc
+#define PCI_CAP_ID_MSI   0x05
+#define PCI_CAP_ID_MSIX  0x11
+
+/* The refusals: the router's (enum vioapic_refusal) and one of its own. */
+enum {
+	VM_BAD_ADDR = VR_COUNT,          /* address not 0xFEExxxxx (or above 4 GiB) */
+	VM_NO_TABLE,                     /* MSI-X enabled, its table not emulated (unassigned BAR, beyond
+	                                    the hypervisor's map, no room): the device's MSI-X left off */
+	VM_COUNT
+};
+const char *vmsi_refusal_name(unsigned r);
+
+/* The physical side. cfg_*: one access of 1, 2 or 4 bytes at (bdf, off);
+ * io_*: a port access as the guest made it; mem_*: 32 bits of MMIO. */
+struct vmsi_hw {
+	uint32_t (*cfg_read)(void *ctx, uint16_t bdf, uint16_t off, unsigned size);
+	void (*cfg_write)(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uint32_t val);
+	uint32_t (*io_read)(void *ctx, uint16_t port, unsigned size);
+	void (*io_write)(void *ctx, uint16_t port, unsigned size, uint32_t val);
+	uint32_t (*mem_read)(void *ctx, uint64_t pa);
+	void (*mem_write)(void *ctx, uint64_t pa, uint32_t val);
+	/* An MSI-X table now at [pa, pa + len): its pages must leave the
+	 * guest's view (may be NULL). */
+	void (*table_at)(void *ctx, uint64_t pa, uint32_t len);
+	/* Whether mem_read/mem_write reach [pa, pa + len) (may be NULL: all). */
+	bool (*mem_ok)(void *ctx, uint64_t pa, uint32_t len);
+	void *ctx;
+};
+
+struct vmsi_entry {                      /* one MSI-X table entry as the guest wrote it */
+	uint32_t addr_lo, addr_hi, data, ctrl;
+};
+
+struct vmsi_fn {
+	uint16_t bdf;
+	uint8_t msi, msix;                  /* capability offsets, 0: none */
+	/* MSI: the guest's registers; ctl keeps the read-only bits as read. */
+	uint16_t msi_ctl;
+	uint32_t msi_addr, msi_addr_hi, msi_data, msi_mask;
+	/* MSI-X: the guest's message control; the table's place. */
+	uint16_t msix_ctl;
+	uint32_t msix_table;                /* the capability's table offset/BIR dword */
+	uint16_t nent;                      /* table size */
+	struct vmsi_entry *ent;             /* nent entries, from the pool; NULL: none left */
+	uint64_t table_pa;                  /* 0: BAR not assigned */
+	/* Report. */
+	uint32_t writes, routes, refusals;
+	uint8_t last_refusal;
+	uint64_t vaddr, paddr;              /* the last route: the guest's and the device's */
+	uint32_t vdata, pdata;
+};
+
+struct vmsi {
+	uint32_t cf8;                       /* the guest's CONFIG_ADDRESS */
+	uint32_t nfn;
+	struct vmsi_fn fn[VMSI_MAX_FNS];
+	uint32_t pool_used;
+	struct vmsi_entry pool[VMSI_POOL];
+	uint32_t npages;
+	uint64_t page[VMSI_MAX_PAGES];      /* trapped pages (tables, old and new) */
+	uint32_t refused_by[VM_COUNT];
+	uint64_t cfg_emulated, cfg_passed, table_accesses;
+};
+
+/* Every bus, device and function through hw->cfg_read: each MSI and MSI-X
+ * capability found, the guest's state taken from the physical one (MSI
+ * disabled, every MSI-X entry masked physically), its table located. */
+void vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw);
+/* One configuration access (1, 2 or 4 bytes at off; off + size within the
+ * dword as mechanism #1 gives it). */
+uint32_t vmsi_cfg_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off, unsigned size);
+void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
+		    unsigned size, uint32_t val);
+/* Ports 0xCF8-0xCFF as the guest uses them. */
+uint32_t vmsi_port_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t port, unsigned size);
+void vmsi_port_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t port, unsigned size,
+		     uint32_t val);
+/* Whether pa lies in a trapped page; then a 32-bit aligned access there:
+ * a table entry's register emulated, anything else (the PBA) passed. */
+bool vmsi_trapped(const struct vmsi *s, uint64_t pa);
+uint32_t vmsi_mem_read(struct vmsi *s, const struct vmsi_hw *hw, uint64_t pa);
+void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint64_t pa, uint32_t val);
+/* The device's address/data for the guest's, nvec consecutive vectors
+ * (multiple message enable): VR_NONE, or a refusal (VR_*, VM_BAD_ADDR).
+ * Compatibility format, physical destination mode, RH 0. Pure. */
+unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint64_t *paddr,
+		    uint32_t *pdata);
+#endif

@@ -1,0 +1,130 @@
+/* iommutest=1's trapped-MSI check (msi_edutest.h). */
+#include "msi_edutest.h"
+#include "msi_trap.h"
+#include "../apic/vmsi.h"
+#include "../iommu/edutest.h"
+#include "../lib/cpu.h"
+#include "../lib/printk.h"
+#include "../lib/string.h"
+#include "../lib/tsc.h"
+
+#define WAIT_US 100000
+
+static struct vmsi vs;
+static struct vioapic_dom dom;
+static uint32_t gid[1], hid[1];
+
+/* The guest's side: mechanism #1, CONFIG_ADDRESS then the data port's
+ * lane, as Linux's pci_conf1_read/write do it. */
+static void g_wr(uint16_t bdf, unsigned off, unsigned size, uint32_t v)
+{
+	const struct vmsi_hw *hw = msi_trap_hw();
+	vmsi_port_write(&vs, &dom, hw, PCI_CFG_ADDR, 4, 0x80000000u | (uint32_t)bdf << 8 | (off & 0xfc));
+	vmsi_port_write(&vs, &dom, hw, (uint16_t)(PCI_CFG_DATA + (off & 3)), size, v);
+}
+static uint32_t g_rd(uint16_t bdf, unsigned off, unsigned size)
+{
+	const struct vmsi_hw *hw = msi_trap_hw();
+	vmsi_port_write(&vs, &dom, hw, PCI_CFG_ADDR, 4, 0x80000000u | (uint32_t)bdf << 8 | (off & 0xfc));
+	return vmsi_port_read(&vs, hw, (uint16_t)(PCI_CFG_DATA + (off & 3)), size);
+}
+static uint32_t real(uint16_t bdf, unsigned off, unsigned size)
+{
+	const struct vmsi_hw *hw = msi_trap_hw();
+	return hw->cfg_read(hw->ctx, bdf, (uint16_t)off, size);
+}
+
+static bool arrives(bool (*requested)(uint8_t), uint8_t vector)
+{
+	uint64_t until = rdtsc() + tsc_from_us(WAIT_US);
+	while (!requested(vector))
+		if (rdtsc() > until)
+			return false;
+	return true;
+}
+
+/* Linux's MSI programming (__pci_write_msi_msg, then the enable): address,
+ * upper address, data with MSI disabled, then message control. */
+static void guest_program(uint16_t bdf, unsigned cap, uint32_t addr, uint16_t data)
+{
+	uint16_t ctl = (uint16_t)g_rd(bdf, cap + 2, 2);
+	g_wr(bdf, cap + 2, 2, ctl & ~1u);
+	g_wr(bdf, cap + 4, 4, addr);
+	g_wr(bdf, cap + 8, 4, 0);
+	g_wr(bdf, cap + 12, 2, data);
+	g_wr(bdf, cap + 2, 2, (ctl & ~0x70u) | 1);
+}
+
+static bool one(const char *what, bool (*requested)(uint8_t), uint16_t bdf, unsigned cap, uint32_t gaddr, uint16_t gdata,
+		const char *want_route, uint32_t want_paddr, bool want_arrival)
+{
+	guest_program(bdf, cap, gaddr, gdata);
+	const struct vmsi_fn *f = NULL;
+	for (uint32_t i = 0; i < vs.nfn; i++)
+		if (vs.fn[i].bdf == bdf)
+			f = &vs.fn[i];
+	const char *route = f ? vmsi_refusal_name(f->last_refusal) : "?";
+	uint32_t ra = real(bdf, cap + 4, 4), rd = real(bdf, cap + 12, 2), rc = real(bdf, cap + 2, 2);
+	uint32_t ga = g_rd(bdf, cap + 4, 4), gc = g_rd(bdf, cap + 2, 2);
+	bool regs = want_paddr ? (ra == want_paddr && rd == gdata && (rc & 1)) : !(rc & 1);
+	iommu_edu_raise();
+	bool got = arrives(requested, (uint8_t)gdata);
+	bool ok = !strcmp(route, want_route) && regs && ga == gaddr && (gc & 1) && got == want_arrival;
+	pr_info("iommutest: msi-trap %s: guest 0x%x/0x%04x -> %s, device 0x%x/0x%04x control 0x%04x (guest reads 0x%x control 0x%04x); vector 0x%02x %s (want %s): %s\n",
+		what, gaddr, gdata, route, ra, rd, rc, ga, gc, gdata & 0xff, got ? "arrived" : "did not arrive",
+		want_arrival ? "arrival" : "none", ok ? "ok" : "FAIL");
+	return ok;
+}
+
+bool msi_edutest(bool (*requested)(uint8_t vector), uint32_t apic_id)
+{
+	uint16_t bdf;
+	if (!iommu_edu_locate(&bdf))
+		return false;
+	/* One vCPU whose guest APIC ID (5) is not this CPU's: the route must
+	 * translate. The hypervisor's vectors 0xf0-0xfe. */
+	gid[0] = 5;
+	hid[0] = apic_id;
+	dom = (struct vioapic_dom){ gid, hid, 1, true, { 0 } };
+	dom.host_vectors[3] = 0x7fffull << 48;
+	vmsi_scan(&vs, msi_trap_hw());
+	unsigned cap = 0;
+	for (uint32_t i = 0; i < vs.nfn; i++)
+		if (vs.fn[i].bdf == bdf)
+			cap = vs.fn[i].msi;
+	pr_info("iommutest: msi-trap: %u functions with MSI or MSI-X found by the scan; edu's MSI at 0x%x\n", vs.nfn, cap);
+	if (!cap || apic_id > 255) {
+		pr_err("iommutest: msi-trap: edu's MSI capability not found (or APIC ID %u above 255): FAIL\n", apic_id);
+		return false;
+	}
+	/* The pass-through: every offset and width of edu's space outside its
+	 * MSI registers (message control to data, 64-bit capable: +2..+0xF),
+	 * and of a function that does not exist, reads through the filter as
+	 * the device answers it directly. */
+	uint32_t diffs = 0, reads = 0;
+	for (unsigned k = 0; k < 2; k++) {
+		uint16_t b = k ? (uint16_t)0xfef8 : bdf;           /* bus 0xfe device 31: nothing there */
+		for (unsigned off = 0; off < 256; off++)
+			for (unsigned size = 1; size <= 4; size *= 2) {
+				if ((off & 3) + size > 4 || (!k && off + size > cap + 2 && off < cap + 0x10))
+					continue;
+				reads++;
+				diffs += g_rd(b, off, size) != real(b, off, size);
+			}
+	}
+	bool ok = diffs == 0 && g_rd(0xfef8, 0, 4) == 0xffffffffu;
+	pr_info("iommutest: msi-trap pass-through: %u reads of edu and of an absent function, every offset and width: %u differ: %s\n",
+		reads, diffs, ok ? "ok" : "FAIL");
+	uint32_t want = 0xfee00000u | apic_id << 12;
+	ok &= one("routed (guest APIC ID 5 -> this CPU)", requested, bdf, cap, 0xfee05000u, 0x006a, "routed", want, true);
+	ok &= one("vector 0xff (a device's)", requested, bdf, cap, 0xfee05000u, 0x00ff, "routed", want, true);
+	ok &= one("refused SMI (left disabled)", requested, bdf, cap, 0xfee05000u, 0x026b, "smi", 0, false);
+	ok &= one("refused vector 0xf3 (the hypervisor's)", requested, bdf, cap, 0xfee05000u, 0x00f3, "vector_of_hypervisor", 0, false);
+	ok &= one("refused: no vCPU has APIC ID 6", requested, bdf, cap, 0xfee06000u, 0x006c, "no_vcpu", 0, false);
+	guest_program(bdf, cap, 0xfee05000u, 0x006d);
+	g_wr(bdf, cap + 2, 2, g_rd(bdf, cap + 2, 2) & ~1u);   /* the guest disables it: the device must too */
+	ok &= !(real(bdf, cap + 2, 2) & 1);
+	pr_info("iommutest: msi-trap: %s (refusals: smi=%u vector_of_hypervisor=%u no_vcpu=%u)\n", ok ? "all ok" : "FAIL",
+		vs.refused_by[VR_SMI], vs.refused_by[VR_VECTOR_HOST], vs.refused_by[VR_NO_VCPU]);
+	return ok;
+}

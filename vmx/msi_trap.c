@@ -1,0 +1,312 @@
+/* Trapped MSI and MSI-X at run time (msi_trap.h). */
+#include "msi_trap.h"
+#include "vcpu.h"
+#include "vmcs_ops.h"
+#include "virq.h"
+#include "ept.h"
+#include "../apic/vmsi.h"
+#include "../guest/gwalk.h"
+#include "../guest/io.h"
+#include "../guest/mmio_width.h"
+#include "../lib/acpi.h"
+#include "../lib/cpu.h"
+#include "../lib/memmap.h"
+#include "../lib/paging.h"
+#include "../lib/percpu.h"
+#include "../lib/printk.h"
+#include "../lib/spinlock.h"
+
+static struct vmsi vs;
+static bool on;
+static spinlock_t lock;                      /* the virtual state and the physical CONFIG_ADDRESS */
+static uint64_t trap_eptp;
+static uint32_t guest_ids[MAX_CPUS], host_ids[MAX_CPUS];
+static struct vioapic_dom dom;
+static uint64_t bad_insns, unaligned, late_pages, ecam_accesses;
+/* ECAM (MCFG, segment 0): each trapped function's 4 KiB page, out of the
+ * EPT (PCI Express Base Specification, "Enhanced Configuration Access
+ * Mechanism": bus 27:20, device 19:15, function 14:12 above the base). */
+static uint64_t ecam_base;
+static uint8_t ecam_bus0, ecam_bus1;
+static uint32_t necam;
+static uint64_t ecam_page[VMSI_MAX_FNS];
+static uint16_t ecam_bdf[VMSI_MAX_FNS];
+
+/* Mechanism #1 on the real ports: CONFIG_ADDRESS, then the data port's
+ * byte lane for the access. */
+static uint32_t hw_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
+{
+	(void)ctx;
+	outl(PCI_CFG_ADDR, 0x80000000u | (uint32_t)bdf << 8 | (off & 0xfc));
+	uint16_t p = (uint16_t)(PCI_CFG_DATA + (off & 3));
+	return size == 1 ? inb(p) : size == 2 ? inw(p) : inl(p);
+}
+
+static void hw_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uint32_t val)
+{
+	(void)ctx;
+	outl(PCI_CFG_ADDR, 0x80000000u | (uint32_t)bdf << 8 | (off & 0xfc));
+	uint16_t p = (uint16_t)(PCI_CFG_DATA + (off & 3));
+	if (size == 1)
+		outb(p, (uint8_t)val);
+	else if (size == 2)
+		outw(p, (uint16_t)val);
+	else
+		outl(p, val);
+}
+
+static uint32_t hw_io_read(void *ctx, uint16_t port, unsigned size)
+{
+	(void)ctx;
+	return size == 1 ? inb(port) : size == 2 ? inw(port) : inl(port);
+}
+
+static void hw_io_write(void *ctx, uint16_t port, unsigned size, uint32_t val)
+{
+	(void)ctx;
+	if (size == 1)
+		outb(port, (uint8_t)val);
+	else if (size == 2)
+		outw(port, (uint16_t)val);
+	else
+		outl(port, val);
+}
+
+static uint32_t hw_mem_read(void *ctx, uint64_t pa)
+{
+	(void)ctx;
+	return *(volatile uint32_t *)(uintptr_t)pa;
+}
+
+static void hw_mem_write(void *ctx, uint64_t pa, uint32_t val)
+{
+	(void)ctx;
+	*(volatile uint32_t *)(uintptr_t)pa = val;
+}
+
+/* A table's pages out of the EPT. At setup, before the guest runs; later
+ * (the guest moved the BAR and enabled MSI-X) this CPU's EPT translations
+ * are invalidated, the other CPUs' only at their next INVEPT (a gap, said
+ * in docs/interrupts.md). */
+static void hw_table_at(void *ctx, uint64_t pa, uint32_t len)
+{
+	(void)ctx;
+	if (!trap_eptp)
+		return;
+	struct ept_stats es = { 0 };
+	for (uint64_t pg = pa & ~0xfffull; pg < pa + len; pg += PAGE_SIZE)
+		ept_unmap_page(trap_eptp, pg, &es);
+	if (on) {
+		late_pages++;
+		ept_invalidate(trap_eptp, vmx_env.caps);
+	}
+}
+
+/* The physical configuration space through ECAM (any offset, any width). */
+static uint32_t ecam_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
+{
+	(void)ctx;
+	uintptr_t a = (uintptr_t)(ecam_base + ((uint64_t)((bdf >> 8) - ecam_bus0) << 20) + ((uint64_t)(bdf & 0xff) << 12) + off);
+	return size == 1 ? *(volatile uint8_t *)a : size == 2 ? *(volatile uint16_t *)a : *(volatile uint32_t *)a;
+}
+
+static void ecam_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uint32_t val)
+{
+	(void)ctx;
+	uintptr_t a = (uintptr_t)(ecam_base + ((uint64_t)((bdf >> 8) - ecam_bus0) << 20) + ((uint64_t)(bdf & 0xff) << 12) + off);
+	if (size == 1)
+		*(volatile uint8_t *)a = (uint8_t)val;
+	else if (size == 2)
+		*(volatile uint16_t *)a = (uint16_t)val;
+	else
+		*(volatile uint32_t *)a = val;
+}
+
+static bool hw_mem_ok(void *ctx, uint64_t pa, uint32_t len)
+{
+	(void)ctx;
+	return pa + len <= paging_identity_end;
+}
+
+static const struct vmsi_hw ecam_hw = { ecam_cfg_read, ecam_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
+					hw_table_at, hw_mem_ok, NULL };
+
+static const struct vmsi_hw hw = { hw_cfg_read, hw_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
+				   hw_table_at, hw_mem_ok, NULL };
+
+const struct vmsi_hw *msi_trap_hw(void)
+{
+	return &hw;
+}
+
+static void host_vector(uint8_t v)
+{
+	dom.host_vectors[v / 64] |= 1ull << (v % 64);
+}
+
+void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
+{
+	(void)acpi;
+	/* The router's view of the vCPUs, as the virtual IOAPIC's (vCPU i on
+	 * CPU i, the guest sees the host's APIC IDs, x2APIC mode). */
+	for (uint32_t i = 0; i < ncpus; i++)
+		guest_ids[i] = host_ids[i] = cpus[i]->apic_id;
+	dom = (struct vioapic_dom){ guest_ids, host_ids, ncpus, true, { 0 } };
+	host_vector(HOST_TIMER_VECTOR);
+	host_vector(KICK_VECTOR);
+	host_vector((uint8_t)vmx_env.cfg.posted_intr_nv);
+	trap_eptp = eptp;
+	vmsi_scan(&vs, &hw);
+	for (uint16_t p = PCI_CFG_ADDR; p < PCI_CFG_DATA + 4; p++)
+		io_bitmap_set(io_a, io_b, p);
+	on = true;
+	if (acpi && acpi->mcfg_base) {
+		ecam_base = acpi->mcfg_base;
+		ecam_bus0 = acpi->mcfg_bus_start;
+		ecam_bus1 = acpi->mcfg_bus_end;
+		struct ept_stats es = { 0 };
+		for (uint32_t i = 0; i < vs.nfn; i++) {
+			uint16_t bdf = vs.fn[i].bdf;
+			if ((bdf >> 8) < ecam_bus0 || (bdf >> 8) > ecam_bus1)
+				continue;
+			uint64_t pg = ecam_base + ((uint64_t)((bdf >> 8) - ecam_bus0) << 20) + ((uint64_t)(bdf & 0xff) << 12);
+			ept_unmap_page(eptp, pg, &es);
+			ecam_bdf[necam] = bdf;
+			ecam_page[necam++] = pg;
+		}
+		pr_info("msi: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' pages out of the EPT, the rest passes\n",
+			(unsigned long long)ecam_base, ecam_bus0, ecam_bus1, necam);
+	}
+	for (uint32_t i = 0; i < vs.nfn; i++) {
+		const struct vmsi_fn *f = &vs.fn[i];
+		pr_info("msi: %02x:%02x.%u: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped\n",
+			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, f->msi, f->msix, f->msix ? f->nent : 0,
+			(unsigned long long)f->table_pa, f->msix && !f->ent ? ", no room: entries not emulated" : "");
+	}
+	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X, %u table page%s out of the EPT\n",
+		vs.nfn, vs.nfn == 1 ? "" : "s", vs.npages, vs.npages == 1 ? "" : "s");
+}
+
+bool msi_trap_owns(uint16_t port)
+{
+	return on && port >= PCI_CFG_ADDR && port < PCI_CFG_DATA + 4;
+}
+
+uint32_t msi_trap_in(uint16_t port, unsigned size)
+{
+	spin_lock(&lock);
+	uint32_t v = vmsi_port_read(&vs, &hw, port, size);
+	spin_unlock(&lock);
+	return v;
+}
+
+void msi_trap_out(uint16_t port, unsigned size, uint32_t val)
+{
+	spin_lock(&lock);
+	vmsi_port_write(&vs, &dom, &hw, port, size, val);
+	spin_unlock(&lock);
+}
+
+/* Up to 15 bytes at the guest's RIP, through its paging: how many (as
+ * vioapic_trap.c fetches them). */
+static unsigned fetch(uint8_t *b)
+{
+	struct gwalk_regs r = { vmcs_read(VMCS_GUEST_CR0), vmcs_read(VMCS_GUEST_CR3), vmcs_read(VMCS_GUEST_CR4),
+				vmcs_read(VMCS_GUEST_EFER) };
+	uint64_t la = vmcs_read(VMCS_GUEST_CS_BASE) + vmcs_read(VMCS_GUEST_RIP), gpa = 0;
+	unsigned n = 0;
+	for (; n < MMIO_INSN_MAX; n++, la++) {
+		if ((n == 0 || (la & 0xfff) == 0) &&
+		    (gwalk(&r, la, false, &gpa) || memmap_type_at(vmx_env.mem, gpa) == MEM_HV))
+			break;
+		b[n] = *(volatile uint8_t *)(uintptr_t)gpa;
+		gpa++;
+	}
+	return n;
+}
+
+static int ecam_index(uint64_t gpa)
+{
+	for (uint32_t i = 0; i < necam; i++)
+		if (ecam_page[i] == (gpa & ~0xfffull))
+			return (int)i;
+	return -1;
+}
+
+bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
+{
+	if (!on)
+		return false;
+	int e = ecam_index(gpa);
+	if (e < 0 && !vmsi_trapped(&vs, gpa))
+		return false;
+	uint8_t b[MMIO_INSN_MAX];
+	struct mmio_access a;
+	const char *why = "not in 64-bit mode";
+	bool long_mode = vmcs_read(VMCS_GUEST_CS_AR) & BIT(13);
+	if (!long_mode || mmio_decode_width(b, fetch(b), &a, &why) || (e < 0 && a.size != 4 && (why = "MSI-X table: not 32 bits"))) {
+		if (__atomic_fetch_add(&bad_insns, 1, __ATOMIC_RELAXED) == 0)
+			pr_warn("msi: guest access at GPA 0x%llx (rip 0x%llx, cpu%u) not emulated: %s; #GP injected (counted, said once)\n",
+				(unsigned long long)gpa, (unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index, why);
+		vcpu_inject_exception(v, 13, true, 0);
+		return true;
+	}
+	const struct mmio_insn *in = &a.in;
+	uint32_t val = in->write ? (in->has_imm ? in->imm : mmio_extract(vcpu_reg(v, in->reg), &a)) : 0;
+	uint16_t off = (uint16_t)(gpa & 0xfff);
+	spin_lock(&lock);
+	if (e >= 0 && (off & (a.size - 1))) {
+		unaligned++;                     /* ECAM: naturally aligned accesses only; dropped, reads all ones */
+		val = 0xffffffffu;
+	} else if (e >= 0) {
+		ecam_accesses++;
+		if (in->write)
+			vmsi_cfg_write(&vs, &dom, &ecam_hw, ecam_bdf[e], off, a.size, val);
+		else
+			val = vmsi_cfg_read(&vs, &ecam_hw, ecam_bdf[e], off, a.size);
+	} else if (gpa & 3) {
+		unaligned++;                     /* MSI-X: dword-aligned accesses only; dropped, reads 0 */
+		val = 0;
+	} else if (in->write) {
+		vmsi_mem_write(&vs, &dom, &hw, gpa, val);
+	} else {
+		val = vmsi_mem_read(&vs, &hw, gpa);
+	}
+	spin_unlock(&lock);
+	if (!in->write)
+		vcpu_set_reg(v, in->reg, mmio_merge(vcpu_reg(v, in->reg), &a, val));
+	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + in->len);
+	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
+	if (intr & 3)
+		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
+	vmcs_sync_pending_bs();
+	return true;
+}
+
+void msi_trap_report(void)
+{
+	if (!on)
+		return;
+	spin_lock(&lock);
+	char line[256];
+	size_t n = 0;
+	for (unsigned r = 1; r < VM_COUNT; r++)
+		if (vs.refused_by[r] && n < sizeof line)
+			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), vs.refused_by[r]);
+	pr_info("hvstat: msi functions=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu%s%s\n",
+		vs.nfn, (unsigned long long)vs.cfg_emulated, (unsigned long long)vs.cfg_passed,
+		(unsigned long long)ecam_accesses, (unsigned long long)vs.table_accesses, (unsigned long long)bad_insns, (unsigned long long)unaligned,
+		(unsigned long long)late_pages, n ? " refusals" : "", n ? line : "");
+	for (uint32_t i = 0; i < vs.nfn; i++) {
+		const struct vmsi_fn *f = &vs.fn[i];
+		if (!f->writes)
+			continue;                /* never programmed: nothing to say */
+		bool x = f->msix && (f->msix_ctl & BIT(15));
+		unsigned vecs = x ? f->nent : 1u << ((f->msi_ctl >> 4) & 7);
+		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x routed=%u refused=%u\n",
+			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, x ? "msix" : (f->msi_ctl & 1) ? "msi" : "off", vecs,
+			vmsi_refusal_name(f->last_refusal), (unsigned long long)f->vaddr, f->vdata, (unsigned long long)f->paddr,
+			f->pdata, f->routes, f->refusals);
+	}
+	spin_unlock(&lock);
+}

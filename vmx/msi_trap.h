@@ -1,0 +1,32 @@
+/* Trapped MSI and MSI-X at run time (msi=trap, the virtual interrupt
+ * model): the guest's PCI configuration ports 0xCF8-0xCFF exit and are
+ * carried out by apic/vmsi.c, which emulates each function's MSI and MSI-X
+ * capability and writes the device's real address/data itself; each MSI-X
+ * table page leaves the guest's EPT and its accesses (EPT violations) are
+ * decoded (guest/mmio.c) and emulated. */
+#ifndef VMX_MSI_TRAP_H
+#define VMX_MSI_TRAP_H
+#include "../lib/types.h"
+
+struct acpi_info;
+struct vcpu;
+struct vmsi_hw;
+struct vioapic_dom;
+
+/* Before the guest runs: every function scanned (MSI disabled, MSI-X
+ * entries masked on the device), the tables' pages out of the EPT at eptp,
+ * ports 0xCF8-0xCFF set in the I/O bitmaps a and b. */
+void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b);
+/* Whether port is one the trap owns (msi=trap). */
+bool msi_trap_owns(uint16_t port);
+uint32_t msi_trap_in(uint16_t port, unsigned size);
+void msi_trap_out(uint16_t port, unsigned size, uint32_t val);
+/* An EPT violation at gpa: true when it was a trapped MSI-X table page's
+ * (emulated, RIP advanced; or #GP for an instruction not emulated). */
+bool msi_trap_exit(struct vcpu *v, uint64_t gpa);
+/* hvstat: one line per function the guest programmed, one summary. */
+void msi_trap_report(void);
+/* The physical side (ports, configuration mechanism #1, MMIO) for
+ * apic/vmsi.c, also for the iommutest aid without a guest (no EPT). */
+const struct vmsi_hw *msi_trap_hw(void);
+#endif
