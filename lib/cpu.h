@@ -41,6 +41,20 @@ static inline void outl(uint16_t port, uint32_t v) { __asm__ volatile("outl %0, 
 static inline uint8_t inb(uint16_t port) { uint8_t v; __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port)); return v; }
 static inline uint16_t inw(uint16_t port) { uint16_t v; __asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port)); return v; }
 static inline uint32_t inl(uint16_t port) { uint32_t v; __asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port)); return v; }
+/* A port access of 1, 2 or 4 bytes (any other size: 4). */
+static inline uint32_t port_in(uint16_t port, unsigned size)
+{
+	return size == 1 ? inb(port) : size == 2 ? inw(port) : inl(port);
+}
+static inline void port_out(uint16_t port, unsigned size, uint32_t v)
+{
+	if (size == 1)
+		outb(port, (uint8_t)v);
+	else if (size == 2)
+		outw(port, (uint16_t)v);
+	else
+		outl(port, v);
+}
 static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
 static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline void sti(void) { __asm__ volatile("sti" ::: "memory"); }

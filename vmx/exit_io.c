@@ -46,7 +46,7 @@ static uint32_t io_port_read(struct vcpu *v, uint16_t port, unsigned size)
 		return vconsole_in(v, port, size);
 	if (msi_trap_owns(port))
 		return msi_trap_in(port, size);      /* PCI configuration (msi=trap) */
-	return size == 1 ? inb(port) : size == 2 ? inw(port) : inl(port);
+	return port_in(port, size);
 }
 
 /* INS/OUTS to an intercepted port, emulated (SDM Vol. 3C, "Exit
@@ -175,11 +175,6 @@ static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned 
 		pr_info("hv: result=%s (%s)\n", pass ? "pass" : "fail", why);
 		serial_flush();
 	}
-	if (size == 1)
-		outb(port, (uint8_t)val);
-	else if (size == 2)
-		outw(port, (uint16_t)val);
-	else
-		outl(port, val);
+	port_out(port, size, val);
 }
 

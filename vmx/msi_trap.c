@@ -38,38 +38,26 @@ static uint32_t hw_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size
 {
 	(void)ctx;
 	outl(PCI_CFG_ADDR, 0x80000000u | (uint32_t)bdf << 8 | (off & 0xfc));
-	uint16_t p = (uint16_t)(PCI_CFG_DATA + (off & 3));
-	return size == 1 ? inb(p) : size == 2 ? inw(p) : inl(p);
+	return port_in((uint16_t)(PCI_CFG_DATA + (off & 3)), size);
 }
 
 static void hw_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uint32_t val)
 {
 	(void)ctx;
 	outl(PCI_CFG_ADDR, 0x80000000u | (uint32_t)bdf << 8 | (off & 0xfc));
-	uint16_t p = (uint16_t)(PCI_CFG_DATA + (off & 3));
-	if (size == 1)
-		outb(p, (uint8_t)val);
-	else if (size == 2)
-		outw(p, (uint16_t)val);
-	else
-		outl(p, val);
+	port_out((uint16_t)(PCI_CFG_DATA + (off & 3)), size, val);
 }
 
 static uint32_t hw_io_read(void *ctx, uint16_t port, unsigned size)
 {
 	(void)ctx;
-	return size == 1 ? inb(port) : size == 2 ? inw(port) : inl(port);
+	return port_in(port, size);
 }
 
 static void hw_io_write(void *ctx, uint16_t port, unsigned size, uint32_t val)
 {
 	(void)ctx;
-	if (size == 1)
-		outb(port, (uint8_t)val);
-	else if (size == 2)
-		outw(port, (uint16_t)val);
-	else
-		outl(port, val);
+	port_out(port, size, val);
 }
 
 static uint32_t hw_mem_read(void *ctx, uint64_t pa)
@@ -207,24 +195,6 @@ void msi_trap_out(uint16_t port, unsigned size, uint32_t val)
 	spin_unlock(&lock);
 }
 
-/* Up to 15 bytes at the guest's RIP, through its paging: how many (as
- * vioapic_trap.c fetches them). */
-static unsigned fetch(uint8_t *b)
-{
-	struct gwalk_regs r = { vmcs_read(VMCS_GUEST_CR0), vmcs_read(VMCS_GUEST_CR3), vmcs_read(VMCS_GUEST_CR4),
-				vmcs_read(VMCS_GUEST_EFER) };
-	uint64_t la = vmcs_read(VMCS_GUEST_CS_BASE) + vmcs_read(VMCS_GUEST_RIP), gpa = 0;
-	unsigned n = 0;
-	for (; n < MMIO_INSN_MAX; n++, la++) {
-		if ((n == 0 || (la & 0xfff) == 0) &&
-		    (gwalk(&r, la, false, &gpa) || memmap_type_at(vmx_env.mem, gpa) == MEM_HV))
-			break;
-		b[n] = *(volatile uint8_t *)(uintptr_t)gpa;
-		gpa++;
-	}
-	return n;
-}
-
 static int ecam_index(uint64_t gpa)
 {
 	for (uint32_t i = 0; i < necam; i++)
@@ -244,7 +214,7 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 	struct mmio_access a;
 	const char *why = "not in 64-bit mode";
 	bool long_mode = vmcs_read(VMCS_GUEST_CS_AR) & BIT(13);
-	if (!long_mode || mmio_decode_width(b, fetch(b), &a, &why) || (e < 0 && a.size != 4 && (why = "MSI-X table: not 32 bits"))) {
+	if (!long_mode || mmio_decode_width(b, vcpu_fetch_insn(b, MMIO_INSN_MAX), &a, &why) || (e < 0 && a.size != 4 && (why = "MSI-X table: not 32 bits"))) {
 		if (__atomic_fetch_add(&bad_insns, 1, __ATOMIC_RELAXED) == 0)
 			pr_warn("msi: guest access at GPA 0x%llx (rip 0x%llx, cpu%u) not emulated: %s; #GP injected (counted, said once)\n",
 				(unsigned long long)gpa, (unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index, why);

@@ -172,6 +172,9 @@ const char *exit_reason_name(uint32_t reason);
 /* vmx/vcpu.c: general-purpose register n (0 RAX .. 15 R15, 4 RSP from the VMCS). */
 uint64_t vcpu_reg(struct vcpu *v, unsigned n);
 void vcpu_set_reg(struct vcpu *v, unsigned n, uint64_t val);
+/* Up to max bytes at the current VMCS's guest RIP, through the guest's
+ * paging (an emulated MMIO access decodes them): how many could be read. */
+unsigned vcpu_fetch_insn(uint8_t *b, unsigned max);
 #define vcpu_inject_gp(v) vcpu_inject_exception((v), 13, true, 0)
 #define vcpu_inject_ud(v) vcpu_inject_exception((v), 6, false, 0)
 #endif

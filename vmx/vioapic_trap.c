@@ -92,23 +92,6 @@ bool vioapic_trap_on(void)
 	return nvio != 0;
 }
 
-/* Up to 15 bytes at the guest's RIP, through its paging: how many. */
-static unsigned fetch(uint8_t *b)
-{
-	struct gwalk_regs r = { vmcs_read(VMCS_GUEST_CR0), vmcs_read(VMCS_GUEST_CR3), vmcs_read(VMCS_GUEST_CR4),
-				vmcs_read(VMCS_GUEST_EFER) };
-	uint64_t la = vmcs_read(VMCS_GUEST_CS_BASE) + vmcs_read(VMCS_GUEST_RIP), gpa = 0;
-	unsigned n = 0;
-	for (; n < MMIO_INSN_MAX; n++, la++) {
-		if ((n == 0 || (la & 0xfff) == 0) &&
-		    (gwalk(&r, la, false, &gpa) || memmap_type_at(vmx_env.mem, gpa) == MEM_HV))
-			break;
-		b[n] = *(volatile uint8_t *)(uintptr_t)gpa;
-		gpa++;
-	}
-	return n;
-}
-
 bool vioapic_trap_exit(struct vcpu *v, uint64_t gpa)
 {
 	uint32_t k = 0;
@@ -120,7 +103,7 @@ bool vioapic_trap_exit(struct vcpu *v, uint64_t gpa)
 	struct mmio_insn in;
 	const char *why = "not in 64-bit mode";
 	bool long_mode = vmcs_read(VMCS_GUEST_CS_AR) & BIT(13);
-	if (!long_mode || mmio_decode(b, fetch(b), &in, &why)) {
+	if (!long_mode || mmio_decode(b, vcpu_fetch_insn(b, MMIO_INSN_MAX), &in, &why)) {
 		/* Refused, the guest gets #GP(0): it is a guest bug or an attack,
 		 * never the hypervisor's end. Said once, counted always. */
 		if (__atomic_fetch_add(&st.bad_insns, 1, __ATOMIC_RELAXED) == 0)
