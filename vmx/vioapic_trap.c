@@ -47,7 +47,7 @@ static void hw_eoi(void *ctx, uint8_t vec)
 
 static struct vioapic_hw hw_of(uint32_t k)
 {
-	return (struct vioapic_hw){ hw_read, hw_write, hw_eoi, (void *)(uintptr_t)vio_base[k] };
+	return (struct vioapic_hw){ hw_read, hw_write, hw_eoi, (void *)(uintptr_t)vio_base[k], NULL };
 }
 
 static void host_vector(uint8_t v)
@@ -63,7 +63,7 @@ void vioapic_trap_setup(const struct acpi_info *acpi, uint64_t eptp)
 	 * x2APIC is always in x2APIC mode (its xAPIC page is not mapped). */
 	for (uint32_t i = 0; i < ncpus; i++)
 		guest_ids[i] = host_ids[i] = cpus[i]->apic_id;
-	dom = (struct vioapic_dom){ guest_ids, host_ids, ncpus, true, { 0 } };
+	dom = (struct vioapic_dom){ .apic_id = guest_ids, .host_apic_id = host_ids, .n = ncpus, .guest_x2apic = true };
 	host_vector(HOST_TIMER_VECTOR);
 	host_vector(KICK_VECTOR);
 	host_vector((uint8_t)vmx_env.cfg.posted_intr_nv);
