@@ -12,6 +12,7 @@
 static struct {
 	const char *state;              /* for the banner and the report */
 	bool available, on;
+	bool ir_owned, ir_eim;          /* intremap=on: the hypervisor's IRT in every unit (EIM: 32-bit destinations) */
 	bool queued;                    /* iommuqi=auto: queued invalidation where offered */
 	struct dmar_info dmar;          /* its arrays in page_alloc's pages, sized by dmar_count */
 	uint32_t nunits;
@@ -24,6 +25,7 @@ static struct {
 static char state_buf[256];
 
 bool iommu_available(void) { return io.available; }
+bool iommu_ir_owned(void) { return io.ir_owned; }
 const char *iommu_state_name(void) { return io.state; }
 int iommu_levels(void) { return io.levels; }
 uint32_t iommu_probed_units(uint32_t *ndrhd)

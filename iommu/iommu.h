@@ -30,6 +30,10 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen);
  * with err. */
 int iommu_ir_enable(paddr_t irt, unsigned size_field, char *err, size_t errlen);
 int iommu_iec_invalidate(char *err, size_t errlen);
+/* Whether the hypervisor owns interrupt remapping for the guest (intremap=on
+ * and every unit able): the virtual IOAPIC then writes remappable entries
+ * and the guest is offered MSI_EXT_DEST_ID. */
+bool iommu_ir_owned(void);
 /* Reads every unit's recorded faults: each logged and counted. Returns how
  * many were new; the last one in *last when last is not NULL. */
 uint32_t iommu_poll_faults(struct vtd_fault *last);
