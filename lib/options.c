@@ -12,6 +12,7 @@ const char *const novmx_opt_names[] = { "linux", "stop", NULL };
 const char *const iommu_opt_names[] = { "auto", "require", "off", NULL };
 const char *const iommu_qi_names[] = { "auto", "off", NULL };
 const char *const ioapic_opt_names[] = { "virtual", "pass", NULL };
+const char *const intremap_opt_names[] = { "off", "on", NULL };
 const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
 static const char *const guest_names[] = { "linux", "none", NULL };
 static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
@@ -137,6 +138,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
 		else if (word_eq(w, kl, "iommu")) { table = iommu_opt_names; slot = &o->iommu; }
 		else if (word_eq(w, kl, "iommuqi")) { table = iommu_qi_names; slot = &o->iommu_qi; }
+		else if (word_eq(w, kl, "intremap")) { table = intremap_opt_names; slot = &o->intremap; }
 		else if (word_eq(w, kl, "guest")) {
 			int g = pick(v, vl, guest_names);
 			if (g < 0) {
@@ -246,7 +248,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->bochs_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, iommutest, vuart, bochstest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, intremap, iommutest, vuart, bochstest)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

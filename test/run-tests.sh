@@ -204,6 +204,7 @@ level_qemu() {
   qemu_iommu_preon
   qemu_server_shape
   qemu_x2apic_above_255
+  qemu_intremap
   qemu_probe
 }
 
@@ -282,10 +283,32 @@ qemu_x2apic_above_255() {
   expect qemu/x2apic-256-parked "$log" 'smp: cpu1 apic_id=1 online' \
     'smp: APIC ID 256 kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to 255' \
     'smp: APIC ID 257 kept from the guest and parked' \
-    'smp: 2 CPUs above APIC ID 255 parked \(interrupt routing gives them to the guest: issue 27\)' \
+    'smp: 2 CPUs above APIC ID 255 parked \(intremap=on gives them to the guest where the VT-d units can remap\)' \
     'smp: 2 of 4 CPUs online for the guest, the others parked'
   expect qemu/x2apic-256-tsc-skew "$log" 'tsc: skew to the boot CPU: .*; [0-9]+ of 3 other CPUs measured'
   expect qemu/x2apic-256-stops "$log" 'vmx: not supported by this CPU \(CPUID.1:ECX.VMX=0\): nothing to virtualize, stopping' 'hv: result=pass'
+}
+
+# intremap=on (issue 27): the hypervisor owns interrupt remapping. The
+# machine of qemu_x2apic_above_255 (QEMU 10, APIC IDs 256 and 257, eim=on):
+# the table goes in before the APs start, with 32-bit destinations (an APIC
+# ID above 255, x2APIC mode), and the two CPUs above 255 are given to the
+# guest, counted, instead of parked. Callable alone: run-tests.sh qemu_intremap.
+qemu_intremap() {
+  local q10
+  q10=$(tools/qemu10.sh 2>"$LOGS/qemu10.err") && [ -x "$q10" ] ||
+    { bad qemu/intremap-qemu10 "QEMU 10 missing: tools/qemu10.sh failed ($(tail -n1 "$LOGS/qemu10.err"))"; return; }
+  HV_QEMU=$q10 HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_TIMEOUT=300 \
+    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=1" \
+    qemu_run qemu-intremap-256 "exit=qemu novmx=stop aptimeout=30000000 intremap=on" 2,maxcpus=512,sockets=2,cores=128,threads=2
+  [ "$rc" = 33 ] && ok qemu/intremap-256-pass || { bad qemu/intremap-256-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+  expect_order qemu/intremap-256-owned "$log" 'iommu: unit 0 at 0x[0-9a-f]+: root table .* translation on' \
+    'iommu: interrupt remapping owned: one table of 256 entries at 0x[0-9a-f]+ in 1 unit, 32-bit \(EIM\) destinations, compatibility format blocked; 1 IOAPIC \(source IDs from the DMAR\)' \
+    'hv: phase ap start'
+  expect qemu/intremap-256-given "$log" 'smp: cpu2 apic_id=256 online' 'smp: cpu3 apic_id=257 online' \
+    'smp: 2 CPUs above APIC ID 255 given to the guest: interrupt remapping owned \(intremap=on\), MSI_EXT_DEST_ID offered' \
+    'smp: 4 of 4 CPUs online for the guest$' 'hv: result=pass'
+  expect_not qemu/intremap-256-none-parked "$log" 'smp: .*parked'
 }
 
 # probe (issue 26) under QEMU's TCG: no VMX, so the VMX rows say missing and
@@ -1352,7 +1375,7 @@ for l in $levels; do
     fuzz) level_fuzz ;;
     lint) level_lint ;;
     soak) level_soak ;;
-    qemu_probe|bochs_probe) $l ;;   # one run alone
+    qemu_probe|qemu_intremap|bochs_probe) $l ;;   # one run alone
     *) bad "level/$l" "unknown level (unit, lint, fuzz, tools, qemu, bochs, linux, soak)" ;;
   esac
 done
