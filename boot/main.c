@@ -7,6 +7,7 @@
 #include "../lib/printk.h"
 #include "../lib/serial.h"
 #include "../lib/options.h"
+#include "irtest.h"
 #include "../lib/memmap.h"
 #include "../lib/percpu.h"
 #include "../lib/desc.h"
@@ -254,6 +255,8 @@ __noreturn void hv_main(struct boot_info *bi)
 		hv_fail(err);
 	if (opts.iommu_test && !opts.probe)
 		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()));
+	if (opts.iommu_ioapic_test && !opts.probe)
+		hv_exit(ioapic_ir_test(&acpi, &bi->mem, lapic_requested, lapic_id()));
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */

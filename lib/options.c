@@ -226,12 +226,14 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			/* preon: the test aid with the units first left on as by
 			 * pre-boot DMA protection (iommu/preon.h). */
 			bool preon = vl == 5 && !memcmp(v, "preon", 5);
-			if (!preon && (vl != 1 || (v[0] != '0' && v[0] != '1'))) {
-				snprintf(err, errlen, "option '%.*s': expected 0, 1 or preon", (int)wl, w);
+			bool ioapic = vl == 6 && !memcmp(v, "ioapic", 6);
+			if (!preon && !ioapic && (vl != 1 || (v[0] != '0' && v[0] != '1'))) {
+				snprintf(err, errlen, "option '%.*s': expected 0, 1, preon or ioapic", (int)wl, w);
 				return -1;
 			}
-			o->iommu_test = preon || v[0] == '1';
+			o->iommu_test = preon || (!ioapic && v[0] == '1');
 			o->iommu_preon = preon;
+			o->iommu_ioapic_test = ioapic;
 			return 0;
 		} else if (word_eq(w, kl, "vuart")) {
 			if (vl != 1 || (v[0] != '0' && v[0] != '1')) {

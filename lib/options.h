@@ -61,6 +61,8 @@ struct hv_options {
 	                           default until the MSI trap writes remappable entries (docs/iommu.md) */
 	bool iommu_test;        /* iommutest=1: test aid, DMA remapping as for a guest, then the edu
 	                           device's DMA engine against it; no guest */
+	bool iommu_ioapic_test; /* iommutest=ioapic: test aid, owned interrupt remapping, a virtual IOAPIC
+	                           over the real one, the RTC's pin routed through it (boot/irtest.c); no guest */
 	bool iommu_preon;       /* iommutest=preon: iommutest=1 with every unit first left on as by
 	                           pre-boot DMA protection (TE, QI, IR on), for the hand-over */
 	bool vuart;             /* vuart=1 (default): the guest's console UART is virtual (docs/console.md);
