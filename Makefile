@@ -10,7 +10,7 @@ B       := build
 Q       := $(if $(V),,@)
 
 # Sources, per folder (shared by both images).
-BOOT_SRCS := boot/main.c boot/smp.c boot/probe.c boot/probe_verdict.c
+BOOT_SRCS := boot/main.c boot/smp.c boot/probe.c boot/probe_verdict.c boot/irtest.c
 LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
              lib/desc.c lib/trap.c lib/percpu.c lib/paging.c lib/tsc.c lib/tsc_choose.c lib/tsc_skew.c lib/power.c lib/panic.c lib/mtrr.c \
              lib/dmar.c lib/srat.c lib/nodemem.c

@@ -21,14 +21,24 @@ const char *const vioapic_refusal_names[VR_COUNT] = {
 	[VR_DEST_ABOVE_255] = "apic_id_above_255", [VR_EXT_DEST] = "ext_dest_or_remappable",
 };
 
-/* Does the guest's 8-bit destination name vCPU i? Physical: its APIC ID, or
+/* The guest's destination: 8 bits (63:56), or 15 with MSI_EXT_DEST_ID
+ * (55:49 are bits 14:8; physical mode only). */
+static uint32_t dest_of(const struct vioapic_dom *d, uint64_t vrte)
+{
+	uint32_t dest = VIOAPIC_DEST(vrte);
+	if (d->ext_dest && !(vrte & VIOAPIC_LOGICAL))
+		dest |= VIOAPIC_EXT_DEST(vrte) << 8;
+	return dest;
+}
+
+/* Does the guest's destination name vCPU i? Physical: its APIC ID, or
  * 0xFF for all. Logical, x2APIC cluster mode: the 8 bits zero-extended to
  * 32 are cluster 0 with members 7:0, the x2APIC IDs 0-7 (SDM Vol. 3A,
  * "Logical Destination Mode in x2APIC Mode": LDR = cluster 31:16, bit
  * (ID & 15) in 15:0), 0xFF all. */
 static bool names(const struct vioapic_dom *d, uint32_t i, uint64_t vrte)
 {
-	uint8_t dest = VIOAPIC_DEST(vrte);
+	uint32_t dest = dest_of(d, vrte);
 	if (dest == 0xff)
 		return true;
 	if (!(vrte & VIOAPIC_LOGICAL))
@@ -36,12 +46,15 @@ static bool names(const struct vioapic_dom *d, uint32_t i, uint64_t vrte)
 	return d->apic_id[i] < 8 && (dest >> d->apic_id[i] & 1);
 }
 
-enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, uint64_t *prte)
+/* The checks both formats share: VR_NONE and the vCPU that takes the
+ * interrupt, or a refusal. */
+static enum vioapic_refusal pick(const struct vioapic_dom *d, uint64_t vrte, uint32_t *vcpu)
 {
-	/* Refused: masked, with the guest's vector and trigger mode still, so
-	 * that an EOI of that vector clears a remote IRR the pin holds. */
-	*prte = (vrte & (0xffull | VIOAPIC_ACTIVE_LOW | VIOAPIC_LEVEL)) | VIOAPIC_MASKED;
-	if (vrte & 0x00ff000000000000ull)
+	/* 55:48 hold the PCH's extended destination ID and the remappable
+	 * format bit: refused, except KVM's 55:49 where offered (not with
+	 * logical destinations, which stay 8 bits). */
+	uint64_t ext = vrte & 0x00ff000000000000ull;
+	if (ext && !(d->ext_dest && !(vrte & VIOAPIC_FORMAT) && !(vrte & VIOAPIC_LOGICAL)))
 		return VR_EXT_DEST;
 	unsigned dlm = VIOAPIC_DLM(vrte);
 	uint8_t vec = VIOAPIC_VECTOR(vrte);
@@ -72,21 +85,74 @@ enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, u
 		if (dlm == DLM_FIXED && count > 1)
 			return VR_MULTICAST;       /* one physical destination cannot name them all */
 	}
-	uint32_t pick = first;
+	*vcpu = first;
 	if (dlm == DLM_LOWEST && count > 1) {
 		/* Lowest priority among several: the (vector mod count)-th, as
 		 * iommu/irte.c's irq_plan chooses (KVM's vector hashing). */
 		uint32_t k = vec % count;
 		for (uint32_t i = first; i < d->n; i++)
 			if (names(d, i, vrte) && k-- == 0) {
-				pick = i;
+				*vcpu = i;
 				break;
 			}
 	}
-	uint32_t host = d->host_apic_id[pick];
+	return VR_NONE;
+}
+
+/* Refused: masked, with the guest's vector and trigger mode still, so that
+ * an EOI of that vector clears a remote IRR the pin holds. */
+static uint64_t refused_rte(uint64_t vrte)
+{
+	return (vrte & (0xffull | VIOAPIC_ACTIVE_LOW | VIOAPIC_LEVEL)) | VIOAPIC_MASKED;
+}
+
+enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, uint64_t *prte)
+{
+	*prte = refused_rte(vrte);
+	uint32_t v = 0;
+	enum vioapic_refusal r = pick(d, vrte, &v);
+	if (r != VR_NONE)
+		return r;
+	uint32_t host = d->host_apic_id[v];
 	if (host > 255)
 		return VR_DEST_ABOVE_255;          /* compatibility format: 8 bits */
 	*prte = (vrte & RTE_KEEP) | (uint64_t)host << 56;   /* physical destination mode */
+	return VR_NONE;
+}
+
+/* VT-d "Interrupt Remapping Table Entry (IRTE) for Remapped Interrupts". */
+#define IRTE_P         BIT(0)
+#define IRTE_TM        BIT(4)
+#define IRTE_DLM(m)    ((uint64_t)(m) << 5)
+#define IRTE_VEC(v)    ((uint64_t)(v) << 16)
+#define IRTE_DST32(d)  ((uint64_t)(d) << 32)      /* x2APIC mode (IRTA.EIME) */
+#define IRTE_DST8(d)   ((uint64_t)(d) << 40)      /* xAPIC mode: 47:40 */
+#define IRTE_SID(s)    ((uint64_t)(s))            /* 79:64 in the high half */
+#define IRTE_SVT_SID   (1ull << 18)               /* 83:82 = 01: verify the whole SID (SQ 81:80 = 0) */
+/* VT-d "Interrupt Remapping": an I/OxAPIC RTE in remappable format: 63:49
+ * interrupt index 14:0, 48 format = 1, 11 index 15, 10:8 zero; vector
+ * (7:0, the IOAPIC matches EOIs by it), polarity, trigger and mask kept. */
+#define RTE_IDX(i)     ((uint64_t)((i) & 0x7fff) << 49 | ((i) & 0x8000 ? BIT(11) : 0))
+
+enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte, uint32_t index, uint16_t sid,
+				      uint64_t *prte, struct vioapic_irte *irte)
+{
+	*prte = refused_rte(vrte);
+	*irte = (struct vioapic_irte){ 0, 0 };
+	uint32_t v = 0;
+	enum vioapic_refusal r = pick(d, vrte, &v);
+	if (r != VR_NONE)
+		return r;
+	uint32_t host = d->host_apic_id[v];
+	if (host > 255 && !d->eim)
+		return VR_DEST_ABOVE_255;          /* an 8-bit IRTE destination */
+	/* Physical destination mode (DM 0), no redirection hint; NMI's vector
+	 * is ignored by the APIC but kept. */
+	irte->lo = IRTE_P | (vrte & VIOAPIC_LEVEL ? IRTE_TM : 0) | IRTE_DLM(VIOAPIC_DLM(vrte)) |
+		   IRTE_VEC(VIOAPIC_VECTOR(vrte)) | (d->eim ? IRTE_DST32(host) : IRTE_DST8(host));
+	irte->hi = IRTE_SID(sid) | IRTE_SVT_SID;
+	*prte = (vrte & (0xffull | VIOAPIC_ACTIVE_LOW | VIOAPIC_LEVEL | VIOAPIC_MASKED)) | VIOAPIC_FORMAT |
+		RTE_IDX(index);
 	return VR_NONE;
 }
 
@@ -153,6 +219,24 @@ static void program(const struct vioapic_hw *hw, uint32_t pin, struct vioapic_pi
 	p->prte = prte;
 }
 
+/* With remapping: the pin masked while its IRTE changes under it (an
+ * unchanged IRTE is not rewritten), the IRTE written and its IEC entry
+ * invalidated by the callback, then the entry. A refused pin keeps its
+ * last IRTE: its entry is masked and names it no longer matters. */
+static void program_ir(uint32_t index, const struct vioapic_hw *hw, uint32_t pin, struct vioapic_pin *p,
+		       uint64_t prte, const struct vioapic_irte *e)
+{
+	if ((e->lo & IRTE_P) && (e->lo != p->irte.lo || e->hi != p->irte.hi)) {
+		if (!(p->prte & VIOAPIC_MASKED)) {
+			hw->write(hw->ctx, REG_RTE0 + 2 * pin, (uint32_t)p->prte | (uint32_t)VIOAPIC_MASKED);
+			p->prte |= VIOAPIC_MASKED;
+		}
+		hw->irte(hw->ctx, index, e);
+		p->irte = *e;
+	}
+	program(hw, pin, p, prte);
+}
+
 int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct vioapic_hw *hw, uint32_t off,
 		  uint32_t val)
 {
@@ -187,16 +271,23 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 		return -1;
 	p->vrte = vrte;
 	uint64_t prte;
-	p->refused = (uint8_t)vioapic_route(d, vrte, &prte);
+	struct vioapic_irte e = { 0, 0 };
+	if (d->remap)
+		p->refused = (uint8_t)vioapic_route_ir(d, vrte, a->irte_base + pin, a->sid, &prte, &e);
+	else
+		p->refused = (uint8_t)vioapic_route(d, vrte, &prte);
 	if (p->refused != VR_NONE && !(vrte & VIOAPIC_MASKED)) {
 		p->refusals++;
 		a->refused_by[p->refused]++;
 	}
-	program(hw, pin, p, prte);
+	if (d->remap)
+		program_ir(a->irte_base + pin, hw, pin, p, prte, &e);
+	else
+		program(hw, pin, p, prte);
 	if (!(prte & VIOAPIC_MASKED)) {
 		p->routes++;
 		p->last_vector = VIOAPIC_VECTOR(prte);
-		p->last_dest = VIOAPIC_DEST(prte);
+		p->last_dest = d->remap ? (uint32_t)(d->eim ? e.lo >> 32 : (e.lo >> 40) & 0xff) : VIOAPIC_DEST(prte);
 	}
 	return (int)pin;
 }

@@ -1,7 +1,9 @@
 /* The guest's virtual IOAPIC (issue 27, part 1): the IOAPIC pages are not in
  * the guest's EPT; its IOREGSEL/IOWIN (and EOI) accesses land here, against
  * a per-pin virtual redirection entry, and the hypervisor alone programs the
- * physical pin, in compatibility format with the vCPU's physical APIC ID.
+ * physical pin: in compatibility format with the vCPU's physical APIC ID,
+ * or, where the hypervisor owns VT-d interrupt remapping, in remappable
+ * format through one IRTE per pin that names the vCPU's host APIC ID.
  * Pure logic over one IOAPIC: the caller serialises (one lock), reads and
  * writes the physical IOAPIC through vioapic_hw. Register interface: 82093AA
  * data sheet (IOREGSEL at +0x00, IOWIN at +0x10; ID 0x00, VER 0x01, ARB
@@ -25,6 +27,10 @@
 #define VIOAPIC_LEVEL      BIT(15)
 #define VIOAPIC_MASKED     BIT(16)
 #define VIOAPIC_DEST(r)    ((uint8_t)((r) >> 56))
+/* KVM's MSI_EXT_DEST_ID (Linux arch/x86/kernel/apic/io_apic.c): bits 55:49
+ * carry destination bits 14:8 of a physical destination; bit 48 stays 0. */
+#define VIOAPIC_EXT_DEST(r) ((unsigned)((r) >> 49) & 0x7f)
+#define VIOAPIC_FORMAT      BIT(48)    /* remappable format (VT-d) */
 #define VIOAPIC_RO         (VIOAPIC_DELIVS | VIOAPIC_REMOTE_IRR)
 /* What a guest write keeps: 63:48 (destination; 55:48 the PCH's extended
  * destination and remappable-format bits, refused when set) and 16:0 less
@@ -45,6 +51,19 @@ struct vioapic_dom {
 	uint32_t n;
 	bool guest_x2apic;              /* the guest's APIC mode (logical destinations are x2APIC cluster) */
 	uint64_t host_vectors[4];       /* vectors the hypervisor owns on the physical APICs */
+	/* Owned VT-d interrupt remapping (docs/iommu.md): physical entries in
+	 * remappable format through an IRTE per pin; eim: the IRTE holds a
+	 * 32-bit (x2APIC) destination, else 8 bits; ext_dest: KVM's
+	 * MSI_EXT_DEST_ID is offered to the guest (only with remap): its
+	 * physical destinations are 15 bits, 55:49 and 63:56. */
+	bool remap, eim, ext_dest;
+};
+
+/* VT-d "Interrupt Remapping Table Entry (IRTE) for Remapped Interrupts",
+ * the fields the router fills: P 0, DM 2, TM 4, DLM 7:5, vector 23:16,
+ * destination 63:32 (EIM) or 47:40, SID 79:64, SQ 81:80, SVT 83:82. */
+struct vioapic_irte {
+	uint64_t lo, hi;
 };
 
 /* The physical IOAPIC as vioapic sees it (one register at a time). */
@@ -53,6 +72,10 @@ struct vioapic_hw {
 	void (*write)(void *ctx, uint32_t reg, uint32_t val);
 	void (*eoi)(void *ctx, uint8_t vector);   /* the physical EOI register (version 0x20) */
 	void *ctx;
+	/* With remapping: writes IRTE 'index' and invalidates its interrupt
+	 * entry cache entry (VT-d "Interrupt Entry Cache Invalidate") before
+	 * it returns. */
+	void (*irte)(void *ctx, uint32_t index, const struct vioapic_irte *e);
 };
 
 struct vioapic_pin {
@@ -63,13 +86,19 @@ struct vioapic_pin {
 	uint32_t writes;                /* guest writes to the entry */
 	uint32_t routes;                /* times the physical pin was programmed unmasked */
 	uint8_t last_vector;            /* the vector it last had then */
-	uint8_t last_dest;              /* and the host APIC ID it named */
+	uint32_t last_dest;             /* and the host APIC ID it named */
+	struct vioapic_irte irte;       /* with remapping: its IRTE as last written */
 };
 
 struct vioapic {
 	uint32_t id, ver, arb;          /* ID (27:24 writable), VER and ARB (read-only) */
 	uint32_t npins;
 	uint32_t regsel;                /* IOREGSEL, bits 7:0 */
+	/* With remapping (set by the caller after vioapic_init): pin p uses
+	 * IRTE irte_base + p; sid is this IOAPIC's source ID (the DMAR's
+	 * IOAPIC device scope whose enumeration ID is its MADT ID). */
+	uint32_t irte_base;
+	uint16_t sid;
 	struct vioapic_pin pin[VIOAPIC_PINS];
 	uint64_t eois;                  /* EOI-register writes forwarded */
 	uint32_t refused_by[VR_COUNT];  /* refusals (unmasked entries) by reason */
@@ -86,8 +115,12 @@ uint32_t vioapic_read(struct vioapic *a, const struct vioapic_hw *hw, uint32_t o
 int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct vioapic_hw *hw, uint32_t off,
 		  uint32_t val);
 /* The physical entry for the guest's entry 'vrte', and VR_NONE; or a
- * refusal and a masked physical entry. Pure. */
+ * refusal and a masked physical entry. Pure. Compatibility format; with
+ * d->remap, the remappable entry pointing at IRTE 'index' and that IRTE
+ * in *irte (source 'sid', SVT=1 SQ=0; not present when refused). */
 enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, uint64_t *prte);
+enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte, uint32_t index, uint16_t sid,
+				      uint64_t *prte, struct vioapic_irte *irte);
 /* The guest's entry for 'pin' as it wrote it (read-only bits clear), 0 past
  * the last pin: what the console's virtual UART routes by, no physical
  * access. */

@@ -7,6 +7,7 @@
 #include "../lib/printk.h"
 #include "../lib/serial.h"
 #include "../lib/options.h"
+#include "irtest.h"
 #include "../lib/memmap.h"
 #include "../lib/percpu.h"
 #include "../lib/desc.h"
@@ -259,6 +260,8 @@ __noreturn void hv_main(struct boot_info *bi)
 		bool msi_ok = msi_edutest(lapic_requested, lapic_id());
 		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()) && msi_ok);
 	}
+	if (opts.iommu_ioapic_test && !opts.probe)
+		hv_exit(ioapic_ir_test(&acpi, &bi->mem, lapic_requested, lapic_id()));
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */
@@ -275,6 +278,19 @@ __noreturn void hv_main(struct boot_info *bi)
 		pr_info("hv: phase iommu enable: %s\n", iommu_available() ? "tables, then translation on in each unit" : "nothing to enable");
 		if (iommu_enable(&bi->mem, err, sizeof err))
 			hv_fail(err);
+		/* intremap=on: the hypervisor's interrupt-remapping table, before
+		 * the APs start (whether CPUs above APIC ID 255 join the guest
+		 * follows from it). EIM where an APIC ID is above 255 or the host
+		 * is in x2APIC mode. Only with the virtual IOAPIC: IR on blocks
+		 * every compatibility-format interrupt. */
+		if (opts.intremap == INTREMAP_ON && opts.ioapic != IOAPIC_OPT_VIRTUAL)
+			pr_warn("iommu: intremap=on ignored with ioapic=pass (the guest's compatibility-format entries would be blocked)\n");
+		else if (opts.intremap == INTREMAP_ON) {
+			bool need_eim = lapic_x2apic;
+			for (uint32_t i = 0; i < acpi.ncpus; i++)
+				need_eim |= acpi.cpu[i].apic_id > 255;
+			iommu_ir_own(&acpi, need_eim);
+		}
 	}
 
 	/* The APs. phantomcpu= adds an APIC ID that no CPU answers to, so the

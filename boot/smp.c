@@ -3,6 +3,7 @@
  * answer timeout for all of them, however many there are. */
 #include "smp.h"
 #include "../guest/setup.h"
+#include "../iommu/iommu.h"
 #include "../lib/percpu.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
@@ -110,13 +111,14 @@ struct percpu *smp_housekeeper;
 static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_cpus, uint64_t timeout_us,
 			   int64_t housekeeping)
 {
-	uint32_t online = 1, high_parked = 0;
+	uint32_t online = 1, high_parked = 0, high_given = 0;
+	bool ir = iommu_ir_owned();
 
 	for (uint32_t k = 0; k < n; k++) {
 		struct percpu *p = (struct percpu *)(uintptr_t)slot[k].percpu;
 		uint32_t id = slot[k].apic_id;
 		bool keep = housekeeping >= 0 && id == (uint64_t)housekeeping;
-		bool high = !guest_apic_id_usable(id);
+		bool high = !guest_apic_id_usable(id, ir);
 		bool park = keep || high || ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
 		if (p->state != CPU_ONLINE && ap_wrong_id[0] == id && ap_wrong_id[1] != id) {
 			pr_err("smp: APIC ID %u answered with APIC ID register %u (CPUID and the MADT disagree); left out\n",
@@ -150,8 +152,8 @@ static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_
 		}
 		if (high) {
 			high_parked++;
-			pr_warn("smp: APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (docs/scale.md)\n",
-				id, GUEST_MAX_APIC_ID);
+			pr_warn("smp: APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (intremap=on where every VT-d unit has IR and EIM; docs/scale.md)\n",
+				id, ir ? GUEST_MAX_APIC_ID_EXT : GUEST_MAX_APIC_ID);
 			continue;
 		}
 		if (park) {
@@ -159,14 +161,18 @@ static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_
 				max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS);
 			continue;
 		}
+		high_given += id > GUEST_MAX_APIC_ID;
 		percpu_place(p, ncpus);
 		pr_info("smp: cpu%u apic_id=%u online\n", ncpus, id);
 		ncpus++;
 		online++;
 	}
 	if (high_parked)
-		pr_warn("smp: %u CPU%s above APIC ID %u parked (interrupt routing gives them to the guest: issue 27)\n",
+		pr_warn("smp: %u CPU%s above APIC ID %u parked (intremap=on gives them to the guest where the VT-d units can remap)\n",
 			high_parked, high_parked == 1 ? "" : "s", GUEST_MAX_APIC_ID);
+	if (high_given)
+		pr_info("smp: %u CPU%s above APIC ID %u given to the guest: interrupt remapping owned (intremap=on), MSI_EXT_DEST_ID offered\n",
+			high_given, high_given == 1 ? "" : "s", GUEST_MAX_APIC_ID);
 	return online;
 }
 

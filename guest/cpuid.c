@@ -72,6 +72,12 @@ void cpuid_guest_cr4(uint32_t leaf, uint32_t sub, uint64_t guest_cr4, uint32_t *
 		*c = copy_bit(*c, CPUID7_ECX_OSPKE, guest_cr4 & X86_CR4_PKE);
 }
 
+uint32_t cpuid_kvm_features(bool pv_send_ipi, bool pv_eoi, bool ir_owned)
+{
+	return (pv_send_ipi ? BIT(KVM_FEATURE_PV_SEND_IPI) : 0) | (pv_eoi ? BIT(KVM_FEATURE_PV_EOI) : 0) |
+	       (ir_owned ? BIT(KVM_FEATURE_MSI_EXT_DEST_ID) : 0);
+}
+
 void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
 		  uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
 {

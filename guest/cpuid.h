@@ -7,6 +7,7 @@
 #define KVM_CPUID_FEATURES  0x40000001
 #define KVM_FEATURE_PV_EOI      6
 #define KVM_FEATURE_PV_SEND_IPI 11
+#define KVM_FEATURE_MSI_EXT_DEST_ID 15   /* IOAPIC RTE 55:49 / MSI address 11:5: destination 14:8 */
 
 struct cpuid_policy {
 	uint32_t kvm_features;     /* CPUID 0x40000001 EAX: only what is implemented */
@@ -17,6 +18,12 @@ struct cpuid_policy {
 	bool hide_mwait;           /* hlt=exit (the guest idles in HLT, which exits), timer=preempt (no deep C-states) */
 };
 extern struct cpuid_policy cpuid_policy;
+
+/* CPUID 0x40000001 EAX: PV send-IPI where its tier runs, PV EOI on the
+ * software x2APIC, MSI_EXT_DEST_ID only where the hypervisor owns VT-d
+ * interrupt remapping (it translates the 15-bit destinations; without it a
+ * destination above 255 would reach the CPU named by its low 8 bits). */
+uint32_t cpuid_kvm_features(bool pv_send_ipi, bool pv_eoi, bool ir_owned);
 
 /* Applies the policy to the host's answer for (leaf, subleaf). Pure: tests
  * feed it host values. */

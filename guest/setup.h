@@ -29,7 +29,14 @@ __noreturn void guest_start_native(struct boot_info *bi, const struct acpi_info 
  * guest gets no interrupt remapping (the IOMMU is the hypervisor's, its
  * DMAR hidden), and Linux without it addresses APIC IDs up to 255 only (the
  * IOAPIC's and MSI's 8-bit destination): a vCPU above that would never
- * start. Such a CPU is kept from the guest and parked, with a message. */
-#define GUEST_MAX_APIC_ID 255u
-static inline bool guest_apic_id_usable(uint32_t apic_id) { return apic_id <= GUEST_MAX_APIC_ID; }
+ * start. Such a CPU is kept from the guest and parked, with a message.
+ * Where the hypervisor owns interrupt remapping (ir_owned, intremap=on)
+ * the guest is offered KVM's MSI_EXT_DEST_ID: 15-bit destinations, which
+ * the virtual IOAPIC translates into IRTEs, so up to 32767. */
+#define GUEST_MAX_APIC_ID     255u
+#define GUEST_MAX_APIC_ID_EXT 32767u
+static inline bool guest_apic_id_usable(uint32_t apic_id, bool ir_owned)
+{
+	return apic_id <= (ir_owned ? GUEST_MAX_APIC_ID_EXT : GUEST_MAX_APIC_ID);
+}
 #endif

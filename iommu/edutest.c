@@ -202,7 +202,7 @@ static void ir_checks(bool (*requested)(uint8_t), uint32_t apic_id, uint32_t *pa
 	uint32_t cap = msi_cap();
 	struct irte *irt = page_alloc((16ull << (IR_SIZE + 1)) / PAGE_SIZE);
 	__asm__ volatile("cli");
-	if (iommu_ir_enable((uint64_t)(uintptr_t)irt, IR_SIZE, err, sizeof err)) {
+	if (iommu_ir_enable((uint64_t)(uintptr_t)irt, IR_SIZE, false, err, sizeof err)) {
 		pr_info("iommutest: interrupt remapping not checked: %s\n", err);
 		return;
 	}

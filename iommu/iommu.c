@@ -12,6 +12,9 @@
 static struct {
 	const char *state;              /* for the banner and the report */
 	bool available, on;
+	bool ir_owned, ir_eim;          /* intremap=on: the hypervisor's IRT in every unit (EIM: 32-bit destinations) */
+	uint64_t *irt;                  /* its table: entry i at irt[2i] (63:0), irt[2i+1] (127:64) */
+	uint16_t *sid;                  /* the source ID of each IOAPIC of the MADT */
 	bool queued;                    /* iommuqi=auto: queued invalidation where offered */
 	struct dmar_info dmar;          /* its arrays in page_alloc's pages, sized by dmar_count */
 	uint32_t nunits;
@@ -24,6 +27,7 @@ static struct {
 static char state_buf[256];
 
 bool iommu_available(void) { return io.available; }
+bool iommu_ir_owned(void) { return io.ir_owned; }
 const char *iommu_state_name(void) { return io.state; }
 int iommu_levels(void) { return io.levels; }
 uint32_t iommu_probed_units(uint32_t *ndrhd)
@@ -213,12 +217,92 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
 	return 0;
 }
 
-int iommu_ir_enable(paddr_t irt, unsigned size_field, char *err, size_t errlen)
+int iommu_ir_enable(paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen)
 {
 	for (uint32_t i = 0; i < io.nunits; i++)
-		if (vtd_enable_ir(&io.unit[i], irt, size_field, false, err, errlen))
+		if (vtd_enable_ir(&io.unit[i], irt, size_field, eime, err, errlen))
 			return -1;
 	return 0;
+}
+
+/* The IOAPIC's requester ID: the DMAR's IOAPIC device scope whose
+ * enumeration ID is its MADT IOAPIC ID (VT-d, "I/OxAPIC Device Scope"),
+ * start bus and a one-entry path (device, function): -1 when none is (a
+ * longer path needs the bridges' bus numbers, not read here). */
+static int ioapic_sid(uint8_t id)
+{
+	for (uint32_t i = 0; i < io.dmar.nscopes; i++) {
+		const struct dmar_scope *sc = &io.dmar.scope[i];
+		if (sc->type == DMAR_SCOPE_IOAPIC && sc->enum_id == id && sc->npath == 1 && !sc->cut)
+			return sc->bus << 8 | sc->path[0][0] << 3 | sc->path[0][1];
+	}
+	return -1;
+}
+
+bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim)
+{
+	char err[200];
+	const char *why = NULL;
+	if (!io.on)
+		why = "DMA remapping is off";
+	for (uint32_t i = 0; !why && i < io.nunits; i++) {
+		const struct vtd_unit *u = &io.unit[i];
+		if (!(u->ecap & VTD_ECAP_IR) || !u->qi)
+			why = "a unit has no interrupt remapping (ECAP.IR) or no invalidation queue";
+		else if (need_eim && !(u->ecap & VTD_ECAP_EIM))
+			why = "a unit has no extended interrupt mode (ECAP.EIM) for 32-bit destinations";
+	}
+	uint32_t n = acpi->nioapics;
+	if (!why && !n)
+		why = "no IOAPIC in the MADT";
+	uint32_t size_field = 7;      /* 2^(S+1) entries: VIOAPIC_PINS (256) per IOAPIC */
+	while (!why && (2u << size_field) < n * 256u && size_field < 15)
+		size_field++;
+	if (!why && (2u << size_field) < n * 256u)
+		why = "more IOAPICs than one table indexes";
+	for (uint32_t k = 0; !why && k < n; k++)
+		if (ioapic_sid(acpi->ioapic[k].id) < 0)
+			why = "an IOAPIC of the MADT has no device scope in the DMAR (its source ID unknown)";
+	if (!why) {
+		io.irt = page_alloc((16ull << (size_field + 1)) / PAGE_SIZE);
+		io.sid = page_alloc(ALIGN_UP(n * sizeof *io.sid, PAGE_SIZE) / PAGE_SIZE);
+		if (!io.irt || !io.sid)
+			why = "no memory for the table";
+	}
+	if (!why) {
+		memset(io.irt, 0, 16ull << (size_field + 1));
+		for (uint32_t k = 0; k < n; k++)
+			io.sid[k] = (uint16_t)ioapic_sid(acpi->ioapic[k].id);
+		if (iommu_ir_enable((paddr_t)(uintptr_t)io.irt, size_field, need_eim, err, sizeof err))
+			why = err;
+	}
+	if (why) {
+		pr_warn("iommu: intremap=on: interrupt remapping not owned: %s; IOAPIC pins in compatibility format, CPUs above APIC ID 255 parked\n",
+			why);
+		return false;
+	}
+	io.ir_owned = true;
+	io.ir_eim = need_eim;
+	pr_info("iommu: interrupt remapping owned: one table of %u entries at 0x%llx in %u unit%s, %s destinations, compatibility format blocked; %u IOAPIC%s (source IDs from the DMAR)\n",
+		2u << size_field, (unsigned long long)(uintptr_t)io.irt, io.nunits, io.nunits == 1 ? "" : "s",
+		need_eim ? "32-bit (EIM)" : "8-bit", n, n == 1 ? "" : "s");
+	return true;
+}
+
+bool iommu_ir_eim(void) { return io.ir_eim; }
+uint32_t iommu_ioapic_irte_base(uint32_t k) { return k * 256; }
+uint16_t iommu_ioapic_sid(uint32_t k) { return io.sid[k]; }
+
+void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi)
+{
+	/* 128 bits in two stores: the caller masked the pin that points here
+	 * while the entry changes; P (bit 0) is in lo, written last. */
+	volatile uint64_t *e = io.irt + 2 * (uint64_t)index;
+	e[1] = hi;
+	e[0] = lo;
+	char err[200];
+	if (iommu_iec_invalidate(err, sizeof err))
+		pr_err("%s\n", err);
 }
 
 int iommu_iec_invalidate(char *err, size_t errlen)

@@ -25,11 +25,29 @@ bool iommu_available(void);
 /* Identity tables of everything but the hypervisor's memory (and the RMRRs),
  * translation on in every unit. Returns 0, or -1 with err. */
 int iommu_enable(const struct memmap *mem, char *err, size_t errlen);
-/* Interrupt remapping on in every unit with the table irt (test aid; see
- * vtd_enable_ir); iommu_iec_invalidate after the table changes. 0, or -1
- * with err. */
-int iommu_ir_enable(paddr_t irt, unsigned size_field, char *err, size_t errlen);
+/* Interrupt remapping on in every unit with the table irt (see
+ * vtd_enable_ir; eime: 32-bit destinations); iommu_iec_invalidate after
+ * the table changes. 0, or -1 with err. */
+int iommu_ir_enable(paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen);
 int iommu_iec_invalidate(char *err, size_t errlen);
+/* Whether the hypervisor owns interrupt remapping for the guest (intremap=on
+ * and every unit able): the virtual IOAPIC then writes remappable entries
+ * and the guest is offered MSI_EXT_DEST_ID. */
+bool iommu_ir_owned(void);
+/* intremap=on, after iommu_enable and before the APs start: where every
+ * unit has ECAP.IR and the queue, and ECAP.EIM when need_eim (an APIC ID
+ * above 255, or the host in x2APIC mode), and every IOAPIC of the MADT has
+ * its source ID in the DMAR: one table (VIOAPIC_PINS entries for each
+ * IOAPIC), interrupt remapping on in every unit, owned. Otherwise the
+ * reason, loudly, and nothing changes. Returns whether it is owned. */
+bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim);
+/* With remapping owned: whether the IRTEs hold 32-bit destinations; IRTE
+ * index written (hi, then lo with P) and the interrupt entry cache
+ * invalidated in every unit; IOAPIC k's first IRTE index and its source ID. */
+bool iommu_ir_eim(void);
+void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi);
+uint32_t iommu_ioapic_irte_base(uint32_t k);
+uint16_t iommu_ioapic_sid(uint32_t k);
 /* Reads every unit's recorded faults: each logged and counted. Returns how
  * many were new; the last one in *last when last is not NULL. */
 uint32_t iommu_poll_faults(struct vtd_fault *last);

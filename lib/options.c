@@ -13,6 +13,7 @@ const char *const iommu_opt_names[] = { "auto", "require", "off", NULL };
 const char *const iommu_qi_names[] = { "auto", "off", NULL };
 const char *const ioapic_opt_names[] = { "virtual", "pass", NULL };
 const char *const msi_opt_names[] = { "pass", "trap", NULL };
+const char *const intremap_opt_names[] = { "off", "on", NULL };
 const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
 static const char *const guest_names[] = { "linux", "none", NULL };
 static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
@@ -139,6 +140,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
 		else if (word_eq(w, kl, "iommu")) { table = iommu_opt_names; slot = &o->iommu; }
 		else if (word_eq(w, kl, "iommuqi")) { table = iommu_qi_names; slot = &o->iommu_qi; }
+		else if (word_eq(w, kl, "intremap")) { table = intremap_opt_names; slot = &o->intremap; }
 		else if (word_eq(w, kl, "guest")) {
 			int g = pick(v, vl, guest_names);
 			if (g < 0) {
@@ -226,12 +228,14 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			/* preon: the test aid with the units first left on as by
 			 * pre-boot DMA protection (iommu/preon.h). */
 			bool preon = vl == 5 && !memcmp(v, "preon", 5);
-			if (!preon && (vl != 1 || (v[0] != '0' && v[0] != '1'))) {
-				snprintf(err, errlen, "option '%.*s': expected 0, 1 or preon", (int)wl, w);
+			bool ioapic = vl == 6 && !memcmp(v, "ioapic", 6);
+			if (!preon && !ioapic && (vl != 1 || (v[0] != '0' && v[0] != '1'))) {
+				snprintf(err, errlen, "option '%.*s': expected 0, 1, preon or ioapic", (int)wl, w);
 				return -1;
 			}
-			o->iommu_test = preon || v[0] == '1';
+			o->iommu_test = preon || (!ioapic && v[0] == '1');
 			o->iommu_preon = preon;
+			o->iommu_ioapic_test = ioapic;
 			return 0;
 		} else if (word_eq(w, kl, "vuart")) {
 			if (vl != 1 || (v[0] != '0' && v[0] != '1')) {
@@ -248,7 +252,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->bochs_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, msi, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, iommutest, vuart, bochstest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, msi, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, intremap, iommutest, vuart, bochstest)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

@@ -15,6 +15,7 @@ enum iommu_opt  { IOMMU_OPT_AUTO = 0, IOMMU_OPT_REQUIRE, IOMMU_OPT_OFF };
 enum iommu_qi   { IOMMU_QI_AUTO = 0, IOMMU_QI_OFF };
 enum ioapic_opt { IOAPIC_OPT_VIRTUAL = 0, IOAPIC_OPT_PASS };
 enum msi_opt    { MSI_OPT_PASS = 0, MSI_OPT_TRAP };
+enum intremap_opt { INTREMAP_OFF = 0, INTREMAP_ON };
 
 extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
 extern const char *const eoi_tier_names[];
@@ -27,6 +28,7 @@ extern const char *const iommu_opt_names[];
 extern const char *const iommu_qi_names[];
 extern const char *const ioapic_opt_names[];
 extern const char *const msi_opt_names[];
+extern const char *const intremap_opt_names[];
 
 struct hv_options {
 	uint16_t serial_port;   /* console=com1|com2|com3|com4|0xNNNN (default com1) */
@@ -58,8 +60,13 @@ struct hv_options {
 	int iommu;              /* iommu=auto|require|off: DMA isolation with VT-d */
 	int iommu_qi;           /* iommuqi=auto|off: queued invalidation where a unit offers it, or
 	                           the registers (test aid) */
+	int intremap;           /* intremap=off|on: the hypervisor owns VT-d interrupt remapping (IOAPIC
+	                           pins through IRTEs, CPUs above APIC ID 255 to the guest); off by
+	                           default until the MSI trap writes remappable entries (docs/iommu.md) */
 	bool iommu_test;        /* iommutest=1: test aid, DMA remapping as for a guest, then the edu
 	                           device's DMA engine against it; no guest */
+	bool iommu_ioapic_test; /* iommutest=ioapic: test aid, owned interrupt remapping, a virtual IOAPIC
+	                           over the real one, the RTC's pin routed through it (boot/irtest.c); no guest */
 	bool iommu_preon;       /* iommutest=preon: iommutest=1 with every unit first left on as by
 	                           pre-boot DMA protection (TE, QI, IR on), for the hand-over */
 	bool vuart;             /* vuart=1 (default): the guest's console UART is virtual (docs/console.md);

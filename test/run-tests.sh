@@ -215,6 +215,7 @@ level_qemu() {
   qemu_iommu_preon
   qemu_server_shape
   qemu_x2apic_above_255
+  qemu_intremap
   qemu_probe
 }
 
@@ -293,10 +294,55 @@ qemu_x2apic_above_255() {
   expect qemu/x2apic-256-parked "$log" 'smp: cpu1 apic_id=1 online' \
     'smp: APIC ID 256 kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to 255' \
     'smp: APIC ID 257 kept from the guest and parked' \
-    'smp: 2 CPUs above APIC ID 255 parked \(interrupt routing gives them to the guest: issue 27\)' \
+    'smp: 2 CPUs above APIC ID 255 parked \(intremap=on gives them to the guest where the VT-d units can remap\)' \
     'smp: 2 of 4 CPUs online for the guest, the others parked'
   expect qemu/x2apic-256-tsc-skew "$log" 'tsc: skew to the boot CPU: .*; [0-9]+ of 3 other CPUs measured'
   expect qemu/x2apic-256-stops "$log" 'vmx: not supported by this CPU \(CPUID.1:ECX.VMX=0\): nothing to virtualize, stopping' 'hv: result=pass'
+}
+
+# intremap=on (issue 27): the hypervisor owns interrupt remapping. The
+# machine of qemu_x2apic_above_255 (QEMU 10, APIC IDs 256 and 257, eim=on):
+# the table goes in before the APs start, with 32-bit destinations (an APIC
+# ID above 255, x2APIC mode), and the two CPUs above 255 are given to the
+# guest, counted, instead of parked. Callable alone: run-tests.sh qemu_intremap.
+qemu_intremap() {
+  local q10
+  q10=$(tools/qemu10.sh 2>"$LOGS/qemu10.err") && [ -x "$q10" ] ||
+    { bad qemu/intremap-qemu10 "QEMU 10 missing: tools/qemu10.sh failed ($(tail -n1 "$LOGS/qemu10.err"))"; return; }
+  HV_QEMU=$q10 HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_TIMEOUT=300 \
+    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=1" \
+    qemu_run qemu-intremap-256 "exit=qemu novmx=stop aptimeout=30000000 intremap=on" 2,maxcpus=512,sockets=2,cores=128,threads=2
+  [ "$rc" = 33 ] && ok qemu/intremap-256-pass || { bad qemu/intremap-256-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+  expect_order qemu/intremap-256-owned "$log" 'iommu: unit 0 at 0x[0-9a-f]+: root table .* translation on' \
+    'iommu: interrupt remapping owned: one table of 256 entries at 0x[0-9a-f]+ in 1 unit, 32-bit \(EIM\) destinations, compatibility format blocked; 1 IOAPIC \(source IDs from the DMAR\)' \
+    'hv: phase ap start'
+  expect qemu/intremap-256-given "$log" 'smp: cpu2 apic_id=256 online' 'smp: cpu3 apic_id=257 online' \
+    'smp: 2 CPUs above APIC ID 255 given to the guest: interrupt remapping owned \(intremap=on\), MSI_EXT_DEST_ID offered' \
+    'smp: 4 of 4 CPUs online for the guest$' 'hv: result=pass'
+  expect_not qemu/intremap-256-none-parked "$log" 'smp: .*parked'
+  # iommutest=ioapic: the same machine, no APs started, no guest. Owned
+  # remapping, a virtual IOAPIC over QEMU's, the RTC's pin 8 programmed
+  # through vioapic_write() as the guest's trapped writes are: to the boot
+  # CPU (the vector in its IRR), ExtINT (refused), to APIC ID 256 through
+  # MSI_EXT_DEST_ID (not on the boot CPU; QEMU's trace shows the remapping).
+  local trace=$LOGS/qemu-intremap-ioapic.trace
+  rm -f "$trace"
+  HV_QEMU=$q10 HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_TIMEOUT=300 \
+    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -trace vtd_ir_remap* -trace vtd_ir_irte_get -D $trace" \
+    qemu_run qemu-intremap-ioapic "exit=qemu iommutest=ioapic" 2,maxcpus=512,sockets=2,cores=128,threads=2
+  [ "$rc" = 33 ] && ok qemu/intremap-ioapic-pass || { bad qemu/intremap-ioapic-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+  expect qemu/intremap-ioapic-checks "$log" \
+    'iommutest: ioapic: IOAPIC 0 at 0xfec00000, source ID 0xff00, pin 8.s IRTE 8; vCPU 0 on APIC ID 0' \
+    'iommutest: ioapic: to-this-cpu: guest RTE 0x0000000000000068 -> routed, physical RTE 0x0011000000000068, IRTE 8 = 00000000000(4|5)ff00 0000000000680001' \
+    'iommutest: ioapic: to-this-cpu: vector 0x68 arrived through the IRTE: ok' \
+    'iommutest: ioapic: extint: refused, pin masked, vector 0x6a never arrived: ok' \
+    'iommutest: ioapic: above-255: guest RTE 0x0002000000000069 -> routed, physical RTE 0x0011000000000069, IRTE 8 = 00000000000(4|5)ff00 0000010000690001' \
+    'iommutest: ioapic: above-255: IRTE destination is the far CPU.s APIC ID, vector 0x69 not on this CPU: ok' \
+    'iommutest: ioapic: 3 of 3 checks passed' 'hv: result=pass'
+  # QEMU's own view: the IOAPIC's request remapped through index 8, vector
+  # 0x68 to destination 0, then vector 0x69 to destination 256 (0x100).
+  expect_order qemu/intremap-ioapic-qemu-trace "$trace" 'vtd_ir_remap index 8 trigger 0 vector 104 deliver 0 dest 0x0 mode 0' \
+    'vtd_ir_remap index 8 trigger 0 vector 105 deliver 0 dest 0x100 mode 0'
 }
 
 # probe (issue 26) under QEMU's TCG: no VMX, so the VMX rows say missing and
@@ -1364,7 +1410,7 @@ for l in $levels; do
     fuzz) level_fuzz ;;
     lint) level_lint ;;
     soak) level_soak ;;
-    qemu_probe|bochs_probe) $l ;;   # one run alone
+    qemu_probe|qemu_intremap|bochs_probe) $l ;;   # one run alone
     *) bad "level/$l" "unknown level (unit, lint, fuzz, tools, qemu, bochs, linux, soak)" ;;
   esac
 done

@@ -85,7 +85,7 @@ bool msi_edutest(bool (*requested)(uint8_t vector), uint32_t apic_id)
 	 * translate. The hypervisor's vectors 0xf0-0xfe. */
 	gid[0] = 5;
 	hid[0] = apic_id;
-	dom = (struct vioapic_dom){ gid, hid, 1, true, { 0 } };
+	dom = (struct vioapic_dom){ .apic_id = gid, .host_apic_id = hid, .n = 1, .guest_x2apic = true };
 	dom.host_vectors[3] = 0x7fffull << 48;
 	vmsi_scan(&vs, msi_trap_hw());
 	unsigned cap = 0;

@@ -1,5 +1,6 @@
 /* Trapped MSI and MSI-X at run time (msi_trap.h). */
 #include "msi_trap.h"
+#include "vioapic_trap.h"
 #include "vcpu.h"
 #include "vmcs_ops.h"
 #include "virq.h"
@@ -20,7 +21,6 @@ static struct vmsi vs;
 static bool on;
 static spinlock_t lock;                      /* the virtual state and the physical CONFIG_ADDRESS */
 static uint64_t trap_eptp;
-static uint32_t guest_ids[MAX_CPUS], host_ids[MAX_CPUS];
 static struct vioapic_dom dom;
 static uint64_t bad_insns, unaligned, late_pages, ecam_accesses;
 /* ECAM (MCFG, segment 0): each trapped function's 4 KiB page, out of the
@@ -127,22 +127,14 @@ const struct vmsi_hw *msi_trap_hw(void)
 	return &hw;
 }
 
-static void host_vector(uint8_t v)
-{
-	dom.host_vectors[v / 64] |= 1ull << (v % 64);
-}
-
 void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
 {
 	(void)acpi;
-	/* The router's view of the vCPUs, as the virtual IOAPIC's (vCPU i on
-	 * CPU i, the guest sees the host's APIC IDs, x2APIC mode). */
-	for (uint32_t i = 0; i < ncpus; i++)
-		guest_ids[i] = host_ids[i] = cpus[i]->apic_id;
-	dom = (struct vioapic_dom){ guest_ids, host_ids, ncpus, true, { 0 } };
-	host_vector(HOST_TIMER_VECTOR);
-	host_vector(KICK_VECTOR);
-	host_vector((uint8_t)vmx_env.cfg.posted_intr_nv);
+	/* The virtual IOAPIC's view of the vCPUs; the device's entry in
+	 * compatibility format (no MSI IRTEs yet: intremap=on is not for
+	 * msi=trap), so a destination above 255 is refused, counted. */
+	vioapic_dom_fill(&dom);
+	dom.remap = dom.eim = false;
 	trap_eptp = eptp;
 	vmsi_scan(&vs, &hw);
 	for (uint16_t p = PCI_CFG_ADDR; p < PCI_CFG_DATA + 4; p++)

@@ -24,6 +24,7 @@
 #include "../apic/pi.h"
 #include "../guest/setup.h"
 #include "../guest/cpuid.h"
+#include "../iommu/iommu.h"
 #include "../guest/msr.h"
 #include "../guest/io.h"
 #include "../timer/service.h"
@@ -85,11 +86,10 @@ static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_ti
 	cpuid_policy.hide_mwait = tiers_hide_mwait(tiers, virt, cfg->proc & VMX_PROC_HLT_EXITING);
 	if (cpuid_policy.hide_mwait && !(cfg->proc & VMX_PROC_HLT_EXITING))
 		pr_info("timer: preempt: MONITOR/MWAIT hidden from the guest (the VMX-preemption timer stops in C-states deeper than C2)\n");
-	/* PV send-IPI only where its tier runs. */
-	cpuid_policy.kvm_features = virt && tiers->ipi == IPI_PV ? BIT(KVM_FEATURE_PV_SEND_IPI) : 0;
-	/* PV EOI only on the software x2APIC (as KVM never arms it with APICv). */
-	if (cfg->sw_apic)
-		cpuid_policy.kvm_features |= BIT(KVM_FEATURE_PV_EOI);
+	/* PV send-IPI only where its tier runs; PV EOI only on the software
+	 * x2APIC (as KVM never arms it with APICv); MSI_EXT_DEST_ID only where
+	 * the hypervisor owns interrupt remapping (intremap=on). */
+	cpuid_policy.kvm_features = cpuid_kvm_features(virt && tiers->ipi == IPI_PV, cfg->sw_apic, iommu_ir_owned());
 }
 
 /* The guest's physical-address width and the XCR0 bits it may set. */

@@ -10,6 +10,7 @@
 #include "../apic/ioapic.h"
 #include "../apic/lapic.h"
 #include "../guest/io.h"
+#include "../iommu/iommu.h"
 #include "../guest/vuart.h"
 #include "../lib/printk.h"
 #include "../lib/serial.h"
@@ -20,7 +21,9 @@
 #define RTE_LOGICAL     (1ull << 11)
 #define RTE_LEVEL       (1ull << 15)
 #define RTE_MASKED      (1ull << 16)
-#define RTE_DEST(r)     ((uint32_t)((r) >> 56))
+/* Physical destination 63:56; with MSI_EXT_DEST_ID offered (owned
+ * remapping) bits 55:49 are its bits 14:8 (Linux io_apic.c). */
+#define RTE_DEST(r)     ((uint32_t)((r) >> 56) | (iommu_ir_owned() ? (uint32_t)((r) >> 49 & 0x7f) << 8 : 0))
 
 static struct vuart vu;
 static spinlock_t vu_lock;

@@ -5,6 +5,7 @@
 #include "virq.h"
 #include "ept.h"
 #include "../apic/vioapic.h"
+#include "../iommu/iommu.h"
 #include "../guest/gwalk.h"
 #include "../guest/mmio.h"
 #include "../lib/acpi.h"
@@ -45,17 +46,24 @@ static void hw_eoi(void *ctx, uint8_t vec)
 	((volatile uint32_t *)ctx)[VIOAPIC_EOI / 4] = vec;
 }
 
+/* Owned remapping: the IRTE written, the interrupt entry cache invalidated. */
+static void hw_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
+{
+	(void)ctx;
+	iommu_irte_write(index, e->lo, e->hi);
+}
+
+struct vioapic_hw vioapic_hw_at(paddr_t base)
+{
+	return (struct vioapic_hw){ hw_read, hw_write, hw_eoi, (void *)(uintptr_t)base, hw_irte };
+}
+
 static struct vioapic_hw hw_of(uint32_t k)
 {
-	return (struct vioapic_hw){ hw_read, hw_write, hw_eoi, (void *)(uintptr_t)vio_base[k] };
+	return vioapic_hw_at(vio_base[k]);
 }
 
-static void host_vector(uint8_t v)
-{
-	dom.host_vectors[v / 64] |= 1ull << (v % 64);
-}
-
-void vioapic_trap_setup(const struct acpi_info *acpi, uint64_t eptp)
+void vioapic_dom_fill(struct vioapic_dom *d)
 {
 	/* vCPU i runs on CPU i and the guest sees the host's APIC IDs (the
 	 * MADT passes through): the two lists are the same today, kept apart
@@ -63,10 +71,20 @@ void vioapic_trap_setup(const struct acpi_info *acpi, uint64_t eptp)
 	 * x2APIC is always in x2APIC mode (its xAPIC page is not mapped). */
 	for (uint32_t i = 0; i < ncpus; i++)
 		guest_ids[i] = host_ids[i] = cpus[i]->apic_id;
-	dom = (struct vioapic_dom){ guest_ids, host_ids, ncpus, true, { 0 } };
-	host_vector(HOST_TIMER_VECTOR);
-	host_vector(KICK_VECTOR);
-	host_vector((uint8_t)vmx_env.cfg.posted_intr_nv);
+	*d = (struct vioapic_dom){ .apic_id = guest_ids, .host_apic_id = host_ids, .n = ncpus, .guest_x2apic = true };
+	/* Owned remapping (intremap=on): remappable entries through one IRTE
+	 * per pin, and the 15-bit destinations of MSI_EXT_DEST_ID (offered by
+	 * CPUID then). */
+	d->remap = d->ext_dest = iommu_ir_owned();
+	d->eim = iommu_ir_eim();
+	const uint8_t own[] = { HOST_TIMER_VECTOR, KICK_VECTOR, (uint8_t)vmx_env.cfg.posted_intr_nv };
+	for (unsigned i = 0; i < sizeof own; i++)
+		d->host_vectors[own[i] / 64] |= 1ull << (own[i] % 64);
+}
+
+void vioapic_trap_setup(const struct acpi_info *acpi, uint64_t eptp)
+{
+	vioapic_dom_fill(&dom);
 	struct ept_stats es = { 0 };
 	uint32_t n = acpi->nioapics;
 	if (n) {
@@ -79,10 +97,13 @@ void vioapic_trap_setup(const struct acpi_info *acpi, uint64_t eptp)
 		vio_gsi[nvio] = acpi->ioapic[k].gsi_base;
 		struct vioapic_hw hw = hw_of(nvio);
 		vioapic_init(&vio[nvio], &hw);
+		vio[nvio].irte_base = iommu_ioapic_irte_base(k);
+		vio[nvio].sid = dom.remap ? iommu_ioapic_sid(k) : 0;
 		bool out = ept_unmap_page(eptp, acpi->ioapic[k].addr, &es);
-		pr_info("ioapic: IOAPIC %u at 0x%x (GSI %u-%u, version 0x%x): virtual, its page %s the guest's EPT\n",
+		pr_info("ioapic: IOAPIC %u at 0x%x (GSI %u-%u, version 0x%x): virtual, its page %s the guest's EPT; pins in %s\n",
 			acpi->ioapic[k].id, acpi->ioapic[k].addr, vio_gsi[nvio], vio_gsi[nvio] + vio[nvio].npins - 1,
-			vio[nvio].ver & 0xff, out ? "out of" : "was not in");
+			vio[nvio].ver & 0xff, out ? "out of" : "was not in",
+			dom.remap ? "remappable format (IRTEs from the hypervisor's table)" : "compatibility format");
 		nvio++;
 	}
 }

@@ -8,6 +8,16 @@
 
 struct acpi_info;
 struct vcpu;
+struct vioapic_dom;
+struct vioapic_hw;
+
+/* The router's view of the guest's vCPUs and of the hypervisor's own
+ * vectors, with owned remapping as iommu_ir_owned() says (the MSI trap
+ * routes through the same). */
+void vioapic_dom_fill(struct vioapic_dom *d);
+/* The physical IOAPIC at base as the router reaches it (IOREGSEL/IOWIN,
+ * the EOI register, IRTEs through the hypervisor's own table). */
+struct vioapic_hw vioapic_hw_at(paddr_t base);
 
 /* Before the guest runs: every IOAPIC of the MADT (masked already) taken
  * over, its page out of the EPT at eptp. */

@@ -51,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 		__builtin_trap();
 	}
 	static struct vioapic a;
-	struct vioapic_hw hw = { rd, wr, eoi, NULL };
-	struct vioapic_dom d = { gid, hid, 3, true, { 0, 0, 0, 7ull << 48 } };
+	struct vioapic_hw hw = { rd, wr, eoi, NULL, NULL };
+	struct vioapic_dom d = { .apic_id = gid, .host_apic_id = hid, .n = 3, .guest_x2apic = true, .host_vectors = { 0, 0, 0, 7ull << 48 } };
 	for (int p = 0; p < 24; p++)
 		phys[p] = 1ull << 16;
 	vioapic_init(&a, &hw);

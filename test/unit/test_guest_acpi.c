@@ -309,13 +309,18 @@ TEST(guest_acpi_fadt_forces_physical_x2apic_and_dmar_is_hidden)
 
 /* Linux without interrupt remapping addresses APIC IDs up to 255 (8-bit
  * IOAPIC and MSI destinations); the guest gets none, so a CPU above that
- * is not made a vCPU. */
+ * is not made a vCPU, unless the hypervisor owns remapping (intremap=on):
+ * then the guest has MSI_EXT_DEST_ID (15 bits, up to 32767) and the IRTEs
+ * 32-bit destinations. */
 TEST(guest_apic_ids_above_255_are_not_vcpus)
 {
-	CHECK(guest_apic_id_usable(0));
-	CHECK(guest_apic_id_usable(255));
-	CHECK(!guest_apic_id_usable(256));
-	CHECK(!guest_apic_id_usable(0xffffffffu));
+	CHECK(guest_apic_id_usable(0, false));
+	CHECK(guest_apic_id_usable(255, false));
+	CHECK(!guest_apic_id_usable(256, false));
+	CHECK(!guest_apic_id_usable(0xffffffffu, false));
+	CHECK(guest_apic_id_usable(256, true));
+	CHECK(guest_apic_id_usable(32767, true));
+	CHECK(!guest_apic_id_usable(32768, true));
 }
 
 /* An ACPI 1.0 firmware: RSDP revision 0 (20 bytes, RSDT only) and a FADT of

@@ -206,6 +206,21 @@ TEST(cpuid_kvm_signature_and_features)
 	}
 }
 
+/* KVM's CPUID 0x40000001 EAX bits (Linux's uapi kvm_para.h): PV_EOI 6,
+ * PV_SEND_IPI 11, MSI_EXT_DEST_ID 15. MSI_EXT_DEST_ID only where the
+ * hypervisor owns interrupt remapping: without it, hardware would take
+ * the low 8 bits of a 15-bit destination and hit the wrong CPU. */
+TEST(cpuid_msi_ext_dest_id_only_with_owned_remapping)
+{
+	for (unsigned k = 0; k < 8; k++) {
+		bool ipi = k & 1, eoi = k & 2, ir = k & 4;
+		uint32_t f = cpuid_kvm_features(ipi, eoi, ir);
+		CHECK_EQ(f, (ipi ? 1u << 11 : 0) | (eoi ? 1u << 6 : 0) | (ir ? 1u << 15 : 0));
+		struct cpuid_policy p = { .kvm_features = f };
+		CHECK_EQ(filt(&p, 0x40000001, 0, ones).a >> 15 & 1, ir);
+	}
+}
+
 TEST(cpuid_ext_leaf_hides_rdtscp_unless_allowed)
 {
 	struct cpuid_policy p = { 0 };

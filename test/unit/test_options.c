@@ -511,7 +511,7 @@ TEST(options_iommu)
 	CHECK(o.iommu_test);
 	CHECK(o.iommu_preon);
 	CHECK_EQ(options_parse("iommutest=preonx", &o, err, sizeof err), -1);
-	CHECK_CONTAINS(err, "expected 0, 1 or preon");
+	CHECK_CONTAINS(err, "expected 0, 1, preon or ioapic");
 	CHECK_EQ(options_parse("iommu=off iommutest=0", &o, err, sizeof err), 0);
 	CHECK_EQ(o.iommu, IOMMU_OPT_OFF);
 	CHECK(!o.iommu_test);
@@ -555,6 +555,27 @@ TEST(options_msi)
 	CHECK_EQ(o.msi, MSI_OPT_PASS);
 	CHECK_EQ(options_parse("msi=on", &o, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "msi=on");
+}
+
+/* intremap=off|on, off by default (docs/iommu.md: IR on blocks every
+ * compatibility-format interrupt until the MSI trap writes remappable ones). */
+TEST(options_intremap)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.intremap, 0);
+	CHECK_EQ(options_parse("intremap=on", &o, err, sizeof err), 0);
+	CHECK_EQ(o.intremap, 1);
+	CHECK_EQ(options_parse("intremap=off", &o, err, sizeof err), 0);
+	CHECK_EQ(o.intremap, 0);
+	CHECK_EQ(options_parse("intremap=1", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "intremap=1");
+	/* The QEMU aid: iommutest=ioapic, not the edu test. */
+	CHECK_EQ(options_parse("iommutest=ioapic", &o, err, sizeof err), 0);
+	CHECK(o.iommu_ioapic_test && !o.iommu_test && !o.iommu_preon);
+	CHECK_EQ(options_parse("iommutest=1", &o, err, sizeof err), 0);
+	CHECK(o.iommu_test && !o.iommu_ioapic_test);
 }
 
 TEST(options_vuart)

@@ -128,11 +128,12 @@ static uint32_t hw_read(void *ctx, uint32_t reg) { return m_reg_read(ctx, reg); 
 static void hw_write(void *ctx, uint32_t reg, uint32_t val) { m_reg_write(ctx, reg, val); }
 static unsigned eoi_reg_writes;
 static void hw_eoi(void *ctx, uint8_t vec) { eoi_reg_writes++; m_eoi(ctx, vec); }
-static const struct vioapic_hw hw = { hw_read, hw_write, hw_eoi, &phys };
+static const struct vioapic_hw hw = { hw_read, hw_write, hw_eoi, &phys, NULL };
 
 static struct vioapic_dom dom(void)
 {
-	struct vioapic_dom d = { gid, hid, NV, true, { 0, 0, 0, 0x7fff000000000000ull } };   /* 0xf0-0xfe */
+	struct vioapic_dom d = { .apic_id = gid, .host_apic_id = hid, .n = NV, .guest_x2apic = true,
+				 .host_vectors = { 0, 0, 0, 0x7fff000000000000ull } };   /* 0xf0-0xfe */
 	return d;
 }
 

@@ -164,7 +164,7 @@ static void model_init(struct model *m)
 static const uint32_t gids[2] = { 0, 1 }, hids[2] = { 4, 9 };
 static struct vioapic_dom dom_of(void)
 {
-	struct vioapic_dom d = { gids, hids, 2, true, { 0 } };
+	struct vioapic_dom d = { .apic_id = gids, .host_apic_id = hids, .n = 2, .guest_x2apic = true };
 	d.host_vectors[3] = 0xffffull << 48;       /* 0xf0-0xff: not the guest's */
 	d.host_vectors[3] &= ~(1ull << 63);        /* but 0xff is (issue 27: a device's vector 0xff) */
 	return d;
