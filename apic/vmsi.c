@@ -28,32 +28,91 @@
 const char *vmsi_refusal_name(unsigned r)
 {
 	return r == VM_BAD_ADDR ? "not_an_msi_address" : r == VM_NO_TABLE ? "msix_table_not_emulated" :
+	       r == VM_NO_IRTE ? "no_irte_left" :
 	       r < VR_COUNT ? vioapic_refusal_names[r] : "?";
 }
 
 /* SDM Vol. 3A, "Message Address Register Format" / "Message Data Register
- * Format" onto the RTE's fields (82093AA), which the router judges. */
+ * Format" onto the RTE's fields (82093AA), which the router judges; KVM's
+ * MSI_EXT_DEST_ID puts destination bits 14:8 in address bits 11:5 (RTE
+ * 55:49), only when offered. Bit 4 (remappable format) is never the
+ * guest's: it owns no IRTEs. */
+static unsigned msi_rte(const struct vioapic_dom *d, uint64_t addr, uint32_t data, uint64_t *rte)
+{
+	if ((addr >> 20) != 0xfee)
+		return VM_BAD_ADDR;
+	uint64_t ext = (addr >> 5) & 0x7f;
+	if ((addr & BIT(4)) || (ext && !d->ext_dest))
+		return VR_EXT_DEST;
+	*rte = (uint64_t)(data & 0x7ff) | ((addr & BIT(2)) ? VIOAPIC_LOGICAL : 0) | ((data & BIT(15)) ? VIOAPIC_LEVEL : 0) |
+	       (uint64_t)((addr >> 12) & 0xff) << 56 | ext << 49;
+	return VR_NONE;
+}
+
 unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint64_t *paddr,
 		    uint32_t *pdata)
 {
 	*paddr = 0;
 	*pdata = 0;
-	if ((addr >> 20) != 0xfee)
-		return VM_BAD_ADDR;
-	if (addr & 0xff0)                    /* 11:5 extended destination (KVM), 4 remappable format */
-		return VR_EXT_DEST;
-	uint64_t rte = (uint64_t)(data & 0x7ff) | ((addr & BIT(2)) ? VIOAPIC_LOGICAL : 0) |
-		       ((data & BIT(15)) ? VIOAPIC_LEVEL : 0) | (uint64_t)((addr >> 12) & 0xff) << 56;
-	uint64_t prte = 0;
+	uint64_t rte = 0, prte = 0;
+	unsigned r = msi_rte(d, addr, data, &rte);
+	if (r != VR_NONE)
+		return r;
 	unsigned base = data & 0xff & ~(nvec - 1);   /* the device puts the message number in the low bits */
 	for (unsigned i = 0; i < nvec; i++) {
-		unsigned r = vioapic_route(d, (rte & ~0xffull) | (base + i), &prte);
+		r = vioapic_route(d, (rte & ~0xffull) | (base + i), &prte);
 		if (r != VR_NONE)
 			return r;
 	}
 	*paddr = 0xfee00000u | (uint32_t)(VIOAPIC_DEST(prte)) << 12;
 	*pdata = data & 0xc7ff;              /* vector, delivery mode, level, trigger */
 	return VR_NONE;
+}
+
+/* VT-d "Remappable Format" of an MSI: 31:20 0xFEE, 19:5 handle 14:0, 4 the
+ * format (1), 3 SHV, 2 handle 15. */
+unsigned vmsi_route_ir(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
+		       uint16_t sid, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata)
+{
+	*paddr = 0;
+	*pdata = 0;
+	for (unsigned i = 0; i < nvec; i++)
+		irte[i] = (struct vioapic_irte){ 0, 0 };
+	uint64_t rte = 0, prte = 0;
+	unsigned r = msi_rte(d, addr, data, &rte);
+	if (r != VR_NONE)
+		return r;
+	unsigned base = data & 0xff & ~(nvec - 1);
+	for (unsigned i = 0; i < nvec; i++) {
+		r = vioapic_route_ir(d, (rte & ~0xffull) | (base + i), index + i, sid, &prte, &irte[i]);
+		if (r != VR_NONE) {
+			for (unsigned j = 0; j < nvec; j++)
+				irte[j] = (struct vioapic_irte){ 0, 0 };
+			return r;
+		}
+	}
+	*paddr = 0xfee00000u | (index & 0x7fff) << 5 | BIT(4) | (nvec > 1 ? BIT(3) : 0) | ((index & 0x8000) ? BIT(2) : 0);
+	*pdata = 0;
+	return VR_NONE;
+}
+
+/* The route of nvec vectors of function f from its IRTE 'slot' on (owned
+ * remapping: the IRTEs written, present or not) or in compatibility format. */
+static unsigned route_fn(const struct vioapic_dom *d, const struct vmsi_hw *hw, const struct vmsi_fn *f, uint32_t slot,
+			 uint64_t addr, uint32_t data, unsigned nvec, uint64_t *pa, uint32_t *pd)
+{
+	if (!d->remap)
+		return vmsi_route(d, addr, data, nvec, pa, pd);
+	if (f->irte == VMSI_NO_IRTE) {
+		*pa = 0;
+		*pd = 0;
+		return VM_NO_IRTE;
+	}
+	struct vioapic_irte e[VMSI_MSI_IRTES];
+	unsigned r = vmsi_route_ir(d, addr, data, nvec, f->irte + slot, f->bdf, e, pa, pd);
+	for (unsigned i = 0; hw->irte && i < nvec; i++)
+		hw->irte(hw->ctx, f->irte + slot + i, &e[i]);
+	return r;
 }
 
 static struct vmsi_fn *find(struct vmsi *s, uint16_t bdf)
@@ -108,7 +167,7 @@ static void msi_apply(struct vmsi *s, const struct vioapic_dom *d, const struct 
 	uint32_t pd;
 	/* The device sends no more vectors than it is capable of. */
 	unsigned mme = MSI_MME(ctl) < MSI_MMC(ctl) ? MSI_MME(ctl) : MSI_MMC(ctl);
-	unsigned r = vmsi_route(d, va, f->msi_data & 0xffff, 1u << (mme > 5 ? 5 : mme), &pa, &pd);
+	unsigned r = route_fn(d, hw, f, 0, va, f->msi_data & 0xffff, 1u << (mme > 5 ? 5 : mme), &pa, &pd);
 	count_route(s, f, r, va, f->msi_data & 0xffff, pa, pd);
 	if (r != VR_NONE) {
 		if (pvm) {
@@ -142,7 +201,7 @@ static void msix_entry_apply(struct vmsi *s, const struct vioapic_dom *d, const 
 		return;
 	uint64_t va = e->addr_lo | (uint64_t)e->addr_hi << 32, pa;
 	uint32_t pd;
-	unsigned r = vmsi_route(d, va, e->data, 1, &pa, &pd);
+	unsigned r = route_fn(d, hw, f, (f->msi ? VMSI_MSI_IRTES : 0) + i, va, e->data, 1, &pa, &pd);
 	if (count)
 		count_route(s, f, r, va, e->data, pa, pd);
 	if (r != VR_NONE)
@@ -231,6 +290,12 @@ static void scan_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
 				f.ent[i] = (struct vmsi_entry){ 0, 0, 0, MSIX_ENT_MASK };   /* reset: masked */
 		}
 		hw->cfg_write(hw->ctx, bdf, f.msix + 2, 2, f.msix_ctl);
+	}
+	uint32_t need = (f.msi ? VMSI_MSI_IRTES : 0) + (f.msix ? f.nent : 0);
+	f.irte = VMSI_NO_IRTE;
+	if (s->irte_count && s->irte_used + need <= s->irte_count) {
+		f.irte = s->irte_base + s->irte_used;
+		s->irte_used += need;
 	}
 	s->fn[s->nfn] = f;
 	struct vmsi_fn *q = &s->fn[s->nfn++];

@@ -31,6 +31,7 @@
 /* The refusals: the router's (enum vioapic_refusal) and one of its own. */
 enum {
 	VM_BAD_ADDR = VR_COUNT,          /* address not 0xFEExxxxx (or above 4 GiB) */
+	VM_NO_IRTE,                      /* owned remapping: no IRTE left for this function */
 	VM_NO_TABLE,                     /* MSI-X enabled, its table not emulated (unassigned BAR, beyond
 	                                    the hypervisor's map, no room): the device's MSI-X left off */
 	VM_COUNT
@@ -52,14 +53,23 @@ struct vmsi_hw {
 	/* Whether mem_read/mem_write reach [pa, pa + len) (may be NULL: all). */
 	bool (*mem_ok)(void *ctx, uint64_t pa, uint32_t len);
 	void *ctx;
+	/* Owned remapping: IRTE 'index' written and its IEC entry invalidated
+	 * (NULL without remapping). */
+	void (*irte)(void *ctx, uint32_t index, const struct vioapic_irte *e);
 };
 
 struct vmsi_entry {                      /* one MSI-X table entry as the guest wrote it */
 	uint32_t addr_lo, addr_hi, data, ctrl;
 };
 
+#define VMSI_NO_IRTE  0xffffffffu
+#define VMSI_MSI_IRTES 32                /* MSI's most vectors (multiple message capable 101b) */
+
 struct vmsi_fn {
 	uint16_t bdf;
+	/* Owned remapping: its IRTEs from here, MSI's 32 first, then one per
+	 * MSI-X entry; VMSI_NO_IRTE: none. */
+	uint32_t irte;
 	uint8_t msi, msix;                  /* capability offsets, 0: none */
 	/* MSI: the guest's registers; ctl keeps the read-only bits as read. */
 	uint16_t msi_ctl;
@@ -86,6 +96,9 @@ struct vmsi {
 	uint32_t npages;
 	uint64_t page[VMSI_MAX_PAGES];      /* trapped pages (tables, old and new) */
 	uint32_t refused_by[VM_COUNT];
+	/* Owned remapping (d->remap): the IRTEs the functions take, set before
+	 * vmsi_scan; count 0: none. */
+	uint32_t irte_base, irte_count, irte_used;
 	uint64_t cfg_emulated, cfg_passed, table_accesses;
 };
 
@@ -112,4 +125,11 @@ void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
  * Compatibility format, physical destination mode, RH 0. Pure. */
 unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint64_t *paddr,
 		    uint32_t *pdata);
+/* With owned remapping: the nvec IRTEs from 'index' (source 'sid', the
+ * function's requester ID; not present when refused) in irte[], and the
+ * device's remappable-format address/data: the handle 'index', SHV with
+ * subhandle 0 when nvec > 1 (the device puts its message number in the
+ * data's low bits: index + message). Pure. */
+unsigned vmsi_route_ir(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
+		       uint16_t sid, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata);
 #endif

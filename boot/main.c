@@ -260,8 +260,10 @@ __noreturn void hv_main(struct boot_info *bi)
 		bool msi_ok = msi_edutest(lapic_requested, lapic_id());
 		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()) && msi_ok);
 	}
-	if (opts.iommu_ioapic_test && !opts.probe)
-		hv_exit(ioapic_ir_test(&acpi, &bi->mem, lapic_requested, lapic_id()));
+	if (opts.iommu_ioapic_test && !opts.probe) {
+		bool ok = ioapic_ir_test(&acpi, &bi->mem, lapic_requested, lapic_id());
+		hv_exit(msi_edutest_ir(&acpi, lapic_requested, lapic_id()) && ok);
+	}
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */

@@ -13,6 +13,7 @@ static struct {
 	const char *state;              /* for the banner and the report */
 	bool available, on;
 	bool ir_owned, ir_eim;          /* intremap=on: the hypervisor's IRT in every unit (EIM: 32-bit destinations) */
+	uint32_t msi_irte_base;         /* the MSIs' IRTEs from here (after the IOAPICs') */
 	uint64_t *irt;                  /* its table: entry i at irt[2i] (63:0), irt[2i+1] (127:64) */
 	uint16_t *sid;                  /* the source ID of each IOAPIC of the MADT */
 	bool queued;                    /* iommuqi=auto: queued invalidation where offered */
@@ -255,10 +256,11 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim)
 	uint32_t n = acpi->nioapics;
 	if (!why && !n)
 		why = "no IOAPIC in the MADT";
-	uint32_t size_field = 7;      /* 2^(S+1) entries: VIOAPIC_PINS (256) per IOAPIC */
-	while (!why && (2u << size_field) < n * 256u && size_field < 15)
+	/* 2^(S+1) entries: VIOAPIC_PINS (256) per IOAPIC, then the MSIs'. */
+	uint32_t size_field = 7, want = n * 256u + IOMMU_MSI_IRTES;
+	while (!why && (2u << size_field) < want && size_field < 15)
 		size_field++;
-	if (!why && (2u << size_field) < n * 256u)
+	if (!why && (2u << size_field) < want)
 		why = "more IOAPICs than one table indexes";
 	for (uint32_t k = 0; !why && k < n; k++)
 		if (ioapic_sid(acpi->ioapic[k].id) < 0)
@@ -283,6 +285,7 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim)
 	}
 	io.ir_owned = true;
 	io.ir_eim = need_eim;
+	io.msi_irte_base = n * 256u;
 	pr_info("iommu: interrupt remapping owned: one table of %u entries at 0x%llx in %u unit%s, %s destinations, compatibility format blocked; %u IOAPIC%s (source IDs from the DMAR)\n",
 		2u << size_field, (unsigned long long)(uintptr_t)io.irt, io.nunits, io.nunits == 1 ? "" : "s",
 		need_eim ? "32-bit (EIM)" : "8-bit", n, n == 1 ? "" : "s");
@@ -291,6 +294,14 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim)
 
 bool iommu_ir_eim(void) { return io.ir_eim; }
 uint32_t iommu_ioapic_irte_base(uint32_t k) { return k * 256; }
+uint32_t iommu_msi_irte_base(void) { return io.msi_irte_base; }
+/* VT-d "Remapped Interrupts" IRTE: P bit 0, destination 63:32 (EIM) or 47:40. */
+bool iommu_irte_present(uint32_t index) { return io.irt && (io.irt[2 * (uint64_t)index] & 1); }
+uint32_t iommu_irte_dest(uint32_t index)
+{
+	uint64_t lo = io.irt ? io.irt[2 * (uint64_t)index] : 0;
+	return io.ir_eim ? (uint32_t)(lo >> 32) : (uint32_t)(lo >> 40) & 0xff;
+}
 uint16_t iommu_ioapic_sid(uint32_t k) { return io.sid[k]; }
 
 void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi)

@@ -47,6 +47,13 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim);
 bool iommu_ir_eim(void);
 void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi);
 uint32_t iommu_ioapic_irte_base(uint32_t k);
+/* The IRTEs after the IOAPICs' for the trapped MSIs and MSI-X entries
+ * (apic/vmsi.c takes 32 per MSI function and one per MSI-X entry). */
+#define IOMMU_MSI_IRTES 8192u
+uint32_t iommu_msi_irte_base(void);
+/* What IRTE 'index' of the owned table holds (the test aids' checks). */
+bool iommu_irte_present(uint32_t index);
+uint32_t iommu_irte_dest(uint32_t index);
 uint16_t iommu_ioapic_sid(uint32_t k);
 /* Reads every unit's recorded faults: each logged and counted. Returns how
  * many were new; the last one in *last when last is not NULL. */

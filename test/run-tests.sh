@@ -314,7 +314,7 @@ qemu_intremap() {
     qemu_run qemu-intremap-256 "exit=qemu novmx=stop aptimeout=30000000 intremap=on" 2,maxcpus=512,sockets=2,cores=128,threads=2
   [ "$rc" = 33 ] && ok qemu/intremap-256-pass || { bad qemu/intremap-256-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
   expect_order qemu/intremap-256-owned "$log" 'iommu: unit 0 at 0x[0-9a-f]+: root table .* translation on' \
-    'iommu: interrupt remapping owned: one table of 256 entries at 0x[0-9a-f]+ in 1 unit, 32-bit \(EIM\) destinations, compatibility format blocked; 1 IOAPIC \(source IDs from the DMAR\)' \
+    'iommu: interrupt remapping owned: one table of 16384 entries at 0x[0-9a-f]+ in 1 unit, 32-bit \(EIM\) destinations, compatibility format blocked; 1 IOAPIC \(source IDs from the DMAR\)' \
     'hv: phase ap start'
   expect qemu/intremap-256-given "$log" 'smp: cpu2 apic_id=256 online' 'smp: cpu3 apic_id=257 online' \
     'smp: 2 CPUs above APIC ID 255 given to the guest: interrupt remapping owned \(intremap=on\), MSI_EXT_DEST_ID offered' \
@@ -328,7 +328,7 @@ qemu_intremap() {
   local trace=$LOGS/qemu-intremap-ioapic.trace
   rm -f "$trace"
   HV_QEMU=$q10 HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_TIMEOUT=300 \
-    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -trace vtd_ir_remap* -trace vtd_ir_irte_get -D $trace" \
+    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device edu,dma_mask=0xffffffffffffffff -trace vtd_ir_remap* -trace vtd_ir_irte_get -D $trace" \
     qemu_run qemu-intremap-ioapic "exit=qemu iommutest=ioapic" 2,maxcpus=512,sockets=2,cores=128,threads=2
   [ "$rc" = 33 ] && ok qemu/intremap-ioapic-pass || { bad qemu/intremap-ioapic-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
   expect qemu/intremap-ioapic-checks "$log" \
@@ -339,10 +339,20 @@ qemu_intremap() {
     'iommutest: ioapic: above-255: guest RTE 0x0002000000000069 -> routed, physical RTE 0x0011000000000069, IRTE 8 = 00000000000(4|5)ff00 0000010000690001' \
     'iommutest: ioapic: above-255: IRTE destination is the far CPU.s APIC ID, vector 0x69 not on this CPU: ok' \
     'iommutest: ioapic: 3 of 3 checks passed' 'hv: result=pass'
+  # ... then edu's MSI programmed as a guest would through the MSI trap with
+  # the remapping owned: the device in remappable format through the
+  # function's first IRTE, to this CPU (arrives), to APIC ID 256 through
+  # MSI_EXT_DEST_ID, and an SMI refused (the IRTE not present, MSI off).
+  expect qemu/intremap-msi-checks "$log" \
+    'iommutest: msi-ir to-this-cpu: guest 0xfee05000/0x006e -> routed, device 0xfee[0-9a-f]{5}/0x0000 control 0x[0-9a-f]+, IRTE [0-9]+ present dest 0x0; vector 0x6e arrived .*: ok' \
+    'iommutest: msi-ir above-255 \(MSI_EXT_DEST_ID\): guest 0xfee00020/0x006f -> routed, .*IRTE [0-9]+ present dest 0x100; vector 0x6f did not arrive .*: ok' \
+    'iommutest: msi-ir refused SMI: .* -> smi, .*IRTE [0-9]+ not present .*: ok' 'iommutest: msi-ir: all ok'
   # QEMU's own view: the IOAPIC's request remapped through index 8, vector
   # 0x68 to destination 0, then vector 0x69 to destination 256 (0x100).
   expect_order qemu/intremap-ioapic-qemu-trace "$trace" 'vtd_ir_remap index 8 trigger 0 vector 104 deliver 0 dest 0x0 mode 0' \
-    'vtd_ir_remap index 8 trigger 0 vector 105 deliver 0 dest 0x100 mode 0'
+    'vtd_ir_remap index 8 trigger 0 vector 105 deliver 0 dest 0x100 mode 0' \
+    'vtd_ir_remap index [0-9]+ trigger 0 vector 110 deliver 0 dest 0x0 mode 0' \
+    'vtd_ir_remap index [0-9]+ trigger 0 vector 111 deliver 0 dest 0x100 mode 0'
 }
 
 # probe (issue 26) under QEMU's TCG: no VMX, so the VMX rows say missing and

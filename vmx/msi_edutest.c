@@ -3,6 +3,8 @@
 #include "msi_trap.h"
 #include "../apic/vmsi.h"
 #include "../iommu/edutest.h"
+#include "../iommu/iommu.h"
+#include "../lib/acpi.h"
 #include "../lib/cpu.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
@@ -12,7 +14,7 @@
 
 static struct vmsi vs;
 static struct vioapic_dom dom;
-static uint32_t gid[1], hid[1];
+static uint32_t gid[2], hid[2];
 
 /* The guest's side: mechanism #1, CONFIG_ADDRESS then the data port's
  * lane, as Linux's pci_conf1_read/write do it. */
@@ -126,5 +128,79 @@ bool msi_edutest(bool (*requested)(uint8_t vector), uint32_t apic_id)
 	ok &= !(real(bdf, cap + 2, 2) & 1);
 	pr_info("iommutest: msi-trap: %s (refusals: smi=%u vector_of_hypervisor=%u no_vcpu=%u)\n", ok ? "all ok" : "FAIL",
 		vs.refused_by[VR_SMI], vs.refused_by[VR_VECTOR_HOST], vs.refused_by[VR_NO_VCPU]);
+	return ok;
+}
+
+static const struct vmsi_fn *fn_of(uint16_t bdf)
+{
+	for (uint32_t i = 0; i < vs.nfn; i++)
+		if (vs.fn[i].bdf == bdf)
+			return &vs.fn[i];
+	return NULL;
+}
+
+/* One remapped check: the guest's programming, the device's remappable
+ * address (handle = the function's first IRTE, data 0), the IRTE's
+ * destination, and whether the vector arrives here. */
+static bool one_ir(const char *what, bool (*requested)(uint8_t), uint16_t bdf, unsigned cap, uint32_t gaddr,
+		   uint16_t gdata, const char *want_route, uint32_t want_dest, bool want_arrival)
+{
+	guest_program(bdf, cap, gaddr, gdata);
+	const struct vmsi_fn *f = fn_of(bdf);
+	const char *route = vmsi_refusal_name(f->last_refusal);
+	uint32_t ra = real(bdf, cap + 4, 4), rd = real(bdf, cap + 12, 2), rc = real(bdf, cap + 2, 2);
+	uint32_t handle = f->irte;
+	uint32_t want_addr = 0xfee00000u | (handle & 0x7fff) << 5 | BIT(4) | ((handle & 0x8000) ? BIT(2) : 0);
+	bool routed = !strcmp(want_route, "routed");
+	bool regs = routed ? (ra == want_addr && rd == 0 && (rc & 1)) : !(rc & 1);
+	uint32_t dest = iommu_irte_dest(handle);
+	bool irte_ok = routed ? dest == want_dest : !iommu_irte_present(handle);
+	iommu_edu_raise();
+	bool got = arrives(requested, (uint8_t)gdata);
+	bool ok = !strcmp(route, want_route) && regs && irte_ok && got == want_arrival;
+	pr_info("iommutest: msi-ir %s: guest 0x%x/0x%04x -> %s, device 0x%x/0x%04x control 0x%04x, IRTE %u %s dest 0x%x; vector 0x%02x %s (want %s): %s\n",
+		what, gaddr, gdata, route, ra, rd, rc, handle, iommu_irte_present(handle) ? "present" : "not present", dest,
+		gdata & 0xff, got ? "arrived" : "did not arrive", want_arrival ? "arrival" : "none", ok ? "ok" : "FAIL");
+	return ok;
+}
+
+bool msi_edutest_ir(const struct acpi_info *acpi, bool (*requested)(uint8_t vector), uint32_t apic_id)
+{
+	uint16_t bdf;
+	if (!iommu_edu_locate(&bdf) || !iommu_ir_owned()) {
+		pr_err("iommutest: msi-ir: %s: FAIL\n", iommu_ir_owned() ? "no edu device" : "interrupt remapping not owned");
+		return false;
+	}
+	uint32_t far = 0;
+	for (uint32_t i = 0; i < acpi->ncpus && !far; i++)
+		if (acpi->cpu[i].apic_id > 255)
+			far = acpi->cpu[i].apic_id;
+	/* vCPU 0: guest APIC ID 5 on this CPU; vCPU 1: guest APIC ID 0x100
+	 * (written through MSI_EXT_DEST_ID) on the far CPU. */
+	gid[0] = 5;
+	hid[0] = apic_id;
+	gid[1] = 0x100;
+	hid[1] = far;
+	dom = (struct vioapic_dom){ .apic_id = gid, .host_apic_id = hid, .n = far ? 2 : 1, .guest_x2apic = true,
+				    .remap = true, .eim = iommu_ir_eim(), .ext_dest = true };
+	dom.host_vectors[3] = 0x7fffull << 48;
+	memset(&vs, 0, sizeof vs);
+	vs.irte_base = iommu_msi_irte_base();
+	vs.irte_count = IOMMU_MSI_IRTES;
+	vmsi_scan(&vs, msi_trap_hw());
+	const struct vmsi_fn *f = fn_of(bdf);
+	if (!f || !f->msi || f->irte == VMSI_NO_IRTE) {
+		pr_err("iommutest: msi-ir: edu's MSI capability or its IRTEs not found: FAIL\n");
+		return false;
+	}
+	pr_info("iommutest: msi-ir: edu %02x:%02x.%u, MSI at 0x%x, IRTEs from %u; vCPU 0 on APIC ID %u%s\n", bdf >> 8,
+		(bdf >> 3) & 31, bdf & 7, f->msi, f->irte, apic_id, far ? "" : " (no CPU above APIC ID 255)");
+	bool ok = one_ir("to-this-cpu", requested, bdf, f->msi, 0xfee05000u, 0x006e, "routed", apic_id, true);
+	if (far)
+		ok &= one_ir("above-255 (MSI_EXT_DEST_ID)", requested, bdf, f->msi, 0xfee00000u | 1u << 5, 0x006f, "routed",
+			     far, false);
+	ok &= one_ir("refused SMI", requested, bdf, f->msi, 0xfee05000u, 0x0270, "smi", 0, false);
+	g_wr(bdf, f->msi + 2, 2, g_rd(bdf, f->msi + 2, 2) & ~1u);
+	pr_info("iommutest: msi-ir: %s\n", ok ? "all ok" : "FAIL");
 	return ok;
 }

@@ -11,4 +11,11 @@
 /* One "iommutest: msi-trap ..." line a check; true when all pass. Before
  * interrupt remapping is on (compatibility format). */
 bool msi_edutest(bool (*requested)(uint8_t vector), uint32_t apic_id);
+struct acpi_info;
+/* iommutest=ioapic's trapped-MSI check, with interrupt remapping owned
+ * (after boot/irtest.c's): edu's MSI, programmed as a guest would, through
+ * one of the hypervisor's IRTEs (the device in remappable format): to this
+ * CPU (arrives), to the first CPU above APIC ID 255 through KVM's
+ * MSI_EXT_DEST_ID (QEMU's trace shows the destination), SMI refused. */
+bool msi_edutest_ir(const struct acpi_info *acpi, bool (*requested)(uint8_t vector), uint32_t apic_id);
 #endif

@@ -9,6 +9,7 @@
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
 #include "../guest/mmio_width.h"
+#include "../iommu/iommu.h"
 #include "../lib/acpi.h"
 #include "../lib/cpu.h"
 #include "../lib/memmap.h"
@@ -116,11 +117,18 @@ static bool hw_mem_ok(void *ctx, uint64_t pa, uint32_t len)
 	return pa + len <= paging_identity_end;
 }
 
+/* Owned remapping: the IRTE written, the interrupt entry cache invalidated. */
+static void hw_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
+{
+	(void)ctx;
+	iommu_irte_write(index, e->lo, e->hi);
+}
+
 static const struct vmsi_hw ecam_hw = { ecam_cfg_read, ecam_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-					hw_table_at, hw_mem_ok, NULL };
+					hw_table_at, hw_mem_ok, NULL, hw_irte };
 
 static const struct vmsi_hw hw = { hw_cfg_read, hw_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-				   hw_table_at, hw_mem_ok, NULL };
+				   hw_table_at, hw_mem_ok, NULL, hw_irte };
 
 const struct vmsi_hw *msi_trap_hw(void)
 {
@@ -130,11 +138,15 @@ const struct vmsi_hw *msi_trap_hw(void)
 void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
 {
 	(void)acpi;
-	/* The virtual IOAPIC's view of the vCPUs; the device's entry in
-	 * compatibility format (no MSI IRTEs yet: intremap=on is not for
-	 * msi=trap), so a destination above 255 is refused, counted. */
+	/* The virtual IOAPIC's view of the vCPUs. With owned remapping
+	 * (intremap=on) each function takes IRTEs from the hypervisor's table
+	 * and the device gets the remappable format; else compatibility
+	 * format, where a destination above 255 is refused, counted. */
 	vioapic_dom_fill(&dom);
-	dom.remap = dom.eim = false;
+	if (dom.remap) {
+		vs.irte_base = iommu_msi_irte_base();
+		vs.irte_count = IOMMU_MSI_IRTES;
+	}
 	trap_eptp = eptp;
 	vmsi_scan(&vs, &hw);
 	for (uint16_t p = PCI_CFG_ADDR; p < PCI_CFG_DATA + 4; p++)

@@ -221,7 +221,12 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	virq_init(pid_table, max_id);
 	if (virt && s->opts->ioapic == IOAPIC_OPT_VIRTUAL)
 		vioapic_trap_setup(acpi, vmx_env.cfg.eptp);   /* the vCPUs and the notification vector known */
-	if (virt && s->opts->msi == MSI_OPT_TRAP)
+	/* Owned remapping blocks every compatibility-format interrupt: the
+	 * guest's MSIs must then go through the trap and the hypervisor's
+	 * IRTEs, whatever msi= says. */
+	if (virt && s->opts->msi != MSI_OPT_TRAP && iommu_ir_owned())
+		pr_info("msi: trapped although msi=pass: interrupt remapping is owned (intremap=on), the devices' MSIs go through its IRTEs\n");
+	if (virt && (s->opts->msi == MSI_OPT_TRAP || iommu_ir_owned()))
 		msi_trap_setup(acpi, vmx_env.cfg.eptp, io_a, io_b);
 	else
 		pr_info("msi: the guest programs its devices' MSI and MSI-X itself (%s)\n",

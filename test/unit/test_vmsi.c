@@ -14,6 +14,7 @@
  * No constant comes from the project's headers. */
 #include "test.h"
 #include "../../apic/vmsi.h"
+#include "irte_model.h"
 
 struct mfn {                     /* one function of the model */
 	uint16_t bdf;
@@ -162,9 +163,14 @@ static void model_init(struct model *m)
 }
 
 static const uint32_t gids[2] = { 0, 1 }, hids[2] = { 4, 9 };
+/* The remapping test: owned remapping with EIM and MSI_EXT_DEST_ID, and
+ * vCPU 1 on a CPU with x2APIC ID 300. */
+static bool owned;
+static const uint32_t hids_far[2] = { 4, 300 };
 static struct vioapic_dom dom_of(void)
 {
-	struct vioapic_dom d = { .apic_id = gids, .host_apic_id = hids, .n = 2, .guest_x2apic = true };
+	struct vioapic_dom d = { .apic_id = gids, .host_apic_id = owned ? hids_far : hids, .n = 2, .guest_x2apic = true,
+				 .remap = owned, .eim = owned, .ext_dest = owned };
 	d.host_vectors[3] = 0xffffull << 48;       /* 0xf0-0xff: not the guest's */
 	d.host_vectors[3] &= ~(1ull << 63);        /* but 0xff is (issue 27: a device's vector 0xff) */
 	return d;
@@ -178,7 +184,7 @@ static bool m_mem_ok(void *ctx, uint64_t pa, uint32_t len)
 	(void)ctx;
 	return pa + len <= 0x100000000ull;
 }
-static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, m_mem_ok, &M };
+static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, m_mem_ok, &M, NULL };
 
 static void setup(void)
 {
@@ -491,4 +497,115 @@ TEST(vmsi_route_modes_and_vectors)
 	uint64_t pa;
 	uint32_t pd;
 	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee01004u, 0x30, 1, &pa, &pd)), "xapic_logical");
+}
+
+/* Owned remapping: each function's vectors through IRTEs from the
+ * hypervisor's table, the device in remappable format; judged by the
+ * remapping-unit model (irte_model.c, from the VT-d specification): what
+ * the device's message delivers is what the guest asked, on the CPU that
+ * runs the named vCPU (x2APIC ID 300, so only an IRTE can say it). */
+static uint64_t irt[2 * 1024];
+static void m_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
+{
+	(void)ctx;
+	irt[2 * index] = e->lo;
+	irt[2 * index + 1] = e->hi;
+}
+
+static int deliver(unsigned fn, uint64_t addr, uint32_t data, struct irm_out *o)
+{
+	const struct irm_unit u = { irt, 9, true, false };   /* 2^10 entries, EIME */
+	return irm_msi(&u, M.f[fn].bdf, addr, data, o);
+}
+
+TEST(vmsi_owned_remapping_through_irtes)
+{
+	owned = true;
+	model_init(&M);
+	memset(&S, 0, sizeof S);
+	memset(irt, 0, sizeof irt);
+	S.irte_base = 100;
+	S.irte_count = 900;
+	H.irte = m_irte;
+	vmsi_scan(&S, &H);
+	CHECK_EQ(S.fn[0].irte, 100);                       /* A: MSI, 32 IRTEs */
+	CHECK_EQ(S.fn[1].irte, 132);                       /* B: MSI */
+	CHECK_EQ(S.fn[2].irte, 164);                       /* C: MSI-X, 8 */
+	/* A: four vectors 0x40-0x43 to APIC ID 1 (vCPU 1, on x2APIC ID 300). */
+	g_wr(0x0018, 0x44, 4, 0xfee01000u);
+	g_wr(0x0018, 0x4c, 2, 0x0040);
+	g_wr(0x0018, 0x42, 2, 0x0021);                     /* MME 2: 4 vectors, enable */
+	uint64_t pa = phys(0, 0x44, 4);
+	uint32_t pd = phys(0, 0x4c, 2);
+	CHECK_EQ(pa, 0xfee00000u | 100u << 5 | 1u << 4 | 1u << 3);   /* handle 100, remappable, SHV */
+	CHECK_EQ(pd, 0);
+	struct irm_out o;
+	for (unsigned msg = 0; msg < 4; msg++) {          /* the device's message number in the data */
+		CHECK_EQ(deliver(0, pa, pd | msg, &o), 0);
+		CHECK_EQ(o.index, 100 + msg);
+		CHECK_EQ(o.vector, 0x40 + msg);
+		CHECK_EQ(o.dest, 300);
+		CHECK(!o.dm);
+	}
+	/* Another requester with the same message: source-ID check fails. */
+	CHECK_EQ(deliver(1, pa, pd, &o), 0x26);
+	/* SMI: refused; the IRTEs taken back (not present), the device masked. */
+	g_wr(0x0018, 0x4c, 2, 0x0240);
+	CHECK_EQ(phys(0, 0x50, 4), 0xf);
+	CHECK_EQ(deliver(0, pa, pd, &o), 0x22);
+	/* B: KVM's extended destination (address 11:5 = destination 14:8) is
+	 * read when offered: APIC ID 0x101 has no vCPU (refused as such, not
+	 * as an unknown format); then APIC ID 1. */
+	g_wr(0x0020, 0x58, 2, 0x00ff);
+	g_wr(0x0020, 0x54, 4, 0xfee01000u | 1u << 5);
+	g_wr(0x0020, 0x52, 2, 0x0001);
+	CHECK_STR(vmsi_refusal_name(S.fn[1].last_refusal), "no_vcpu");
+	g_wr(0x0020, 0x52, 2, 0x0000);
+	g_wr(0x0020, 0x54, 4, 0xfee01000u);
+	g_wr(0x0020, 0x58, 2, 0x00ff);                     /* vector 0xff: a device's */
+	g_wr(0x0020, 0x52, 2, 0x0001);
+	pa = phys(1, 0x54, 4);
+	CHECK_EQ(pa, 0xfee00000u | 132u << 5 | 1u << 4);   /* one vector: no SHV */
+	CHECK_EQ(deliver(1, pa, phys(1, 0x58, 2), &o), 0);
+	CHECK_EQ(o.vector, 0xff);
+	CHECK_EQ(o.dest, 300);
+	/* C: MSI-X entry 3, vCPU 0 (x2APIC ID 4), vector 0x61, level. */
+	uint64_t t = 0xfebf2000u + 16 * 3;
+	g_wr(0x0100, 0x72, 2, 0x8000);
+	t_wr(t + 0, 0xfee00000u);
+	t_wr(t + 4, 0);
+	t_wr(t + 8, 0xc061);
+	t_wr(t + 12, 0);
+	pa = m_mem_read(&M, t);
+	CHECK_EQ(pa, 0xfee00000u | 167u << 5 | 1u << 4);   /* 164 + entry 3 */
+	CHECK_EQ(deliver(2, pa, m_mem_read(&M, t + 8), &o), 0);
+	CHECK_EQ(o.vector, 0x61);
+	CHECK_EQ(o.dest, 4);
+	CHECK(o.tm);
+	/* The guest cannot hand the device a remappable address of its own. */
+	t_wr(t + 0, 0xfee00010u | 5u << 5);
+	CHECK_EQ(m_mem_read(&M, t + 12), 1);
+	CHECK_STR(vmsi_refusal_name(S.fn[2].last_refusal), "ext_dest_or_remappable");
+	owned = false;
+	H.irte = NULL;
+}
+
+TEST(vmsi_owned_remapping_no_irte_left)
+{
+	owned = true;
+	model_init(&M);
+	memset(&S, 0, sizeof S);
+	S.irte_base = 0;
+	S.irte_count = 40;                                 /* A takes 32; B's 32 do not fit */
+	H.irte = m_irte;
+	vmsi_scan(&S, &H);
+	CHECK_EQ(S.fn[0].irte, 0);
+	CHECK_EQ(S.fn[1].irte, VMSI_NO_IRTE);
+	g_wr(0x0020, 0x54, 4, 0xfee00000u);
+	g_wr(0x0020, 0x58, 2, 0x0041);
+	g_wr(0x0020, 0x52, 2, 0x0001);
+	CHECK_EQ(phys(1, 0x52, 2) & 1, 0);                 /* left disabled */
+	CHECK_STR(vmsi_refusal_name(S.fn[1].last_refusal), "no_irte_left");
+	owned = false;
+	H.irte = NULL;
 }
