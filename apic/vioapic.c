@@ -129,6 +129,9 @@ enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, u
 #define IRTE_DST8(d)   ((uint64_t)(d) << 40)      /* xAPIC mode: 47:40 */
 #define IRTE_SID(s)    ((uint64_t)(s))            /* 79:64 in the high half */
 #define IRTE_SVT_SID   (1ull << 18)               /* 83:82 = 01: verify the whole SID (SQ 81:80 = 0) */
+#define IRTE_IM        BIT(15)                    /* posted format */
+#define IRTE_PDA_LO(a) ((a) & 0xffffffc0ull) << 32 /* descriptor address 31:6 in 63:38 */
+#define IRTE_PDA_HI(a) ((a) >> 32 << 32)          /* 63:32 in 127:96 */
 /* VT-d "Interrupt Remapping": an I/OxAPIC RTE in remappable format: 63:49
  * interrupt index 14:0, 48 format = 1, 11 index 15, 10:8 zero; vector
  * (7:0, the IOAPIC matches EOIs by it), polarity, trigger and mask kept. */
@@ -144,6 +147,16 @@ enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte
 	if (r != VR_NONE)
 		return r;
 	uint32_t host = d->host_apic_id[v];
+	unsigned dlm = VIOAPIC_DLM(vrte);
+	if (d->post && d->pid && (dlm == 0 || dlm == 1) && !(vrte & VIOAPIC_LEVEL)) {
+		/* Posted to the vCPU's own descriptor (URG clear): its NV and
+		 * NDST say which CPU is notified, so no destination here. */
+		irte->lo = IRTE_P | IRTE_IM | IRTE_VEC(VIOAPIC_VECTOR(vrte)) | IRTE_PDA_LO(d->pid[v]);
+		irte->hi = IRTE_SID(sid) | IRTE_SVT_SID | IRTE_PDA_HI(d->pid[v]);
+		*prte = (vrte & (0xffull | VIOAPIC_ACTIVE_LOW | VIOAPIC_LEVEL | VIOAPIC_MASKED)) | VIOAPIC_FORMAT |
+			RTE_IDX(index);
+		return VR_NONE;
+	}
 	if (host > 255 && !d->eim)
 		return VR_DEST_ABOVE_255;          /* an 8-bit IRTE destination */
 	/* Physical destination mode (DM 0), no redirection hint; NMI's vector
@@ -287,7 +300,8 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 	if (!(prte & VIOAPIC_MASKED)) {
 		p->routes++;
 		p->last_vector = VIOAPIC_VECTOR(prte);
-		p->last_dest = d->remap ? (uint32_t)(d->eim ? e.lo >> 32 : (e.lo >> 40) & 0xff) : VIOAPIC_DEST(prte);
+		p->last_dest = !d->remap ? VIOAPIC_DEST(prte) : (e.lo & IRTE_IM) ? 0xffffffffu    /* posted: no CPU named */
+			       : (uint32_t)(d->eim ? e.lo >> 32 : (e.lo >> 40) & 0xff);
 	}
 	return (int)pin;
 }

@@ -57,11 +57,20 @@ struct vioapic_dom {
 	 * MSI_EXT_DEST_ID is offered to the guest (only with remap): its
 	 * physical destinations are 15 bits, 55:49 and 63:56. */
 	bool remap, eim, ext_dest;
+	/* VT-d posting (every unit has CAP.PI, the virtual model): an edge
+	 * fixed or lowest-priority route is a posted IRTE on the chosen
+	 * vCPU's own posted-interrupt descriptor, pid[i] (its physical
+	 * address): no exit while the vCPU runs. NMI and level-triggered
+	 * routes stay remapped (the level EOI must reach the IOAPIC). */
+	bool post;
+	const uint64_t *pid;
 };
 
 /* VT-d "Interrupt Remapping Table Entry (IRTE) for Remapped Interrupts",
  * the fields the router fills: P 0, DM 2, TM 4, DLM 7:5, vector 23:16,
- * destination 63:32 (EIM) or 47:40, SID 79:64, SQ 81:80, SVT 83:82. */
+ * destination 63:32 (EIM) or 47:40, SID 79:64, SQ 81:80, SVT 83:82; and
+ * "for Posted Interrupts": P 0, URG 14, IM 15 = 1, vector 23:16, the
+ * descriptor's address 31:6 in 63:38 and 63:32 in 127:96, SID/SQ/SVT. */
 struct vioapic_irte {
 	uint64_t lo, hi;
 };

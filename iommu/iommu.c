@@ -295,6 +295,13 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim)
 bool iommu_ir_eim(void) { return io.ir_eim; }
 uint32_t iommu_ioapic_irte_base(uint32_t k) { return k * 256; }
 uint32_t iommu_msi_irte_base(void) { return io.msi_irte_base; }
+bool iommu_ir_posting(void)
+{
+	bool all = io.ir_owned && io.nunits;
+	for (uint32_t i = 0; all && i < io.nunits; i++)
+		all = io.unit[i].cap & VTD_CAP_PI;
+	return all;
+}
 /* VT-d "Remapped Interrupts" IRTE: P bit 0, destination 63:32 (EIM) or 47:40. */
 bool iommu_irte_present(uint32_t index) { return io.irt && (io.irt[2 * (uint64_t)index] & 1); }
 uint32_t iommu_irte_dest(uint32_t index)

@@ -51,6 +51,8 @@ uint32_t iommu_ioapic_irte_base(uint32_t k);
  * (apic/vmsi.c takes 32 per MSI function and one per MSI-X entry). */
 #define IOMMU_MSI_IRTES 8192u
 uint32_t iommu_msi_irte_base(void);
+/* Owned remapping where every unit posts (CAP.PI): posted IRTEs allowed. */
+bool iommu_ir_posting(void);
 /* What IRTE 'index' of the owned table holds (the test aids' checks). */
 bool iommu_irte_present(uint32_t index);
 uint32_t iommu_irte_dest(uint32_t index);

@@ -2,6 +2,7 @@
 #include "vioapic_trap.h"
 #include "vcpu.h"
 #include "vmcs_ops.h"
+#include "vmx_defs.h"
 #include "virq.h"
 #include "ept.h"
 #include "../apic/vioapic.h"
@@ -21,6 +22,7 @@ static uint32_t *vio_gsi;
 static uint32_t nvio;
 static spinlock_t vio_lock;                  /* the virtual state and the physical IOREGSEL */
 static uint32_t guest_ids[MAX_CPUS], host_ids[MAX_CPUS];
+static uint64_t pids[MAX_CPUS];
 static struct vioapic_dom dom;
 static struct {
 	uint64_t reads, writes, bad_insns, unaligned;
@@ -77,6 +79,12 @@ void vioapic_dom_fill(struct vioapic_dom *d)
 	 * CPUID then). */
 	d->remap = d->ext_dest = iommu_ir_owned();
 	d->eim = iommu_ir_eim();
+	/* VT-d posting where every unit has it and the vCPUs process posted
+	 * interrupts: each vCPU's own descriptor. */
+	d->post = iommu_ir_posting() && (vmx_env.cfg.pin & VMX_PIN_POSTED_INTR);
+	for (uint32_t i = 0; d->post && i < ncpus; i++)
+		pids[i] = vcpus[i] ? (uint64_t)(uintptr_t)vcpus[i]->pid : 0;
+	d->pid = pids;
 	const uint8_t own[] = { HOST_TIMER_VECTOR, KICK_VECTOR, (uint8_t)vmx_env.cfg.posted_intr_nv };
 	for (unsigned i = 0; i < sizeof own; i++)
 		d->host_vectors[own[i] / 64] |= 1ull << (own[i] % 64);

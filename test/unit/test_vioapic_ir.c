@@ -255,3 +255,51 @@ TEST(vioapic_ir_msi_ext_dest_id)
 	CHECK_EQ(o.tm, 1);
 	CHECK_EQ(vioapic_rte(&t_a, 9), g_rte(0, 0x61, false, 0) | ext300 | 1ull << 15);   /* read back */
 }
+
+/* VT-d posting (every unit with CAP.PI, the vCPUs processing posted
+ * interrupts): an edge fixed or lowest-priority route is a posted IRTE on
+ * the chosen vCPU's own descriptor with the guest's vector (VT-d "IRTE for
+ * Posted Interrupts"); an NMI and a level-triggered route stay remapped to
+ * the vCPU's CPU. Judged by the model with CAP.PI. */
+TEST(vioapic_ir_posted_on_the_vcpus_own_descriptor)
+{
+	static const uint64_t pid[] = { 0x1234000, 0x7fff5000, 0x123456789000ull, 0x40 };
+	struct vioapic_dom d = t_dom(true, true, false);
+	d.post = true;
+	d.pid = pid;
+	t_setup(0x8000);                    /* index bit 15 on every pin */
+	struct irm_unit u = { t_irt, 15, true, true };
+	struct irm_out o;
+	for (uint32_t v = 0; v < 4; v++) {
+		g_write(&d, v, g_rte(0, 0x41 + v, false, v));
+		memset(&o, 0, sizeof o);
+		CHECK_EQ(irm_ioapic(&u, T_SID, t_rte[v], &o), 0);
+		CHECK(o.posted);
+		CHECK_EQ(o.pda, pid[v]);
+		CHECK_EQ(o.vector, 0x41 + v);
+		CHECK(!o.urgent);
+		CHECK_EQ(o.index, 0x8000 + v);
+		CHECK_EQ(irm_ioapic(&u, T_SID + 1, t_rte[v], &o), 0x26);   /* another requester */
+	}
+	/* Lowest priority to vCPUs 1-3 (x2APIC cluster 0, bits 1-3): posted to
+	 * one of them, the (vector mod 3)-th. */
+	g_write(&d, 5, g_rte(1, 0x52, true, 0xe));
+	CHECK_EQ(irm_ioapic(&u, T_SID, t_rte[5], &o), 0);
+	CHECK(o.posted);
+	CHECK_EQ(o.pda, pid[1 + 0x52 % 3]);
+	/* NMI: remapped to the vCPU's CPU. Level: remapped (its EOI must
+	 * reach the IOAPIC). */
+	g_write(&d, 6, g_rte(4, 0x00, false, 1));
+	CHECK_EQ(irm_ioapic(&u, T_SID, t_rte[6], &o), 0);
+	CHECK(!o.posted);
+	CHECK_EQ(o.dlm, 4);
+	CHECK_EQ(o.dest, 300);
+	g_write(&d, 7, g_rte(0, 0x61, false, 3) | 1ull << 15);
+	CHECK_EQ(irm_ioapic(&u, T_SID, t_rte[7], &o), 0);
+	CHECK(!o.posted);
+	CHECK(o.tm);
+	CHECK_EQ(o.dest, 70000);
+	/* Without CAP.PI in the model the posted entry is a reserved-field fault. */
+	struct irm_unit nopi = { t_irt, 15, true, false };
+	CHECK_EQ(irm_ioapic(&nopi, T_SID, t_rte[0], &o), 0x24);
+}
