@@ -8,6 +8,7 @@
 #include "../apic/lapic.h"
 #include "../apic/vioapic.h"
 #include "../vmx/vioapic_trap.h"
+#include "../iommu/edutest.h"
 #include "../iommu/iommu.h"
 #include "../lib/cpu.h"
 #include "../lib/printk.h"
@@ -44,15 +45,6 @@ static void guest_rte(const struct vioapic_dom *d, const struct vioapic_hw *hw, 
 	vioapic_write(&va, d, hw, VIOAPIC_WIN, (uint32_t)(rte >> 32));
 	vioapic_write(&va, d, hw, VIOAPIC_REGSEL, 0x10 + 2 * RTC_PIN);
 	vioapic_write(&va, d, hw, VIOAPIC_WIN, (uint32_t)rte);
-}
-
-static bool arrives(bool (*requested)(uint8_t), uint8_t vector)
-{
-	uint64_t until = rdtsc() + tsc_from_us(WAIT_US);
-	while (!requested(vector))
-		if (rdtsc() > until)
-			return false;
-	return true;
 }
 
 /* RTC edges for a while (register C read each time), for QEMU's trace. */
@@ -135,7 +127,7 @@ bool ioapic_ir_test(const struct acpi_info *acpi, const struct memmap *mem, bool
 	show("to-this-cpu", r);
 	cmos_rd(0x0c);
 	check("to-this-cpu: vector 0x68 arrived through the IRTE", va.pin[RTC_PIN].refused == VR_NONE &&
-	      (va.pin[RTC_PIN].prte >> 48 & 1) && arrives(requested, V_HERE), &pass, &total);
+	      (va.pin[RTC_PIN].prte >> 48 & 1) && iommu_vector_arrives(requested, V_HERE, WAIT_US), &pass, &total);
 
 	/* 2. ExtINT: refused, the pin masked; nothing arrives. */
 	r = V_EXTINT | 7ull << 8 | (uint64_t)apic_id << 56;
@@ -143,7 +135,7 @@ bool ioapic_ir_test(const struct acpi_info *acpi, const struct memmap *mem, bool
 	show("extint", r);
 	edges(4);
 	check("extint: refused, pin masked, vector 0x6a never arrived", va.pin[RTC_PIN].refused == VR_EXTINT &&
-	      (va.pin[RTC_PIN].prte & VIOAPIC_MASKED) && !arrives(requested, V_EXTINT), &pass, &total);
+	      (va.pin[RTC_PIN].prte & VIOAPIC_MASKED) && !iommu_vector_arrives(requested, V_EXTINT, WAIT_US), &pass, &total);
 
 	/* 3. Above 255: the 15-bit destination of MSI_EXT_DEST_ID (63:56 bits
 	 * 7:0, 55:49 bits 14:8) to vCPU 1; the IRTE names its 32-bit APIC ID.
@@ -155,7 +147,7 @@ bool ioapic_ir_test(const struct acpi_info *acpi, const struct memmap *mem, bool
 		edges(8);
 		check("above-255: IRTE destination is the far CPU's APIC ID, vector 0x69 not on this CPU",
 		      va.pin[RTC_PIN].refused == VR_NONE && (uint32_t)(va.pin[RTC_PIN].irte.lo >> 32) == far &&
-		      !arrives(requested, V_FAR), &pass, &total);
+		      !iommu_vector_arrives(requested, V_FAR, WAIT_US), &pass, &total);
 	}
 
 	guest_rte(&d, &hw, VIOAPIC_MASKED);

@@ -169,9 +169,9 @@ void iommu_edu_raise(void)
 	edu_wr32(EDU_IRQ_ACK, 1);
 }
 
-static bool arrives(bool (*requested)(uint8_t), uint8_t vector)
+bool iommu_vector_arrives(bool (*requested)(uint8_t), uint8_t vector, uint64_t wait_us)
 {
-	uint64_t until = rdtsc() + tsc_from_us(IR_WAIT_US);
+	uint64_t until = rdtsc() + tsc_from_us(wait_us);
 	while (!requested(vector))
 		if (rdtsc() > until)
 			return false;
@@ -188,7 +188,7 @@ static bool ir_one(const char *what, struct irte *irt, uint16_t index, const str
 	__asm__ volatile("wbinvd" ::: "memory");
 	bool ok = !iommu_iec_invalidate(err, sizeof err);
 	edu_msi(cap, irte_msi_addr(index), 0);
-	bool got = arrives(requested, vector);
+	bool got = iommu_vector_arrives(requested, vector, IR_WAIT_US);
 	ok = ok && got == want;
 	pr_info("iommutest: %s: IRTE 0x%x = %016llx %016llx, MSI address 0x%x data 0: vector 0x%x %s (want %s): %s\n", what,
 		index, (unsigned long long)e->hi, (unsigned long long)e->lo, irte_msi_addr(index), vector,

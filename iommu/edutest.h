@@ -21,4 +21,7 @@ bool iommu_edu_test(const struct memmap *mem, bool (*requested)(uint8_t vector),
 bool iommu_edu_locate(uint16_t *bdf);
 /* edu raises its interrupt (as programmed) and takes it back. */
 void iommu_edu_raise(void);
+/* Whether 'vector' shows in this CPU's local APIC (requested) within
+ * wait_us: the test aids' arrival check. */
+bool iommu_vector_arrives(bool (*requested)(uint8_t), uint8_t vector, uint64_t wait_us);
 #endif

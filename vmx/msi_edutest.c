@@ -36,15 +36,6 @@ static uint32_t real(uint16_t bdf, unsigned off, unsigned size)
 	return hw->cfg_read(hw->ctx, bdf, (uint16_t)off, size);
 }
 
-static bool arrives(bool (*requested)(uint8_t), uint8_t vector)
-{
-	uint64_t until = rdtsc() + tsc_from_us(WAIT_US);
-	while (!requested(vector))
-		if (rdtsc() > until)
-			return false;
-	return true;
-}
-
 /* Linux's MSI programming (__pci_write_msi_msg, then the enable): address,
  * upper address, data with MSI disabled, then message control. */
 static void guest_program(uint16_t bdf, unsigned cap, uint32_t addr, uint16_t data)
@@ -70,7 +61,7 @@ static bool one(const char *what, bool (*requested)(uint8_t), uint16_t bdf, unsi
 	uint32_t ga = g_rd(bdf, cap + 4, 4), gc = g_rd(bdf, cap + 2, 2);
 	bool regs = want_paddr ? (ra == want_paddr && rd == gdata && (rc & 1)) : !(rc & 1);
 	iommu_edu_raise();
-	bool got = arrives(requested, (uint8_t)gdata);
+	bool got = iommu_vector_arrives(requested, (uint8_t)gdata, WAIT_US);
 	bool ok = !strcmp(route, want_route) && regs && ga == gaddr && (gc & 1) && got == want_arrival;
 	pr_info("iommutest: msi-trap %s: guest 0x%x/0x%04x -> %s, device 0x%x/0x%04x control 0x%04x (guest reads 0x%x control 0x%04x); vector 0x%02x %s (want %s): %s\n",
 		what, gaddr, gdata, route, ra, rd, rc, ga, gc, gdata & 0xff, got ? "arrived" : "did not arrive",
@@ -156,7 +147,7 @@ static bool one_ir(const char *what, bool (*requested)(uint8_t), uint16_t bdf, u
 	uint32_t dest = iommu_irte_dest(handle);
 	bool irte_ok = routed ? dest == want_dest : !iommu_irte_present(handle);
 	iommu_edu_raise();
-	bool got = arrives(requested, (uint8_t)gdata);
+	bool got = iommu_vector_arrives(requested, (uint8_t)gdata, WAIT_US);
 	bool ok = !strcmp(route, want_route) && regs && irte_ok && got == want_arrival;
 	pr_info("iommutest: msi-ir %s: guest 0x%x/0x%04x -> %s, device 0x%x/0x%04x control 0x%04x, IRTE %u %s dest 0x%x; vector 0x%02x %s (want %s): %s\n",
 		what, gaddr, gdata, route, ra, rd, rc, handle, iommu_irte_present(handle) ? "present" : "not present", dest,
