@@ -272,6 +272,24 @@ qemu_server_shape() {
   expect qemu/server-64-stops "$log" 'vmx: not supported by this CPU \(CPUID.1:ECX.VMX=0\): nothing to virtualize, stopping' 'hv: result=pass'
 }
 
+# qemu10 TAG: QEMU 10 (tools/qemu10.sh fetches it from bookworm-backports)
+# into $q10; missing, the check qemu/TAG-qemu10 fails and it returns 1.
+# qemu10_run NAME HV_CMDLINE DEVICES: the two-socket shape with room for 512
+# CPUs (two at boot), kernel-irqchip=split and intel-iommu with eim=on, plus
+# DEVICES; qemu/NAME-pass checks its exit (33 = pass).
+qemu10() {
+  q10=$(tools/qemu10.sh 2>"$LOGS/qemu10.err") && [ -x "$q10" ] && return 0
+  bad "qemu/$1-qemu10" "QEMU 10 missing: tools/qemu10.sh failed ($(tail -n1 "$LOGS/qemu10.err"))"
+  return 1
+}
+qemu10_run() {
+  HV_QEMU=$q10 HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_TIMEOUT=300 \
+    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on $3" qemu_run "qemu-$1" "$2" 2,maxcpus=512,sockets=2,cores=128,threads=2
+  [ "$rc" = 33 ] && ok "qemu/$1-pass" || { bad "qemu/$1-pass" "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+}
+# The two CPUs on socket 1: x2APIC IDs 256 and 257.
+socket1_cpus="-device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=1"
+
 # CPUs with x2APIC IDs above 255: QEMU 10 (tools/qemu10.sh fetches it from
 # bookworm-backports; Debian's 7.2 refuses such IDs under TCG) with two
 # CPUs added on socket 1 (APIC IDs 256 and 257), x2APIC MADT entries and
@@ -280,12 +298,8 @@ qemu_server_shape() {
 # name and by count; the boot ends at novmx=stop. A missing QEMU 10 fails.
 qemu_x2apic_above_255() {
   local q10
-  q10=$(tools/qemu10.sh 2>"$LOGS/qemu10.err") && [ -x "$q10" ] ||
-    { bad qemu/x2apic-qemu10 "QEMU 10 missing: tools/qemu10.sh failed ($(tail -n1 "$LOGS/qemu10.err"))"; return; }
-  HV_QEMU=$q10 HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_TIMEOUT=300 \
-    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=1" \
-    qemu_run qemu-x2apic-256 "exit=qemu novmx=stop aptimeout=30000000" 2,maxcpus=512,sockets=2,cores=128,threads=2
-  [ "$rc" = 33 ] && ok qemu/x2apic-256-pass || { bad qemu/x2apic-256-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+  qemu10 x2apic || return
+  qemu10_run x2apic-256 "exit=qemu novmx=stop aptimeout=30000000" "$socket1_cpus"
   expect qemu/x2apic-256-madt "$log" 'cpu: boot CPU apic_id=0, x2APIC mode' 'ACPI: LAPIC 0x[0-9a-f]+, 4 CPUs, max APIC ID 257' \
     'ACPI:   APIC ID/UID: 0/0 1/1 256/256\(x2\) 257/257\(x2\)'
   # eim=on: ECAP.EIM (bit 4: the second-lowest hex digit odd).
@@ -307,12 +321,8 @@ qemu_x2apic_above_255() {
 # guest, counted, instead of parked. Callable alone: run-tests.sh qemu_intremap.
 qemu_intremap() {
   local q10
-  q10=$(tools/qemu10.sh 2>"$LOGS/qemu10.err") && [ -x "$q10" ] ||
-    { bad qemu/intremap-qemu10 "QEMU 10 missing: tools/qemu10.sh failed ($(tail -n1 "$LOGS/qemu10.err"))"; return; }
-  HV_QEMU=$q10 HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_TIMEOUT=300 \
-    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=1" \
-    qemu_run qemu-intremap-256 "exit=qemu novmx=stop aptimeout=30000000 intremap=on" 2,maxcpus=512,sockets=2,cores=128,threads=2
-  [ "$rc" = 33 ] && ok qemu/intremap-256-pass || { bad qemu/intremap-256-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+  qemu10 intremap || return
+  qemu10_run intremap-256 "exit=qemu novmx=stop aptimeout=30000000 intremap=on" "$socket1_cpus"
   expect_order qemu/intremap-256-owned "$log" 'iommu: unit 0 at 0x[0-9a-f]+: root table .* translation on' \
     'iommu: interrupt remapping owned: one table of 16384 entries at 0x[0-9a-f]+ in 1 unit, 32-bit \(EIM\) destinations, compatibility format blocked; 1 IOAPIC \(source IDs from the DMAR\)' \
     'hv: phase ap start'
@@ -327,10 +337,8 @@ qemu_intremap() {
   # MSI_EXT_DEST_ID (not on the boot CPU; QEMU's trace shows the remapping).
   local trace=$LOGS/qemu-intremap-ioapic.trace
   rm -f "$trace"
-  HV_QEMU=$q10 HV_QEMU_MACHINE=q35,kernel-irqchip=split HV_QEMU_TIMEOUT=300 \
-    HV_QEMU_DEVICES="-device intel-iommu,intremap=on,eim=on -device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device edu,dma_mask=0xffffffffffffffff -trace vtd_ir_remap* -trace vtd_ir_irte_get -D $trace" \
-    qemu_run qemu-intremap-ioapic "exit=qemu iommutest=ioapic" 2,maxcpus=512,sockets=2,cores=128,threads=2
-  [ "$rc" = 33 ] && ok qemu/intremap-ioapic-pass || { bad qemu/intremap-ioapic-pass "QEMU exit $rc (33 = pass)"; show_tail "$log" 40; }
+  qemu10_run intremap-ioapic "exit=qemu iommutest=ioapic" \
+    "-device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device edu,dma_mask=0xffffffffffffffff -trace vtd_ir_remap* -trace vtd_ir_irte_get -D $trace"
   expect qemu/intremap-ioapic-checks "$log" \
     'iommutest: ioapic: IOAPIC 0 at 0xfec00000, source ID 0xff00, pin 8.s IRTE 8; vCPU 0 on APIC ID 0' \
     'iommutest: ioapic: to-this-cpu: guest RTE 0x0000000000000068 -> routed, physical RTE 0x0011000000000068, IRTE 8 = 00000000000(4|5)ff00 0000000000680001' \
