@@ -13,8 +13,13 @@
 #define PS  BIT(7)
 #define ADDR52 0x000ffffffffff000ull
 
-static uint64_t rd64(uint64_t pa) { return *(const volatile uint64_t *)(uintptr_t)pa; }
-static uint32_t rd32(uint64_t pa) { return *(const volatile uint32_t *)(uintptr_t)pa; }
+uint64_t gwalk_readable_end = ~0ull;
+
+/* A page-structure entry the guest's CR3 or entries point at: beyond what
+ * the hypervisor maps it reads as not present (the walk fails), never as a
+ * fault of the hypervisor's own. */
+static uint64_t rd64(uint64_t pa) { return gwalk_readable(pa, 8) ? *(const volatile uint64_t *)(uintptr_t)pa : 0; }
+static uint32_t rd32(uint64_t pa) { return gwalk_readable(pa, 4) ? *(const volatile uint32_t *)(uintptr_t)pa : 0; }
 
 int gwalk(const struct gwalk_regs *r, uint64_t la, bool write, uint64_t *gpa)
 {

@@ -26,7 +26,7 @@ static int guest_byte(uint64_t la, bool write, uint8_t *b)
 	struct gwalk_regs r = { vmcs_read(VMCS_GUEST_CR0), vmcs_read(VMCS_GUEST_CR3), vmcs_read(VMCS_GUEST_CR4),
 				vmcs_read(VMCS_GUEST_EFER) };
 	uint64_t gpa;
-	if (gwalk(&r, la, write, &gpa))
+	if (gwalk(&r, la, write, &gpa) || !gwalk_readable(gpa, 1))
 		return -1;
 	bool hv = memmap_type_at(vmx_env.mem, gpa) == MEM_HV;
 	if (write) {

@@ -25,6 +25,8 @@
 #include "../guest/setup.h"
 #include "../guest/cpuid.h"
 #include "../iommu/iommu.h"
+#include "../lib/paging.h"
+#include "../guest/gwalk.h"
 #include "../guest/msr.h"
 #include "../guest/io.h"
 #include "../timer/service.h"
@@ -240,6 +242,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	vmx_env.bochs_test = s->opts->bochs_test && virt;
 	vmx_env.mtrr = &mtrr;
 	vmx_env.ept_end = ALIGN_UP(end, GIB(1));
+	gwalk_readable_end = paging_identity_end;   /* a guest walk never reads past the identity map */
 	guest_limits();
 	vmx_env.caps = s->caps;
 	vmx_env.mem = &s->bi->mem;

@@ -41,6 +41,8 @@ unsigned vcpu_fetch_insn(uint8_t *b, unsigned max)
 		if ((n == 0 || (la & 0xfff) == 0) &&
 		    (gwalk(&r, la, false, &gpa) || memmap_type_at(vmx_env.mem, gpa) == MEM_HV))
 			break;
+		if (!gwalk_readable(gpa, 1))
+			break;
 		b[n] = *(volatile uint8_t *)(uintptr_t)gpa;
 		gpa++;
 	}

@@ -61,3 +61,19 @@ TEST(gwalk_no_paging_and_32bit)
 	CHECK_EQ(gpa, 0x00c00000ull | 0x123456);
 	munmap(pd, 8192);
 }
+
+/* A CR3 (or an entry) beyond what the hypervisor maps: the walk fails, it
+ * reads nothing there (the guest picks CR3; before gwalk_readable_end the
+ * walk read the address as it came, a host fault past the identity map). */
+TEST(gwalk_tables_beyond_the_readable_end)
+{
+	uint64_t saved = gwalk_readable_end;
+	gwalk_readable_end = 1ull << 40;
+	struct gwalk_regs r = { BIT(31) | 1, 1ull << 46, BIT(5), BIT(10) | BIT(8) };
+	uint64_t gpa = 7;
+	CHECK_EQ(gwalk(&r, 0x1000, false, &gpa), -1);
+	CHECK_EQ(gpa, 7);                         /* nothing written */
+	/* The bound itself: an entry straddling the end is not readable. */
+	CHECK(gwalk_readable(0, 1) && !gwalk_readable(1ull << 40, 1) && !gwalk_readable((1ull << 40) - 4, 8));
+	gwalk_readable_end = saved;
+}
