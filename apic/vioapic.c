@@ -137,6 +137,33 @@ enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, u
  * (7:0, the IOAPIC matches EOIs by it), polarity, trigger and mask kept. */
 #define RTE_IDX(i)     ((uint64_t)((i) & 0x7fff) << 49 | ((i) & 0x8000 ? BIT(11) : 0))
 
+const char *const vioapic_mode_names[VMODE_COUNT] = { "direct", "remapped", "posted" };
+
+struct vioapic_reach vioapic_reach(const struct vioapic_dom *d, uint32_t dest, const struct vioapic_irte *e)
+{
+	struct vioapic_reach r = { VMODE_DIRECT, -1, dest };
+	if (d->remap && (e->lo & IRTE_IM)) {
+		/* The descriptor's address: 31:6 from 63:38, 63:32 from 127:96. */
+		uint64_t pid = (e->lo >> 32 & 0xffffffc0ull) | (e->hi >> 32 << 32);
+		r.mode = VMODE_POSTED;
+		r.host_id = 0xffffffffu;
+		for (uint32_t i = 0; d->pid && i < d->n; i++)
+			if (d->pid[i] == pid) {
+				r.vcpu = (int32_t)i;
+				r.host_id = d->host_apic_id[i];
+			}
+		return r;
+	}
+	if (d->remap) {
+		r.mode = VMODE_REMAPPED;
+		r.host_id = (uint32_t)(d->eim ? e->lo >> 32 : (e->lo >> 40) & 0xff);
+	}
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->host_apic_id[i] == r.host_id)
+			r.vcpu = (int32_t)i;
+	return r;
+}
+
 enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte, uint32_t index, uint16_t sid,
 				      uint64_t *prte, struct vioapic_irte *irte)
 {
@@ -300,8 +327,7 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 	if (!(prte & VIOAPIC_MASKED)) {
 		p->routes++;
 		p->last_vector = VIOAPIC_VECTOR(prte);
-		p->last_dest = !d->remap ? VIOAPIC_DEST(prte) : (e.lo & IRTE_IM) ? 0xffffffffu    /* posted: no CPU named */
-			       : (uint32_t)(d->eim ? e.lo >> 32 : (e.lo >> 40) & 0xff);
+		p->reach = vioapic_reach(d, VIOAPIC_DEST(prte), &e);
 	}
 	return (int)pin;
 }

@@ -75,6 +75,20 @@ struct vioapic_irte {
 	uint64_t lo, hi;
 };
 
+/* Whom an installed route reaches and how (the report): directly (a
+ * compatibility-format destination), through a remapped IRTE, or posted
+ * into a vCPU's descriptor; vcpu -1 when no vCPU has that destination. */
+enum vioapic_mode { VMODE_DIRECT, VMODE_REMAPPED, VMODE_POSTED, VMODE_COUNT };
+extern const char *const vioapic_mode_names[VMODE_COUNT];
+struct vioapic_reach {
+	uint8_t mode;
+	int32_t vcpu;
+	uint32_t host_id;               /* the host APIC ID notified */
+};
+/* From the compatibility destination 'dest' without remapping, else from
+ * the IRTE (its destination, or its descriptor's address). Pure. */
+struct vioapic_reach vioapic_reach(const struct vioapic_dom *d, uint32_t dest, const struct vioapic_irte *e);
+
 /* The physical IOAPIC as vioapic sees it (one register at a time). */
 struct vioapic_hw {
 	uint32_t (*read)(void *ctx, uint32_t reg);
@@ -95,7 +109,7 @@ struct vioapic_pin {
 	uint32_t writes;                /* guest writes to the entry */
 	uint32_t routes;                /* times the physical pin was programmed unmasked */
 	uint8_t last_vector;            /* the vector it last had then */
-	uint32_t last_dest;             /* and the host APIC ID it named */
+	struct vioapic_reach reach;     /* and whom it reached, how */
 	struct vioapic_irte irte;       /* with remapping: its IRTE as last written */
 };
 

@@ -97,21 +97,26 @@ unsigned vmsi_route_ir(const struct vioapic_dom *d, uint64_t addr, uint32_t data
 }
 
 /* The route of nvec vectors of function f from its IRTE 'slot' on (owned
- * remapping: the IRTEs written, present or not) or in compatibility format. */
-static unsigned route_fn(const struct vioapic_dom *d, const struct vmsi_hw *hw, const struct vmsi_fn *f, uint32_t slot,
+ * remapping: the IRTEs written, present or not) or in compatibility format;
+ * whom it reaches kept for the report. */
+static unsigned route_fn(const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f, uint32_t slot,
 			 uint64_t addr, uint32_t data, unsigned nvec, uint64_t *pa, uint32_t *pd)
 {
-	if (!d->remap)
-		return vmsi_route(d, addr, data, nvec, pa, pd);
-	if (f->irte == VMSI_NO_IRTE) {
+	struct vioapic_irte e[VMSI_MSI_IRTES] = { { 0, 0 } };
+	unsigned r;
+	if (!d->remap) {
+		r = vmsi_route(d, addr, data, nvec, pa, pd);
+	} else if (f->irte == VMSI_NO_IRTE) {
 		*pa = 0;
 		*pd = 0;
 		return VM_NO_IRTE;
+	} else {
+		r = vmsi_route_ir(d, addr, data, nvec, f->irte + slot, f->bdf, e, pa, pd);
+		for (unsigned i = 0; hw->irte && i < nvec; i++)
+			hw->irte(hw->ctx, f->irte + slot + i, &e[i]);
 	}
-	struct vioapic_irte e[VMSI_MSI_IRTES];
-	unsigned r = vmsi_route_ir(d, addr, data, nvec, f->irte + slot, f->bdf, e, pa, pd);
-	for (unsigned i = 0; hw->irte && i < nvec; i++)
-		hw->irte(hw->ctx, f->irte + slot + i, &e[i]);
+	if (r == VR_NONE)
+		f->reach = vioapic_reach(d, (uint32_t)(*pa >> 12) & 0xff, &e[0]);   /* SDM: destination 19:12 */
 	return r;
 }
 

@@ -85,6 +85,7 @@ struct vmsi_fn {
 	uint8_t last_refusal;
 	uint64_t vaddr, paddr;              /* the last route: the guest's and the device's */
 	uint32_t vdata, pdata;
+	struct vioapic_reach reach;         /* and whom it reached, how (its first vector) */
 };
 
 struct vmsi {

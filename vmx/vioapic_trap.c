@@ -198,17 +198,20 @@ void vioapic_trap_report(void)
 			const struct vioapic_pin *q = &vio[k].pin[p];
 			if (!q->routes && !q->refusals)
 				continue;        /* never routed nor refused: nothing to say */
-			/* Interrupts: the device exits with the vector the pin last had
-			 * on the vCPU it last named (Linux's vectors are per CPU: exact
-			 * while no other pin has that vector on that CPU). */
-			uint64_t irqs = 0;
-			for (uint32_t i = 0; i < ncpus; i++)
-				if (vcpus[i] && q->routes && host_ids[i] == q->last_dest)
-					irqs += vcpus[i]->extint[q->last_vector];
-			pr_info("hvstat: ioapic=%u pin=%u gsi=%u guest=0x%016llx phys=0x%016llx now=%s vec=0x%02x routed=%u refused=%u irqs=%llu\n",
+			/* Interrupts: a direct or remapped route exits with the
+			 * vector the pin last had on the vCPU it last reached
+			 * (Linux's vectors are per CPU: exact while no other pin
+			 * has that vector on that CPU); a posted one never exits. */
+			const struct vioapic_reach *w = &q->reach;
+			char irqs[24] = "-";
+			if (q->routes && w->mode != VMODE_POSTED && w->vcpu >= 0 && (uint32_t)w->vcpu < ncpus &&
+			    vcpus[w->vcpu])
+				snprintf(irqs, sizeof irqs, "%llu", (unsigned long long)vcpus[w->vcpu]->extint[q->last_vector]);
+			pr_info("hvstat: ioapic=%u pin=%u gsi=%u guest=0x%016llx phys=0x%016llx now=%s vec=0x%02x route=%s vcpu=%d host=0x%x routed=%u refused=%u irqs=%s\n",
 				k, p, vio_gsi[k] + p, (unsigned long long)q->vrte, (unsigned long long)q->prte,
 				(q->vrte & VIOAPIC_MASKED) ? "masked" : vioapic_refusal_names[q->refused], q->last_vector,
-				q->routes, q->refusals, (unsigned long long)irqs);
+				q->routes ? vioapic_mode_names[w->mode] : "none", q->routes ? w->vcpu : -1, w->host_id,
+				q->routes, q->refusals, irqs);
 		}
 	spin_unlock(&vio_lock);
 }

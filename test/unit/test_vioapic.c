@@ -318,7 +318,8 @@ TEST(vioapic_refusals_counted_and_pin_stays_masked)
 	CHECK_EQ(phys.rte[5], rte(0, 0x40, false, 10));
 	CHECK_EQ(a.pin[5].routes, 1);
 	CHECK_EQ(a.pin[5].last_vector, 0x40);
-	CHECK_EQ(a.pin[5].last_dest, 10);
+	CHECK_EQ(a.pin[5].reach.host_id, 10);
+	CHECK_EQ(a.pin[5].reach.mode, VMODE_DIRECT);
 	CHECK_EQ(vioapic_rte(&a, 5), rte(0, 0x40, false, 0));
 	CHECK_EQ(vioapic_rte(&a, 99), 0);
 }

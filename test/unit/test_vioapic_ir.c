@@ -194,7 +194,8 @@ TEST(vioapic_ir_lowest_priority_nmi_and_index_bit_15)
 	CHECK(t_masked_at_irte_write);
 	CHECK_EQ(unit(7, true, T_SID, &o), 0);
 	CHECK_EQ(o.dest, 10);
-	CHECK_EQ(t_a.pin[7].last_dest, 10);
+	CHECK_EQ(t_a.pin[7].reach.host_id, 10);
+	CHECK_EQ(t_a.pin[7].reach.mode, VMODE_REMAPPED);
 	/* Rewriting the same entry writes no IRTE. */
 	unsigned w = t_irte_writes;
 	g_write(&d, 7, g_rte(4, 0, false, 0) | 1ull << 16);
@@ -280,6 +281,9 @@ TEST(vioapic_ir_posted_on_the_vcpus_own_descriptor)
 		CHECK(!o.urgent);
 		CHECK_EQ(o.index, 0x8000 + v);
 		CHECK_EQ(irm_ioapic(&u, T_SID + 1, t_rte[v], &o), 0x26);   /* another requester */
+		/* The report's reading of the IRTE: posted, to that vCPU. */
+		CHECK_EQ(t_a.pin[v].reach.mode, VMODE_POSTED);
+		CHECK_EQ(t_a.pin[v].reach.vcpu, (int32_t)v);
 	}
 	/* Lowest priority to vCPUs 1-3 (x2APIC cluster 0, bits 1-3): posted to
 	 * one of them, the (vector mod 3)-th. */
@@ -287,6 +291,7 @@ TEST(vioapic_ir_posted_on_the_vcpus_own_descriptor)
 	CHECK_EQ(irm_ioapic(&u, T_SID, t_rte[5], &o), 0);
 	CHECK(o.posted);
 	CHECK_EQ(o.pda, pid[1 + 0x52 % 3]);
+	CHECK_EQ(t_a.pin[5].reach.vcpu, 1 + 0x52 % 3);
 	/* NMI: remapped to the vCPU's CPU. Level: remapped (its EOI must
 	 * reach the IOAPIC). */
 	g_write(&d, 6, g_rte(4, 0x00, false, 1));
@@ -294,6 +299,9 @@ TEST(vioapic_ir_posted_on_the_vcpus_own_descriptor)
 	CHECK(!o.posted);
 	CHECK_EQ(o.dlm, 4);
 	CHECK_EQ(o.dest, 300);
+	CHECK_EQ(t_a.pin[6].reach.mode, VMODE_REMAPPED);
+	CHECK_EQ(t_a.pin[6].reach.host_id, 300);
+	CHECK_EQ(t_a.pin[6].reach.vcpu, 1);
 	g_write(&d, 7, g_rte(0, 0x61, false, 3) | 1ull << 15);
 	CHECK_EQ(irm_ioapic(&u, T_SID, t_rte[7], &o), 0);
 	CHECK(!o.posted);
