@@ -11,6 +11,7 @@
 #include "tsc.h"
 #include "../guest/gwalk.h"
 #include "ept.h"
+#include "ept_sync.h"
 #include "vioapic_trap.h"
 #include "msi_trap.h"
 #include "vmx_defs.h"
@@ -569,6 +570,7 @@ void vmx_exit_handler(struct guest_regs *r)
 {
 	struct vcpu *v = (struct vcpu *)r;
 	uint64_t t0 = rdtsc();
+	ept_sync_exit(v);
 	v->exit_tsc = t0;
 	v->reason = (uint32_t)vmcs_read(VMCS_EXIT_REASON);
 	v->qual = vmcs_read(VMCS_EXIT_QUALIFICATION);
@@ -604,7 +606,8 @@ void vmx_exit_handler(struct guest_regs *r)
 		hist_add(&v->exit_time[basic], rdtsc() - t0);
 	report_tick(v);
 	if (v->parked)
-		virq_startup_wait(v);   /* last: a SIPI recorded up to here starts it */
+		virq_startup_wait(v);   /* a SIPI recorded up to here starts it */
+	ept_sync_entry(v);              /* last: an EPT shootdown sees it in the guest from here */
 }
 
 __noreturn void vmx_resume_failed(struct guest_regs *r)

@@ -5,6 +5,7 @@
 #include "vmcs_ops.h"
 #include "virq.h"
 #include "ept.h"
+#include "ept_sync.h"
 #include "../apic/vmsi.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
@@ -74,9 +75,10 @@ static void hw_mem_write(void *ctx, uint64_t pa, uint32_t val)
 }
 
 /* A table's pages out of the EPT. At setup, before the guest runs; later
- * (the guest moved the BAR and enabled MSI-X) this CPU's EPT translations
- * are invalidated, the other CPUs' only at their next INVEPT (a gap, said
- * in docs/interrupts.md). */
+ * (the guest moved the BAR or enabled MSI-X) every CPU's EPT translations
+ * are invalidated before this vCPU resumes (vmx/ept_sync.c): other vCPUs
+ * in the guest are kicked out and waited for, under the trap's lock (a
+ * vCPU waiting for the lock is in root mode: not waited for). */
 static void hw_table_at(void *ctx, uint64_t pa, uint32_t len)
 {
 	(void)ctx;
@@ -87,7 +89,7 @@ static void hw_table_at(void *ctx, uint64_t pa, uint32_t len)
 		ept_unmap_page(trap_eptp, pg, &es);
 	if (on) {
 		late_pages++;
-		ept_invalidate(trap_eptp, vmx_env.caps);
+		ept_shootdown();
 	}
 }
 
@@ -152,6 +154,7 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 	for (uint16_t p = PCI_CFG_ADDR; p < PCI_CFG_DATA + 4; p++)
 		io_bitmap_set(io_a, io_b, p);
 	on = true;
+	ept_sync_enable();   /* before any vCPU runs: a table may move later */
 	if (acpi && acpi->mcfg_base) {
 		ecam_base = acpi->mcfg_base;
 		ecam_bus0 = acpi->mcfg_bus_start;
@@ -267,10 +270,12 @@ void msi_trap_report(void)
 	for (unsigned r = 1; r < VM_COUNT; r++)
 		if (vs.refused_by[r] && n < sizeof line)
 			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), vs.refused_by[r]);
-	pr_info("hvstat: msi functions=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu%s%s\n",
+	struct ept_sync_stats es = ept_sync_stats();
+	pr_info("hvstat: msi functions=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu shootdowns=%llu kicks=%llu unanswered=%llu%s%s\n",
 		vs.nfn, (unsigned long long)vs.cfg_emulated, (unsigned long long)vs.cfg_passed,
 		(unsigned long long)ecam_accesses, (unsigned long long)vs.table_accesses, (unsigned long long)bad_insns, (unsigned long long)unaligned,
-		(unsigned long long)late_pages, n ? " refusals" : "", n ? line : "");
+		(unsigned long long)late_pages, (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,
+		(unsigned long long)es.timeouts, n ? " refusals" : "", n ? line : "");
 	for (uint32_t i = 0; i < vs.nfn; i++) {
 		const struct vmsi_fn *f = &vs.fn[i];
 		if (!f->writes)

@@ -71,6 +71,8 @@ struct vcpu {
 	uint32_t inits_taken;            /* INITs that parked this vCPU */
 	uint32_t sipis_taken;            /* SIPIs that started it */
 	uint32_t sipi_waits;             /* waits for a SIPI in root mode (virq_startup_wait) */
+	bool in_guest;                   /* ept_sync: entered to run guest code, not exited since */
+	uint64_t ept_seen;               /* ept_sync: the EPT generation it invalidated for last */
 	bool parked;                     /* in the state after INIT (its VMCS says wait-for-SIPI) until a SIPI */
 	struct guest_tsc tsc;            /* the guest's TSC offset and IA32_TSC_ADJUST (vmx/tsc.c) */
 	bool tsc_adjust_exists;          /* the CPU has IA32_TSC_ADJUST (else the guest's accesses #GP) */

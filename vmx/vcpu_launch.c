@@ -4,6 +4,7 @@
 #include "vmcs_ops.h"
 #include "vmxon.h"
 #include "ept.h"
+#include "ept_sync.h"
 #include "virq.h"
 #include "tsc.h"
 #include "../lib/percpu.h"
@@ -110,6 +111,7 @@ __noreturn void vcpu_launch_this_cpu(void)
 	v->launch_tsc = rdtsc();
 	vcpu_tsc_init(v);
 	virq_startup_wait(v);
+	ept_sync_entry(v);
 	rc = vmx_launch(&v->regs);
 	/* Only a VMfail returns here; a failed entry comes back as an exit. */
 	if (rc == 1)

@@ -10,6 +10,7 @@
 #include "../../apic/pi.h"
 #include "../../guest/msr.h"
 #include "../../vmx/tsc.h"
+#include "../../vmx/ept.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,14 @@ void lapic_send(uint32_t apic_id, uint32_t icr_low)
 		sent[nsent] = (typeof(sent[0])){ apic_id, icr_low };
 	nsent++;
 }
+/* INVEPT (vmx/ept.c's, left out of host tests): counted per CPU. */
+static unsigned invepts[64];
+void ept_invalidate(uint64_t eptp, const struct vmx_caps *c)
+{
+	(void)eptp, (void)c;
+	invepts[cur.index % 64]++;
+}
+unsigned hw_invepts(unsigned cpu) { return invepts[cpu % 64]; }
 unsigned hw_lapic_eois(void) { return eois; }
 unsigned hw_eoi_broadcasts(uint8_t vec) { return bcast[vec]; }
 unsigned hw_sent(void) { return nsent; }

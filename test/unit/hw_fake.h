@@ -34,6 +34,8 @@ unsigned hw_eoi_broadcasts(uint8_t vec);   /* EOIs that reached the IOAPIC for v
 unsigned hw_sent(void);
 uint32_t hw_sent_dest(unsigned n), hw_sent_icr(unsigned n);
 uint64_t hw_msr(uint32_t msr);
+/* INVEPTs executed on CPU 'cpu' (every type, since the start). */
+unsigned hw_invepts(unsigned cpu);
 
 /* An exit as the CPU would report it, and the handler run as vmx/exit.c does
  * (the handler, then virq_before_entry). */
