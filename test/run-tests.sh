@@ -851,13 +851,13 @@ attack_checks() {
   # Each routed pin's line says whom it reaches and how: the timer's pin 2
   # (Linux's check_timer) directly to vCPU 0, its interrupts counted there.
   expect "$n/ioapic-route-line" "$log" \
-    'hvstat: ioapic=0 pin=2 gsi=2 .* route=direct vcpu=0 host=0x0 routed=[1-9][0-9]* refused=0 irqs=[1-9][0-9]*$'
+    'hvstat: ioapic=0 pin=2 gsi=2 .* route=direct irte=- vcpu=0 host=0x0 routed=[1-9][0-9]* refused=0 irqs=[1-9][0-9]*$'
   # SMI, INIT, ExtINT, vector 5, the hypervisor's vector 0xf1 and an NMI to
   # everyone written into an idle pin: read back as written, the first five
   # refused; the NMI to everyone names only the guest's one vCPU (smp=1),
   # which is allowed: routed to its CPU alone. The pin-8 NMI: no_vcpu.
   expect "$n/ioapic-modes" "$log" 'hvattack: ioapic modes pin=10 readback=6/6 -> written' \
-    'hvstat: ioapic=0 pin=10 gsi=10 .* route=direct vcpu=0 host=0x0 routed=1 refused=5 irqs=' \
+    'hvstat: ioapic=0 pin=10 gsi=10 .* route=direct irte=- vcpu=0 host=0x0 routed=1 refused=5 irqs=' \
     'hvstat: ioapic refusals smi=1 init=1 extint=1 vector_below_16=1 vector_of_hypervisor=1 no_vcpu=1$'
   expect "$n/tsc" "$log" 'hvattack: tsc_adjust \+2\^36 -> rdtsc \+[0-9]+, adjust \+68719476736, rdmsr tsc agrees -> moved' \
     'hvattack: tsc write -2\^36 -> adjust moved back -> moved' 'hvattack: tsc_adjust restored -> rdtsc continuous -> restored' \

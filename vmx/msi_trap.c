@@ -282,10 +282,13 @@ void msi_trap_report(void)
 			continue;                /* never programmed: nothing to say */
 		bool x = f->msix && (f->msix_ctl & BIT(15));
 		unsigned vecs = x ? f->nent : 1u << ((f->msi_ctl >> 4) & 7);
-		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s vcpu=%d host=0x%x routed=%u refused=%u\n",
+		char irte[16] = "-";
+		if (f->routes && f->reach.mode != VMODE_DIRECT && f->irte != VMSI_NO_IRTE)
+			snprintf(irte, sizeof irte, "%u", f->irte);
+		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u\n",
 			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, x ? "msix" : (f->msi_ctl & 1) ? "msi" : "off", vecs,
 			vmsi_refusal_name(f->last_refusal), (unsigned long long)f->vaddr, f->vdata, (unsigned long long)f->paddr,
-			f->pdata, f->routes ? vioapic_mode_names[f->reach.mode] : "none", f->routes ? f->reach.vcpu : -1,
+			f->pdata, f->routes ? vioapic_mode_names[f->reach.mode] : "none", irte, f->routes ? f->reach.vcpu : -1,
 			f->reach.host_id, f->routes, f->refusals);
 	}
 	spin_unlock(&lock);

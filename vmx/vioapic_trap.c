@@ -207,10 +207,13 @@ void vioapic_trap_report(void)
 			if (q->routes && w->mode != VMODE_POSTED && w->vcpu >= 0 && (uint32_t)w->vcpu < ncpus &&
 			    vcpus[w->vcpu])
 				snprintf(irqs, sizeof irqs, "%llu", (unsigned long long)vcpus[w->vcpu]->extint[q->last_vector]);
-			pr_info("hvstat: ioapic=%u pin=%u gsi=%u guest=0x%016llx phys=0x%016llx now=%s vec=0x%02x route=%s vcpu=%d host=0x%x routed=%u refused=%u irqs=%s\n",
+			char irte[16] = "-";
+			if (q->routes && w->mode != VMODE_DIRECT)
+				snprintf(irte, sizeof irte, "%u", vio[k].irte_base + p);
+			pr_info("hvstat: ioapic=%u pin=%u gsi=%u guest=0x%016llx phys=0x%016llx now=%s vec=0x%02x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u irqs=%s\n",
 				k, p, vio_gsi[k] + p, (unsigned long long)q->vrte, (unsigned long long)q->prte,
 				(q->vrte & VIOAPIC_MASKED) ? "masked" : vioapic_refusal_names[q->refused], q->last_vector,
-				q->routes ? vioapic_mode_names[w->mode] : "none", q->routes ? w->vcpu : -1, w->host_id,
+				q->routes ? vioapic_mode_names[w->mode] : "none", irte, q->routes ? w->vcpu : -1, w->host_id,
 				q->routes, q->refusals, irqs);
 		}
 	spin_unlock(&vio_lock);
