@@ -95,7 +95,7 @@ bool ioapic_ir_test(const struct acpi_info *acpi, const struct memmap *mem, bool
 		if (acpi->cpu[i].apic_id > 255 && !far)
 			far = acpi->cpu[i].apic_id;
 	}
-	if (!iommu_ir_own(acpi, need_eim))
+	if (!iommu_ir_own(acpi, need_eim, true))
 		return false;
 	__asm__ volatile("cli");
 

@@ -280,18 +280,24 @@ __noreturn void hv_main(struct boot_info *bi)
 		pr_info("hv: phase iommu enable: %s\n", iommu_available() ? "tables, then translation on in each unit" : "nothing to enable");
 		if (iommu_enable(&bi->mem, err, sizeof err))
 			hv_fail(err);
-		/* intremap=on: the hypervisor's interrupt-remapping table, before
-		 * the APs start (whether CPUs above APIC ID 255 join the guest
-		 * follows from it). EIM where an APIC ID is above 255 or the host
-		 * is in x2APIC mode. Only with the virtual IOAPIC: IR on blocks
-		 * every compatibility-format interrupt. */
-		if (opts.intremap == INTREMAP_ON && opts.ioapic != IOAPIC_OPT_VIRTUAL)
-			pr_warn("iommu: intremap=on ignored with ioapic=pass (the guest's compatibility-format entries would be blocked)\n");
-		else if (opts.intremap == INTREMAP_ON) {
+		/* intremap=auto|on: the hypervisor's interrupt-remapping table,
+		 * before the APs start (whether CPUs above APIC ID 255 join the
+		 * guest follows from it). EIM where an APIC ID is above 255 or
+		 * the host is in x2APIC mode. Only with the virtual IOAPIC: IR on
+		 * blocks every compatibility-format interrupt. auto leaves it to
+		 * irq=partition (the guest programs the IOAPIC itself) and to the
+		 * test aids (iommutest=ioapic owns it itself). */
+		bool aid = opts.iommu_test || opts.iommu_preon || opts.iommu_ioapic_test;
+		bool ir = opts.intremap == INTREMAP_ON ||
+			  (opts.intremap == INTREMAP_AUTO && opts.irq != IRQ_OPT_PARTITION && !aid);
+		if (ir && opts.ioapic != IOAPIC_OPT_VIRTUAL)
+			pr_warn("iommu: intremap=%s ignored with ioapic=pass (the guest's compatibility-format entries would be blocked)\n",
+				intremap_opt_names[opts.intremap]);
+		else if (ir) {
 			bool need_eim = lapic_x2apic;
 			for (uint32_t i = 0; i < acpi.ncpus; i++)
 				need_eim |= acpi.cpu[i].apic_id > 255;
-			iommu_ir_own(&acpi, need_eim);
+			iommu_ir_own(&acpi, need_eim, opts.intremap == INTREMAP_ON);
 		}
 	}
 

@@ -152,7 +152,7 @@ static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_
 		}
 		if (high) {
 			high_parked++;
-			pr_warn("smp: APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (intremap=on where every VT-d unit has IR and EIM; docs/scale.md)\n",
+			pr_warn("smp: APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (interrupt remapping owned where every VT-d unit has IR and EIM, intremap=auto or on; docs/scale.md)\n",
 				id, ir ? GUEST_MAX_APIC_ID_EXT : GUEST_MAX_APIC_ID);
 			continue;
 		}
@@ -168,10 +168,10 @@ static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_
 		online++;
 	}
 	if (high_parked)
-		pr_warn("smp: %u CPU%s above APIC ID %u parked (intremap=on gives them to the guest where the VT-d units can remap)\n",
+		pr_warn("smp: %u CPU%s above APIC ID %u parked (given to the guest where the hypervisor owns VT-d interrupt remapping: units with IR and EIM, intremap=auto or on)\n",
 			high_parked, high_parked == 1 ? "" : "s", GUEST_MAX_APIC_ID);
 	if (high_given)
-		pr_info("smp: %u CPU%s above APIC ID %u given to the guest: interrupt remapping owned (intremap=on), MSI_EXT_DEST_ID offered\n",
+		pr_info("smp: %u CPU%s above APIC ID %u given to the guest: interrupt remapping owned, MSI_EXT_DEST_ID offered\n",
 			high_given, high_given == 1 ? "" : "s", GUEST_MAX_APIC_ID);
 	return online;
 }

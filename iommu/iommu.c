@@ -240,7 +240,7 @@ static int ioapic_sid(uint8_t id)
 	return -1;
 }
 
-bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim)
+bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked)
 {
 	char err[200];
 	const char *why = NULL;
@@ -279,8 +279,12 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim)
 			why = err;
 	}
 	if (why) {
-		pr_warn("iommu: intremap=on: interrupt remapping not owned: %s; IOAPIC pins in compatibility format, CPUs above APIC ID 255 parked\n",
-			why);
+		if (asked)
+			pr_warn("iommu: intremap=on: interrupt remapping not owned: %s; IOAPIC pins in compatibility format, CPUs above APIC ID 255 parked\n",
+				why);
+		else
+			pr_info("iommu: intremap=auto: interrupt remapping not owned: %s; IOAPIC pins and MSIs in compatibility format, CPUs above APIC ID 255 parked\n",
+				why);
 		return false;
 	}
 	io.ir_owned = true;
@@ -290,6 +294,18 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim)
 		2u << size_field, (unsigned long long)(uintptr_t)io.irt, io.nunits, io.nunits == 1 ? "" : "s",
 		need_eim ? "32-bit (EIM)" : "8-bit", n, n == 1 ? "" : "s");
 	return true;
+}
+
+void iommu_ir_release(const char *why)
+{
+	if (!io.ir_owned)
+		return;
+	uint32_t stuck = 0;
+	for (uint32_t i = 0; i < io.nunits; i++)
+		stuck += !vtd_disable_ir(&io.unit[i]);
+	io.ir_owned = false;
+	pr_warn("iommu: interrupt remapping given up: %s; compatibility format again%s\n", why,
+		stuck ? ", but a unit did not turn it off" : "");
 }
 
 bool iommu_ir_eim(void) { return io.ir_eim; }

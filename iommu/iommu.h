@@ -34,13 +34,18 @@ int iommu_iec_invalidate(char *err, size_t errlen);
  * and every unit able): the virtual IOAPIC then writes remappable entries
  * and the guest is offered MSI_EXT_DEST_ID. */
 bool iommu_ir_owned(void);
-/* intremap=on, after iommu_enable and before the APs start: where every
- * unit has ECAP.IR and the queue, and ECAP.EIM when need_eim (an APIC ID
- * above 255, or the host in x2APIC mode), and every IOAPIC of the MADT has
- * its source ID in the DMAR: one table (VIOAPIC_PINS entries for each
+/* intremap=auto|on, after iommu_enable and before the APs start: where
+ * every unit has ECAP.IR and the queue, and ECAP.EIM when need_eim (an APIC
+ * ID above 255, or the host in x2APIC mode), and every IOAPIC of the MADT
+ * has its source ID in the DMAR: one table (VIOAPIC_PINS entries for each
  * IOAPIC), interrupt remapping on in every unit, owned. Otherwise the
- * reason, loudly, and nothing changes. Returns whether it is owned. */
-bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim);
+ * reason (a warning when 'asked', intremap=on) and nothing changes.
+ * Returns whether it is owned. */
+bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked);
+/* The guest's model turned out to be the partition one (irq=auto on a CPU
+ * without virtual-interrupt delivery): remapping off again in every unit,
+ * not owned, said with 'why'. */
+void iommu_ir_release(const char *why);
 /* With remapping owned: whether the IRTEs hold 32-bit destinations; IRTE
  * index written (hi, then lo with P) and the interrupt entry cache
  * invalidated in every unit; IOAPIC k's first IRTE index and its source ID. */

@@ -238,6 +238,11 @@ int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eim
 	return 0;
 }
 
+bool vtd_disable_ir(struct vtd_unit *u)
+{
+	return gcmd(u, VTD_GCMD_IRE, false, VTD_GSTS_IRES);
+}
+
 /* Interrupt remapping, then queued invalidation, as the firmware left
  * them: off in that order (with IR on, the interrupt entry cache has no
  * invalidation but through the queue, "Interrupt Entry Cache Invalidate
@@ -248,7 +253,7 @@ static const char *firmware_ir_qi_off(struct vtd_unit *u)
 	uint32_t sts = rd32(u, VTD_GSTS);
 	if (sts & VTD_GSTS_IRES) {
 		pr_warn("iommu: unit at 0x%llx: interrupt remapping left on by the firmware: turned off\n", (unsigned long long)u->base);
-		if (!gcmd(u, VTD_GCMD_IRE, false, VTD_GSTS_IRES))
+		if (!vtd_disable_ir(u))
 			return "turning interrupt remapping off";
 	}
 	if (sts & VTD_GSTS_QIES) {

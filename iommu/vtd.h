@@ -57,6 +57,8 @@ int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t 
  * cache invalidated, GCMD.CFI cleared if the firmware left it set
  * (compatibility-format requests blocked), GCMD.IRE. Needs ECAP.IR and the queue. 0, or -1 with err. */
 int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen);
+/* GCMD.IRE cleared, waited for in GSTS.IRES: false when it timed out. */
+bool vtd_disable_ir(struct vtd_unit *u);
 /* Invalidates the interrupt entry cache globally (queued only: there is no
  * register for it). Returns 0, or -1 with err. */
 int vtd_invalidate_iec(struct vtd_unit *u, char *err, size_t errlen);

@@ -15,7 +15,7 @@ enum iommu_opt  { IOMMU_OPT_AUTO = 0, IOMMU_OPT_REQUIRE, IOMMU_OPT_OFF };
 enum iommu_qi   { IOMMU_QI_AUTO = 0, IOMMU_QI_OFF };
 enum ioapic_opt { IOAPIC_OPT_VIRTUAL = 0, IOAPIC_OPT_PASS };
 enum msi_opt    { MSI_OPT_PASS = 0, MSI_OPT_TRAP };
-enum intremap_opt { INTREMAP_OFF = 0, INTREMAP_ON };
+enum intremap_opt { INTREMAP_AUTO = 0, INTREMAP_OFF, INTREMAP_ON };
 
 extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
 extern const char *const eoi_tier_names[];
@@ -60,9 +60,10 @@ struct hv_options {
 	int iommu;              /* iommu=auto|require|off: DMA isolation with VT-d */
 	int iommu_qi;           /* iommuqi=auto|off: queued invalidation where a unit offers it, or
 	                           the registers (test aid) */
-	int intremap;           /* intremap=off|on: the hypervisor owns VT-d interrupt remapping (IOAPIC
-	                           pins through IRTEs, CPUs above APIC ID 255 to the guest); off by
-	                           default until the MSI trap writes remappable entries (docs/iommu.md) */
+	int intremap;           /* intremap=auto|off|on: the hypervisor owns VT-d interrupt remapping
+	                           (IOAPIC pins and MSIs through IRTEs, CPUs above APIC ID 255 to the
+	                           guest); auto: where the units can, with the virtual IOAPIC and
+	                           not irq=partition or a test aid (docs/iommu.md) */
 	bool iommu_test;        /* iommutest=1: test aid, DMA remapping as for a guest, then the edu
 	                           device's DMA engine against it; no guest */
 	bool iommu_ioapic_test; /* iommutest=ioapic: test aid, owned interrupt remapping, a virtual IOAPIC

@@ -265,6 +265,11 @@ qemu_server_shape() {
   expect qemu/server-64-madt "$log" 'ACPI: LAPIC 0x[0-9a-f]+, 64 CPUs, max APIC ID 63' 'ACPI:   APIC ID/UID: 56/56 57/57 58/58 59/59 60/60 61/61 62/62 63/63'
   expect qemu/server-64-dmar "$log" 'DMAR: host address width 39, flags 0x1 \(interrupt remapping\), 1 DRHD' \
     'iommu: unit 0: version 1\.0, CAP 0x[0-9a-f]+, ECAP 0x[0-9a-f]+: .*queued invalidation' 'DMA isolation: on: 1 remapping unit'
+  # intremap=auto (the default): remapping owned before the APs start,
+  # 8-bit destinations (the host in xAPIC mode, every APIC ID below 256).
+  expect_order qemu/server-64-intremap-auto "$log" \
+    'iommu: interrupt remapping owned: one table of 16384 entries at 0x[0-9a-f]+ in 1 unit, 8-bit destinations, compatibility format blocked' \
+    'hv: phase ap start'
   expect qemu/server-64-all-cpus "$log" 'smp: cpu63 apic_id=63 online' 'smp: 64 of 64 CPUs online for the guest$'
   # Started at once (boot/smp.c): one INIT wait, not one per CPU.
   expect qemu/server-64-parallel-start "$log" 'smp: starting 63 CPUs at once' 'smp: 63 of 63 CPUs answered in [0-9]+ us'
@@ -293,13 +298,14 @@ socket1_cpus="-device max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -device m
 # CPUs with x2APIC IDs above 255: QEMU 10 (tools/qemu10.sh fetches it from
 # bookworm-backports; Debian's 7.2 refuses such IDs under TCG) with two
 # CPUs added on socket 1 (APIC IDs 256 and 257), x2APIC MADT entries and
-# a DMAR from intel-iommu eim=on. The hypervisor starts them and parks them
-# (Linux without interrupt remapping addresses APIC IDs up to 255), by
-# name and by count; the boot ends at novmx=stop. A missing QEMU 10 fails.
+# a DMAR from intel-iommu eim=on. With intremap=off the hypervisor starts
+# them and parks them (Linux without interrupt remapping addresses APIC IDs
+# up to 255), by name and by count; the boot ends at novmx=stop. A missing
+# QEMU 10 fails. (By default, remapping owned: qemu_intremap.)
 qemu_x2apic_above_255() {
   local q10
   qemu10 x2apic || return
-  qemu10_run x2apic-256 "exit=qemu novmx=stop aptimeout=30000000" "$socket1_cpus"
+  qemu10_run x2apic-256 "exit=qemu novmx=stop aptimeout=30000000 intremap=off" "$socket1_cpus"
   expect qemu/x2apic-256-madt "$log" 'cpu: boot CPU apic_id=0, x2APIC mode' 'ACPI: LAPIC 0x[0-9a-f]+, 4 CPUs, max APIC ID 257' \
     'ACPI:   APIC ID/UID: 0/0 1/1 256/256\(x2\) 257/257\(x2\)'
   # eim=on: ECAP.EIM (bit 4: the second-lowest hex digit odd).
@@ -308,26 +314,26 @@ qemu_x2apic_above_255() {
   expect qemu/x2apic-256-parked "$log" 'smp: cpu1 apic_id=1 online' \
     'smp: APIC ID 256 kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to 255' \
     'smp: APIC ID 257 kept from the guest and parked' \
-    'smp: 2 CPUs above APIC ID 255 parked \(intremap=on gives them to the guest where the VT-d units can remap\)' \
+    'smp: 2 CPUs above APIC ID 255 parked \(given to the guest where the hypervisor owns VT-d interrupt remapping: units with IR and EIM, intremap=auto or on\)' \
     'smp: 2 of 4 CPUs online for the guest, the others parked'
   expect qemu/x2apic-256-tsc-skew "$log" 'tsc: skew to the boot CPU: .*; [0-9]+ of 3 other CPUs measured'
   expect qemu/x2apic-256-stops "$log" 'vmx: not supported by this CPU \(CPUID.1:ECX.VMX=0\): nothing to virtualize, stopping' 'hv: result=pass'
 }
 
-# intremap=on (issue 27): the hypervisor owns interrupt remapping. The
-# machine of qemu_x2apic_above_255 (QEMU 10, APIC IDs 256 and 257, eim=on):
+# intremap=auto, the default (issue 27): the hypervisor owns interrupt
+# remapping. The machine of qemu_x2apic_above_255 (QEMU 10, APIC IDs 256 and 257, eim=on):
 # the table goes in before the APs start, with 32-bit destinations (an APIC
 # ID above 255, x2APIC mode), and the two CPUs above 255 are given to the
 # guest, counted, instead of parked. Callable alone: run-tests.sh qemu_intremap.
 qemu_intremap() {
   local q10
   qemu10 intremap || return
-  qemu10_run intremap-256 "exit=qemu novmx=stop aptimeout=30000000 intremap=on" "$socket1_cpus"
+  qemu10_run intremap-256 "exit=qemu novmx=stop aptimeout=30000000" "$socket1_cpus"
   expect_order qemu/intremap-256-owned "$log" 'iommu: unit 0 at 0x[0-9a-f]+: root table .* translation on' \
     'iommu: interrupt remapping owned: one table of 16384 entries at 0x[0-9a-f]+ in 1 unit, 32-bit \(EIM\) destinations, compatibility format blocked; 1 IOAPIC \(source IDs from the DMAR\)' \
     'hv: phase ap start'
   expect qemu/intremap-256-given "$log" 'smp: cpu2 apic_id=256 online' 'smp: cpu3 apic_id=257 online' \
-    'smp: 2 CPUs above APIC ID 255 given to the guest: interrupt remapping owned \(intremap=on\), MSI_EXT_DEST_ID offered' \
+    'smp: 2 CPUs above APIC ID 255 given to the guest: interrupt remapping owned, MSI_EXT_DEST_ID offered' \
     'smp: 4 of 4 CPUs online for the guest$' 'hv: result=pass'
   expect_not qemu/intremap-256-none-parked "$log" 'smp: .*parked'
   # iommutest=ioapic: the same machine, no APs started, no guest. Owned

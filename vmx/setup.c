@@ -153,6 +153,8 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 		hv_fail(err);
 	pr_info("irq: %s\n", err);
 	bool virt = model == IRQ_VIRTUAL;
+	if (!virt)   /* the guest programs its IOAPIC itself: compatibility format */
+		iommu_ir_release("the partition model");
 	if (virt)
 		for (uint32_t i = 0; i < acpi->nioapics; i++)
 			pr_info("irq: IOAPIC %u at 0x%x: %u entries masked until the guest programs them\n", acpi->ioapic[i].id,

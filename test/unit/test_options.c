@@ -557,18 +557,20 @@ TEST(options_msi)
 	CHECK_CONTAINS(err, "msi=on");
 }
 
-/* intremap=off|on, off by default (docs/iommu.md: IR on blocks every
- * compatibility-format interrupt until the MSI trap writes remappable ones). */
+/* intremap=auto|off|on, auto by default (docs/iommu.md: owned where the
+ * units can, with the virtual IOAPIC, unless irq=partition or a test aid). */
 TEST(options_intremap)
 {
 	struct hv_options o;
 	char err[256];
 	options_defaults(&o);
-	CHECK_EQ(o.intremap, 0);
+	CHECK_EQ(o.intremap, INTREMAP_AUTO);
 	CHECK_EQ(options_parse("intremap=on", &o, err, sizeof err), 0);
-	CHECK_EQ(o.intremap, 1);
+	CHECK_EQ(o.intremap, INTREMAP_ON);
 	CHECK_EQ(options_parse("intremap=off", &o, err, sizeof err), 0);
-	CHECK_EQ(o.intremap, 0);
+	CHECK_EQ(o.intremap, INTREMAP_OFF);
+	CHECK_EQ(options_parse("intremap=auto", &o, err, sizeof err), 0);
+	CHECK_EQ(o.intremap, INTREMAP_AUTO);
 	CHECK_EQ(options_parse("intremap=1", &o, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "intremap=1");
 	/* The QEMU aid: iommutest=ioapic, not the edu test. */
