@@ -14,7 +14,7 @@ enum exit_mode  { EXIT_NONE = 0, EXIT_AUTO, EXIT_S5, EXIT_QEMU, EXIT_BOCHS };
 enum iommu_opt  { IOMMU_OPT_AUTO = 0, IOMMU_OPT_REQUIRE, IOMMU_OPT_OFF };
 enum iommu_qi   { IOMMU_QI_AUTO = 0, IOMMU_QI_OFF };
 enum ioapic_opt { IOAPIC_OPT_VIRTUAL = 0, IOAPIC_OPT_PASS };
-enum msi_opt    { MSI_OPT_PASS = 0, MSI_OPT_TRAP };
+enum msi_opt    { MSI_OPT_TRAP = 0, MSI_OPT_PASS };
 enum intremap_opt { INTREMAP_AUTO = 0, INTREMAP_OFF, INTREMAP_ON };
 
 extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
@@ -39,7 +39,7 @@ struct hv_options {
 	int irq;                /* irq=auto|virtual|partition: who owns the x2APIC */
 	int ioapic;             /* ioapic=virtual|pass: the IOAPICs emulated for the guest, the hypervisor
 	                           alone programming them (virtual interrupt model), or the guest's own */
-	int msi;                /* msi=pass|trap: the guest's PCI configuration space filtered, its MSI and
+	int msi;                /* msi=trap|pass (trap by default): the guest's PCI configuration space filtered, its MSI and
 	                           MSI-X programming trapped and routed by the hypervisor (virtual model) */
 	int hlt;                /* hlt=auto|guest|exit: whether the guest's HLT exits (virtual model) */
 	int novmx;              /* novmx=linux|stop: without VMX, boot the kernel natively or stop */
