@@ -45,18 +45,15 @@ struct ap_slot {
 };
 _Static_assert(sizeof(struct ap_slot) == 24, "trampoline slot layout");
 
-/* An AP whose APIC ID register disagrees with its CPUID: named, not used. */
-static volatile uint32_t ap_wrong_id[2] = { 0xffffffffu, 0xffffffffu };
-
 static __noreturn void ap_entry(struct percpu *p)
 {
 	percpu_load(p);
 	tsc_adjust_align();              /* before any TSC here is compared */
 	lapic_enable();
 	uint32_t want = CPU_STARTING;
-	if (lapic_id() != p->apic_id) {
-		ap_wrong_id[1] = lapic_id();
-		ap_wrong_id[0] = p->apic_id;
+	if (lapic_id() != p->apic_id) {  /* its APIC ID register disagrees with its CPUID: named, not used */
+		p->id_seen = lapic_id();
+		p->id_mismatch = true;
 		p->state = CPU_FAILED;
 		cpu_halt_forever();
 	}
@@ -120,9 +117,9 @@ static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_
 		bool keep = housekeeping >= 0 && id == (uint64_t)housekeeping;
 		bool high = !guest_apic_id_usable(id, ir);
 		bool park = keep || high || ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
-		if (p->state != CPU_ONLINE && ap_wrong_id[0] == id && ap_wrong_id[1] != id) {
+		if (p->state != CPU_ONLINE && p->id_mismatch) {
 			pr_err("smp: APIC ID %u answered with APIC ID register %u (CPUID and the MADT disagree); left out\n",
-			       id, ap_wrong_id[1]);
+			       id, p->id_seen);
 			continue;
 		}
 		if (p->state != CPU_ONLINE && park) {

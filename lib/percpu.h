@@ -23,6 +23,8 @@ struct percpu {
 	volatile uint32_t msr_faulted;   /* set by the #GP handler */
 	void (*volatile work)(void);     /* AP mailbox: run, then cleared */
 	volatile uint32_t launched;      /* about to VMLAUNCH its vCPU */
+	volatile bool id_mismatch;       /* an AP whose APIC ID register said id_seen, not apic_id */
+	volatile uint32_t id_seen;
 	uint64_t stack_top;
 	int vmxon_status;                /* 0 ok, <0 failed, 1 not tried */
 	char vmxon_msg[96];
