@@ -925,7 +925,7 @@ msi_checks() {
   bdf=$(sed -n 's/^msi: \([0-9a-f]*:[0-9a-f]*\.[0-7]\): MSI at 0x70, MSI-X at 0x00 .*trapped$/\1/p' <<<"$text" | head -n1)
   [ -n "$bdf" ] || bdf=none
   expect "$n/found" "$log" "msi: $bdf: MSI at 0x70, MSI-X at 0x00 " 'msi: trap on: ports 0xcf8-0xcff filtered, [1-9]'
-  expect "$n/routed" "$log" "hvstat: msi $bdf cap=msi vectors=1 now=routed guest=0xfee[0-9a-f]*/0x[0-9a-f]{4} phys=0xfee[0-9a-f]*/0x[0-9a-f]{4} routed=[1-9][0-9]* refused=0 vector=0x[0-9a-f]{2} apic=[0-9]+" \
+  expect "$n/routed" "$log" "hvstat: msi $bdf cap=msi vectors=1 now=routed guest=0xfee[0-9a-f]*/0x[0-9a-f]{4} phys=0xfee[0-9a-f]*/0x[0-9a-f]{4} routed=[1-9][0-9]* refused=0 parked=[0-9]+ vector=0x[0-9a-f]{2} apic=[0-9]+" \
     "msi: $bdf: device programmed by the hypervisor: 0xfee"
   expect_not "$n/no-refusal" "$log" "msi: .*refused the guest|hvstat: msi functions=.* refusals"
   # The device's registers the last time MSI went on, against the hypervisor's last programming.

@@ -308,10 +308,10 @@ void msi_trap_report(void)
 			continue;                /* never programmed: nothing to say */
 		bool x = f->msix && (f->msix_ctl & BIT(15));
 		unsigned vecs = x ? f->nent : 1u << ((f->msi_ctl >> 4) & 7);
-		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x routed=%u refused=%u vector=0x%02x apic=%u\n",
+		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x routed=%u refused=%u parked=%u vector=0x%02x apic=%u\n",
 			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, x ? "msix" : (f->msi_ctl & 1) ? "msi" : "off", vecs,
 			vmsi_refusal_name(f->last_refusal), (unsigned long long)f->vaddr, f->vdata, (unsigned long long)f->paddr,
-			f->pdata, f->routes, f->refusals, f->pdata & 0xff, (unsigned)(f->paddr >> 12) & 0xff);
+			f->pdata, f->routes, f->refusals, f->parks, f->pdata & 0xff, (unsigned)(f->paddr >> 12) & 0xff);
 	}
 	spin_unlock(&lock);
 }
