@@ -148,7 +148,9 @@ done
 # The kernel's USB host modules (tools/guest-kernel.sh caches them from the
 # kernel's own package: usb-VERSION/), in /lib/usb/ for hv.xhci=1.
 # HV_USBMODS=DIR takes them from DIR, =none leaves them out.
-USBMODS=${HV_USBMODS:-$(ls -d "$CACHE"/usb-* 2>/dev/null | head -n1)}
+KVER=$(awk '{sub(/^vmlinuz-/, "", $2); print $2}' "$CACHE/vmlinuz.version" 2>/dev/null || true)
+USBMODS=${HV_USBMODS:-${KVER:+$CACHE/usb-$KVER}}
+[ -z "${HV_USBMODS:-}" ] && [ -n "$USBMODS" ] && [ ! -d "$USBMODS" ] && USBMODS=""
 if [ -n "$USBMODS" ] && [ "$USBMODS" != none ]; then
 	mkdir -p "$STAGE/lib/usb"
 	for m in usb-common usbcore xhci-hcd xhci-pci; do
