@@ -404,6 +404,8 @@ bochs_run() {
   # this one again from what is kept here (the ISO of a run that did not
   # pass, and the arguments).
   printf '%q ' "$iso" "$2" "$3" "${5:-180}" "$megs" "${HV_BOCHS_SEED:-946684800}" "${HV_BOCHS:-}" > "$LOGS/$1.replay"
+  # (and the run's own bochsrc lines, its devices: replay.sh's extra lines)
+  [ -z "${HV_BOCHSRC_EXTRA:-}" ] || while IFS= read -r l; do printf '%q ' "$l"; done <<<"$HV_BOCHSRC_EXTRA" >> "$LOGS/$1.replay"
   grep -q 'hv: result=pass' "$log" 2>/dev/null && rm -f "$iso"
 }
 
