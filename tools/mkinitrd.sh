@@ -316,7 +316,7 @@ fi
 # hv.xhci=1: the xHCI with MSI (issue 27, the patched Bochs): the USB host
 # modules loaded, then, once a device other than a root hub is enumerated
 # (at most 60 s), "guest: xhci msi=0|1 irqs=N device=VID:PID" from
-# /proc/interrupts (msi=1: the xhci_hcd line says PCI-MSI) and sysfs.
+# /proc/interrupts (msi=1: the controller's line says PCI-MSI) and sysfs.
 if [ "$(opt hv.xhci)" = 1 ]; then
 	for m in usb-common usbcore xhci-hcd xhci-pci; do
 		insmod "/lib/usb/$m.ko" || { echo "guest: xhci: insmod $m failed"; check_failed "xhci-insmod-$m"; }
@@ -328,7 +328,8 @@ if [ "$(opt hv.xhci)" = 1 ]; then
 		done
 		[ -n "$dev" ] || { sleep 1; i=$((i + 1)); }
 	done
-	line=$(grep 'xhci_hcd' /proc/interrupts | head -n1)
+	# (MSI: "xhci_hcd"; INTx: "xhci-hcd:usbN", the driver's description)
+	line=$(grep -E 'xhci[-_]hcd' /proc/interrupts | head -n1)
 	echo "guest: xhci /proc/interrupts:$line"
 	irqs=$(echo "$line" | awk '{ n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }')
 	msi=0
