@@ -28,7 +28,7 @@
 const char *vmsi_refusal_name(unsigned r)
 {
 	return r == VM_BAD_ADDR ? "not_an_msi_address" : r == VM_NO_TABLE ? "msix_table_not_emulated" :
-	       r == VM_NO_IRTE ? "no_irte_left" :
+	       r == VM_NO_IRTE ? "no_irte_left" : r == VM_PARKED ? "parked" :
 	       r < VR_COUNT ? vioapic_refusal_names[r] : "?";
 }
 
@@ -132,7 +132,14 @@ static void count_route(struct vmsi *s, struct vmsi_fn *f, unsigned r, uint64_t 
 {
 	f->last_refusal = (uint8_t)r;
 	f->vaddr = va, f->vdata = vd;
-	if (r == VR_NONE) {
+	if (r == VM_BAD_ADDR && va == 0) {
+		/* Address 0 is no message (PCI 3.0 has no "off" value but the
+		 * enable bit; Linux writes an all-zero message to a vector it
+		 * tears down, before clearing it): the caller keeps the device
+		 * silent as for a refusal, which this is not. */
+		f->last_refusal = VM_PARKED;
+		f->parks++;
+	} else if (r == VR_NONE) {
 		f->routes++;
 		f->paddr = pa, f->pdata = pd;
 	} else {

@@ -34,6 +34,9 @@ enum {
 	VM_NO_IRTE,                      /* owned remapping: no IRTE left for this function */
 	VM_NO_TABLE,                     /* MSI-X enabled, its table not emulated (unassigned BAR, beyond
 	                                    the hypervisor's map, no room): the device's MSI-X left off */
+	VM_PARKED,                       /* not a refusal: address 0, no message (Linux's teardown writes
+	                                    an all-zero message while enabled); the device sends nothing,
+	                                    nothing counted in refused_by */
 	VM_COUNT
 };
 const char *vmsi_refusal_name(unsigned r);
@@ -81,7 +84,7 @@ struct vmsi_fn {
 	struct vmsi_entry *ent;             /* nent entries, from the pool; NULL: none left */
 	uint64_t table_pa;                  /* 0: BAR not assigned */
 	/* Report. */
-	uint32_t writes, routes, refusals;
+	uint32_t writes, routes, refusals, parks;
 	uint8_t last_refusal;
 	uint64_t vaddr, paddr;              /* the last route: the guest's and the device's */
 	uint32_t vdata, pdata;

@@ -2,7 +2,8 @@
 # Builds (once) and caches the project's patched Bochs 3.0: Debian trixie's
 # bochs source package plus tools/bochs-patch/ (IPI virtualization and
 # APIC-timer virtualization on the sapphire_rapids model, 64-byte aligned
-# posted-interrupt descriptors; defects.patch: fixes of 3.0's VMX defects).
+# posted-interrupt descriptors; defects.patch: fixes of 3.0's VMX defects;
+# xhci-msi.patch: an MSI capability on the xHCI, delivered to the local APICs).
 # Prints the path of the binary.
 # The cache key is the hash of the patch and the configure flags:
 # changing any of them builds again. Stock Bochs (tools/bochs-chroot.sh) stays
@@ -22,7 +23,7 @@ PATCH_DIR=$here/bochs-patch
 FLAGS="--with-nogui --with-rfb=no --enable-x86-64 --enable-smp --enable-cpu-level=6 --enable-vmx=2
  --enable-avx --enable-evex --enable-amx --enable-cet --enable-protection-keys --enable-uintr
  --enable-pci --enable-all-optimizations --enable-fpu --enable-a20-pin --enable-repeat-speedups
- --enable-memtype --disable-docbook --disable-show-ips"
+ --enable-memtype --disable-docbook --disable-show-ips --enable-usb --enable-usb-xhci"
 ORIG=bochs_3.0+dfsg.orig.tar.xz
 
 key=$( { cat "$PATCH_DIR"/*; echo "$FLAGS"; } | sha256sum | cut -c1-12)
@@ -73,7 +74,7 @@ cp "$PATCH_DIR/vmx_ipiv_timer.cc" "$tree/cpu/"
 # hooks.patch first (it wires in vmx_ipiv_timer.cc; the others may use its
 # lines as context), then every other *.patch of the directory in name
 # order (defects.patch: 3.0's VMX defects; profiles.patch: the CPU
-# profiles; docs/bochs.md).
+# profiles; xhci-msi.patch: the xHCI's MSI; docs/bochs.md).
 for p in "$PATCH_DIR/hooks.patch" $(ls "$PATCH_DIR"/*.patch | grep -v '/hooks\.patch$' | LC_ALL=C sort); do
   patch -d "$tree" -p1 --no-backup-if-mismatch < "$p" >&2 ||
     { echo "bochs-patched: $(basename "$p") does not apply" >&2; exit 1; }

@@ -3,6 +3,8 @@
 # HV_GUEST_CACHE) holds 'vmlinuz': Debian bookworm's stock kernel, the package
 # linux-image-amd64 depends on (linux-image-6.1.0-NN-amd64). The .deb is fetched
 # with 'apt-get download' and unpacked with 'dpkg-deb -x': nothing is installed.
+# Also caches that kernel's USB host modules (usb-VERSION/: usb-common,
+# usbcore, xhci-hcd, xhci-pci; tools/mkinitrd.sh puts them in for hv.xhci=1).
 # Also makes sure a static busybox is available for tools/mkinitrd.sh: /bin/busybox
 # when it is static, else busybox-static's binary unpacked into the cache.
 #
@@ -90,6 +92,30 @@ if [ "${HV_GUEST_REFRESH:-0}" = 1 ] || ! is_bzimage "$CACHE/vmlinuz"; then
 	say "cached $(basename "$SRC") as $CACHE/vmlinuz"
 else
 	say "using cached $CACHE/vmlinuz ($(cat "$CACHE/vmlinuz.version" 2>/dev/null || echo 'version unknown'))"
+fi
+
+# ---- the USB host modules of the same kernel (tools/mkinitrd.sh, hv.xhci=1) ----
+# usb-common, usbcore, xhci-hcd and xhci-pci from the kernel's own package,
+# in $CACHE/usb-VERSION/ (VERSION: the kernel's, as 'vmlinuz.version' says).
+KVER=$(awk '{sub(/^vmlinuz-/, "", $2); print $2}' "$CACHE/vmlinuz.version" 2>/dev/null || true)
+USB_MODS="usb/common/usb-common usb/core/usbcore usb/host/xhci-hcd usb/host/xhci-pci"
+if [ -n "$KVER" ]; then
+	have=1
+	for m in $USB_MODS; do [ -s "$CACHE/usb-$KVER/$(basename "$m").ko" ] || have=0; done
+	if [ $have = 0 ]; then
+		need_tool apt-get "to download packages"
+		need_tool dpkg-deb "to unpack packages"
+		say "caching the USB host modules of linux-image-$KVER"
+		rm -rf "$WORK/root"
+		(cd "$WORK" && fetch_and_unpack "linux-image-$KVER")
+		mkdir -p "$CACHE/usb-$KVER.tmp"
+		for m in $USB_MODS; do
+			cp "$WORK/root/lib/modules/$KVER/kernel/drivers/$m.ko" "$CACHE/usb-$KVER.tmp/" ||
+				die "linux-image-$KVER has no drivers/$m.ko"
+		done
+		rm -rf "$CACHE/usb-$KVER"; mv "$CACHE/usb-$KVER.tmp" "$CACHE/usb-$KVER"
+		rm -rf "$WORK/root"
+	fi
 fi
 
 # ---- a static busybox for the initramfs ----

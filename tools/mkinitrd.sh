@@ -18,6 +18,9 @@
 #                      "guest: ipigen: insmod failed (rc=N)" and the last dmesg lines
 #   hv.longline=N   -> N lines "guest: longline I/N <640 characters> end", one a second
 #   hv.hammer=MS    -> insmod /lib/hvattack.ko hammer_ms=MS: the IOREGSEL hammer only
+#   hv.xhci=1       -> insmod /lib/usb/{usb-common,usbcore,xhci-hcd,xhci-pci}.ko, wait for
+#                      a USB device: "guest: xhci msi=0|1 irqs=N device=VID:PID" (checks:
+#                      MSI, interrupts, a device)
 #   hv.attack=1     -> the hostile guest: /sys/power/state and mem_sleep shown and
 #                      S3 asked for ("guest: attack: ..."), insmod /lib/hvattack.ko
 #                      target_apic=N (hv.attack_apic=N, default 1) with its
@@ -141,6 +144,22 @@ for mod in ipigen hvattack ipivtab ipibench hotplug ifmask; do
 		mod_notes+=", $mod.ko from $KO"
 	fi
 done
+
+# The kernel's USB host modules (tools/guest-kernel.sh caches them from the
+# kernel's own package: usb-VERSION/), in /lib/usb/ for hv.xhci=1.
+# HV_USBMODS=DIR takes them from DIR, =none leaves them out.
+KVER=$(awk '{sub(/^vmlinuz-/, "", $2); print $2}' "$CACHE/vmlinuz.version" 2>/dev/null || true)
+USBMODS=${HV_USBMODS:-${KVER:+$CACHE/usb-$KVER}}
+[ -z "${HV_USBMODS:-}" ] && [ -n "$USBMODS" ] && [ ! -d "$USBMODS" ] && USBMODS=""
+if [ -n "$USBMODS" ] && [ "$USBMODS" != none ]; then
+	mkdir -p "$STAGE/lib/usb"
+	for m in usb-common usbcore xhci-hcd xhci-pci; do
+		cp "$USBMODS/$m.ko" "$STAGE/lib/usb/" || die "$USBMODS/$m.ko not found (run tools/guest-kernel.sh)"
+	done
+	mod_notes+=", USB host modules from $USBMODS"
+else
+	mod_notes+=", no USB host modules"
+fi
 
 # cyclictest and hackbench from Debian's rt-tests (the host's package: the
 # guest is the same Debian release), with the shared libraries they need
@@ -292,6 +311,35 @@ if [ "$(opt hv.attack)" = 1 ]; then
 	done
 	echo "guest: attack: user-mode report hypercall 20 times: $n answered"
 	sleep 1   # the next report must be allowed again
+fi
+
+# hv.xhci=1: the xHCI with MSI (issue 27, the patched Bochs): the USB host
+# modules loaded, then, once a device other than a root hub is enumerated
+# (at most 60 s), "guest: xhci msi=0|1 irqs=N device=VID:PID" from
+# /proc/interrupts (msi=1: the controller's line says PCI-MSI) and sysfs.
+if [ "$(opt hv.xhci)" = 1 ]; then
+	for m in usb-common usbcore xhci-hcd xhci-pci; do
+		insmod "/lib/usb/$m.ko" || { echo "guest: xhci: insmod $m failed"; check_failed "xhci-insmod-$m"; }
+	done
+	dev="" i=0
+	while [ -z "$dev" ] && [ $i -lt 60 ]; do
+		for d in /sys/bus/usb/devices/[0-9]*-*; do
+			[ -f "$d/idVendor" ] && dev=$d && break
+		done
+		[ -n "$dev" ] || { sleep 1; i=$((i + 1)); }
+	done
+	# (MSI: "xhci_hcd"; INTx: "xhci-hcd:usbN", the driver's description)
+	line=$(grep -E 'xhci[-_]hcd' /proc/interrupts | head -n1)
+	echo "guest: xhci /proc/interrupts:$line"
+	irqs=$(echo "$line" | awk '{ n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }')
+	msi=0
+	case "$line" in *PCI-MSI*) msi=1 ;; esac
+	id=none
+	[ -n "$dev" ] && id="$(cat "$dev/idVendor"):$(cat "$dev/idProduct")"
+	echo "guest: xhci msi=$msi irqs=${irqs:-0} device=$id${dev:+ ($(basename "$dev"): $(cat "$dev/product" 2>/dev/null))}"
+	[ "$msi" = 1 ] || check_failed xhci-not-msi
+	[ "${irqs:-0}" -gt 0 ] || check_failed xhci-no-interrupts
+	[ -n "$dev" ] || { check_failed xhci-no-device; dmesg | grep -iE 'usb|xhci' | tail -n 8 | sed 's/^/guest: dmesg: /'; }
 fi
 
 # hv.hammer=MS: only hvattack's IOREGSEL hammer, MS milliseconds on the last

@@ -195,10 +195,41 @@ uint32_t msi_trap_in(uint16_t port, unsigned size)
 	return v;
 }
 
+/* The function a data-port access reaches (the guest's CONFIG_ADDRESS). */
+static const struct vmsi_fn *cf8_fn(uint16_t port)
+{
+	if (port < PCI_CFG_DATA || !(vs.cf8 & BIT(31)))
+		return NULL;
+	for (uint32_t i = 0; i < vs.nfn; i++)
+		if (vs.fn[i].bdf == (uint16_t)(vs.cf8 >> 8))
+			return &vs.fn[i];
+	return NULL;
+}
+
+/* Each route the device gets, and each refusal, said as it happens (the
+ * first 32): what the hypervisor itself wrote into the device. */
+static void say_route(const struct vmsi_fn *f, uint32_t routes, uint32_t refusals)
+{
+	static uint32_t said;
+	if ((f->routes == routes && f->refusals == refusals) || said++ >= 32)
+		return;
+	if (f->refusals != refusals)
+		pr_info("msi: %02x:%02x.%u: refused the guest's 0x%llx/0x%04x: %s\n", f->bdf >> 8, (f->bdf >> 3) & 31,
+			f->bdf & 7, (unsigned long long)f->vaddr, f->vdata, vmsi_refusal_name(f->last_refusal));
+	else
+		pr_info("msi: %02x:%02x.%u: device programmed by the hypervisor: 0x%llx/0x%04x (vector 0x%02x to APIC ID %u) for the guest's 0x%llx/0x%04x\n",
+			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, (unsigned long long)f->paddr, f->pdata, f->pdata & 0xff,
+			(unsigned)(f->paddr >> 12) & 0xff, (unsigned long long)f->vaddr, f->vdata);
+}
+
 void msi_trap_out(uint16_t port, unsigned size, uint32_t val)
 {
 	spin_lock(&lock);
+	const struct vmsi_fn *f = cf8_fn(port);
+	uint32_t routes = f ? f->routes : 0, refusals = f ? f->refusals : 0;
 	vmsi_port_write(&vs, &dom, &hw, port, size, val);
+	if (f)
+		say_route(f, routes, refusals);
 	spin_unlock(&lock);
 }
 
@@ -285,11 +316,11 @@ void msi_trap_report(void)
 		char irte[16] = "-";
 		if (f->routes && f->reach.mode != VMODE_DIRECT && f->irte != VMSI_NO_IRTE)
 			snprintf(irte, sizeof irte, "%u", f->irte);
-		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u\n",
+		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u parked=%u vector=0x%02x\n",
 			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, x ? "msix" : (f->msi_ctl & 1) ? "msi" : "off", vecs,
 			vmsi_refusal_name(f->last_refusal), (unsigned long long)f->vaddr, f->vdata, (unsigned long long)f->paddr,
 			f->pdata, f->routes ? vioapic_mode_names[f->reach.mode] : "none", irte, f->routes ? f->reach.vcpu : -1,
-			f->reach.host_id, f->routes, f->refusals);
+			f->reach.host_id, f->routes, f->refusals, f->parks, f->vdata & 0xff);
 	}
 	spin_unlock(&lock);
 }

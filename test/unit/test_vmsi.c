@@ -355,6 +355,53 @@ TEST(vmsi_msi_routed_to_the_vcpus_cpu)
 	CHECK_EQ(phys(1, 0x58, 2), 0x0400);
 }
 
+/* Linux's teardown of an MSI vector (seen with xhci-pci at power-off under
+ * the patched Bochs): while MSI is still enabled it writes an all-zero
+ * message, address low, address high, data, one register at a time, then
+ * clears the enable bit. An address of 0 is no message at all: the device
+ * must send nothing (its MSI off, or every vector masked), and it is not a
+ * route the guest tried (no refusal counted, the function "parked"). Any
+ * other address that is not 0xFEExxxxx stays a refusal. */
+TEST(vmsi_msi_zero_message_parks_without_refusal)
+{
+	setup();
+	g_wr(0x0020, 0x54, 4, 0xfee01000u);                /* B: 32-bit, no masking; vCPU 1 */
+	g_wr(0x0020, 0x58, 2, 0x0023);
+	g_wr(0x0020, 0x52, 2, 0x0001);
+	CHECK_EQ(phys(1, 0x52, 2) & 1, 1);
+	CHECK_EQ(phys(1, 0x54, 4), 0xfee09000u);
+	g_wr(0x0020, 0x54, 4, 0);                          /* the zero message, still enabled */
+	CHECK_EQ(phys(1, 0x52, 2) & 1, 0);                 /* the device sends nothing */
+	g_wr(0x0020, 0x58, 2, 0);
+	CHECK_EQ(phys(1, 0x52, 2) & 1, 0);
+	CHECK_EQ(S.fn[1].refusals, 0);
+	CHECK_EQ(S.refused_by[VM_BAD_ADDR], 0);
+	CHECK_STR(vmsi_refusal_name(S.fn[1].last_refusal), "parked");
+	g_wr(0x0020, 0x52, 2, 0x0000);
+	CHECK_EQ(S.fn[1].refusals, 0);
+	/* Enabled again with a real message: routed, as before. */
+	g_wr(0x0020, 0x54, 4, 0xfee00000u);
+	g_wr(0x0020, 0x58, 2, 0x0024);
+	g_wr(0x0020, 0x52, 2, 0x0001);
+	CHECK_EQ(phys(1, 0x52, 2) & 1, 1);
+	CHECK_EQ(phys(1, 0x54, 4), 0xfee04000u);
+	CHECK_EQ(S.fn[1].last_refusal, VR_NONE);
+	/* A: 64-bit with per-vector masking: the zero message masks every vector. */
+	g_wr(0x0018, 0x44, 4, 0xfee00000u);
+	g_wr(0x0018, 0x48, 4, 0);
+	g_wr(0x0018, 0x4c, 2, 0x0041);
+	g_wr(0x0018, 0x42, 2, 0x0001);
+	CHECK_EQ(phys(0, 0x50, 4), 0x0);
+	g_wr(0x0018, 0x44, 4, 0);
+	CHECK_EQ(phys(0, 0x50, 4), 0xf);
+	CHECK_EQ(S.fn[0].refusals, 0);
+	/* Not zero and not an MSI address: still a refusal. */
+	g_wr(0x0018, 0x44, 4, 0x00001000u);
+	CHECK_EQ(S.fn[0].refusals, 1);
+	CHECK_EQ(S.refused_by[VM_BAD_ADDR], 1);
+	CHECK_EQ(phys(0, 0x50, 4), 0xf);
+}
+
 static uint32_t t_rd(uint64_t pa) { return vmsi_mem_read(&S, &H, pa); }
 static void t_wr(uint64_t pa, uint32_t v)
 {
