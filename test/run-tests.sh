@@ -950,6 +950,23 @@ msi_checks() {
   echo "  ${n#linux/}: $(grep -m1 '^guest: xhci msi=' <<<"$text"); $(grep -m1 "^hvstat: msi $bdf " <<<"$text"); Bochs: $(grep -c 'MSI write ' "$bl" 2>/dev/null) MSI writes"
 }
 
+# uhci_checks NAME: a level-triggered device interrupt end to end through
+# the virtual IOAPIC (issue 27: the PIIX3's UHCI on PCI INTD with a USB
+# mouse, hv.uhci=1): the guest's line is level (IO-APIC ... fasteoi) on pin
+# P with more than one interrupt and its device enumerated; the
+# hypervisor's line for pin P holds the guest's level-triggered entry
+# (bit 15), routed directly, with more than one interrupt: a remote IRR
+# never cleared (the EOI not reaching the physical pin) lets one through.
+uhci_checks() {
+  local n=$1 text pin
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  expect "$n/guest-uhci-level" "$log" 'guest: uhci level=1 irqs=([2-9]|[1-9][0-9]+) device=[0-9a-f]{4}:[0-9a-f]{4} pin=[0-9]+$'
+  pin=$(sed -n 's/^guest: uhci level=1 .* pin=\([0-9]*\)$/\1/p' <<<"$text" | head -n1)
+  expect "$n/ioapic-level-pin" "$log" \
+    "hvstat: ioapic=0 pin=${pin:-none} gsi=${pin:-none} guest=0x[0-9a-f]{12}[89a-f][0-9a-f]{3} phys=0x[0-9a-f]{16} now=routed vec=0x[0-9a-f]{2} route=direct irte=- vcpu=[0-9]+ host=0x[0-9a-f]+ routed=[1-9][0-9]* refused=0 irqs=([2-9]|[1-9][0-9]+)$"
+  echo "  ${n#linux/}: $(grep -m1 '^guest: uhci level=' <<<"$text"); $(grep -m1 "^hvstat: ioapic=0 pin=${pin:-none} " <<<"$text")"
+}
+
 # Linux runs go LINUX_JOBS at a time (default 2: one per core; each Bochs is one thread).
 # linux_spawn NAME MODEL CPUS HV_CMDLINE GUEST_OPTS TIMEOUT CHECKS: starts the run in the
 # background (its summary line in $LOGS/NAME.run); CHECKS is run with $log set once it ended.
@@ -1157,11 +1174,13 @@ level_linux() {
        expect linux/hv-spr4/raw-each-once \"\$log\" 'ipigen: raw sent=3 received=3'"
     # Trapped MSI with a real MSI device (issue 27): the patched Bochs's xHCI
     # (tools/bochs-patch/xhci-msi.patch) with a USB tablet on port 3, Linux's
-    # xhci-pci on it under msi=trap: see msi_checks.
-    LX_BOCHS=$hvb LX_BOCHSRC=$'pci: enabled=1, chipset=i440fx, slot1=usb_xhci\nusb_xhci: enabled=1, port3=tablet' \
+    # xhci-pci on it under msi=trap (the default): see msi_checks. In the
+    # same boot a level-triggered pin: the PIIX3's UHCI with a USB mouse
+    # through the virtual IOAPIC (uhci_checks).
+    LX_BOCHS=$hvb LX_BOCHSRC=$'pci: enabled=1, chipset=i440fx, slot1=usb_xhci\nusb_xhci: enabled=1, port3=tablet\nusb_uhci: enabled=1, port1=mouse' \
       linux_spawn linux-skx-msi "corei7_skylake_x" 2 "exit=bochs hlt=guest msi=trap" \
-      "$g=${IPIGEN_MSI:-2000} hv.xhci=1" "$tmo" \
-      "linux_checks linux/skx-msi; ipigen_checks linux/skx-msi virtual; msi_checks linux/skx-msi"
+      "$g=${IPIGEN_MSI:-2000} hv.xhci=1 hv.uhci=1" "$tmo" \
+      "linux_checks linux/skx-msi; ipigen_checks linux/skx-msi virtual; msi_checks linux/skx-msi; uhci_checks linux/skx-msi"
     # Bochs defect 3 (docs/bochs.md): no interrupt reaches a vCPU with IF=0.
     # CPU 1 spins with interrupts off while a function call and a second IPI
     # reach it; the call must wait for IF=1 (stock Bochs 3.0 runs it at once).

@@ -4,7 +4,8 @@
 # linux-image-amd64 depends on (linux-image-6.1.0-NN-amd64). The .deb is fetched
 # with 'apt-get download' and unpacked with 'dpkg-deb -x': nothing is installed.
 # Also caches that kernel's USB host modules (usb-VERSION/: usb-common,
-# usbcore, xhci-hcd, xhci-pci; tools/mkinitrd.sh puts them in for hv.xhci=1).
+# usbcore, xhci-hcd, xhci-pci, uhci-hcd; tools/mkinitrd.sh puts them in for
+# hv.xhci=1 and hv.uhci=1).
 # Also makes sure a static busybox is available for tools/mkinitrd.sh: /bin/busybox
 # when it is static, else busybox-static's binary unpacked into the cache.
 #
@@ -94,11 +95,11 @@ else
 	say "using cached $CACHE/vmlinuz ($(cat "$CACHE/vmlinuz.version" 2>/dev/null || echo 'version unknown'))"
 fi
 
-# ---- the USB host modules of the same kernel (tools/mkinitrd.sh, hv.xhci=1) ----
-# usb-common, usbcore, xhci-hcd and xhci-pci from the kernel's own package,
+# ---- the USB host modules of the same kernel (tools/mkinitrd.sh, hv.xhci=1, hv.uhci=1) ----
+# usb-common, usbcore, xhci-hcd, xhci-pci and uhci-hcd from the kernel's own package,
 # in $CACHE/usb-VERSION/ (VERSION: the kernel's, as 'vmlinuz.version' says).
 KVER=$(awk '{sub(/^vmlinuz-/, "", $2); print $2}' "$CACHE/vmlinuz.version" 2>/dev/null || true)
-USB_MODS="usb/common/usb-common usb/core/usbcore usb/host/xhci-hcd usb/host/xhci-pci"
+USB_MODS="usb/common/usb-common usb/core/usbcore usb/host/xhci-hcd usb/host/xhci-pci usb/host/uhci-hcd"
 if [ -n "$KVER" ]; then
 	have=1
 	for m in $USB_MODS; do [ -s "$CACHE/usb-$KVER/$(basename "$m").ko" ] || have=0; done

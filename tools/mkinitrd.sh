@@ -18,6 +18,8 @@
 #                      "guest: ipigen: insmod failed (rc=N)" and the last dmesg lines
 #   hv.longline=N   -> N lines "guest: longline I/N <640 characters> end", one a second
 #   hv.hammer=MS    -> insmod /lib/hvattack.ko hammer_ms=MS: the IOREGSEL hammer only
+#   hv.uhci=1       -> insmod /lib/usb/uhci-hcd.ko (and usbcore): "guest: uhci level=0|1 irqs=N
+#                      device=VID:PID pin=P", a level-triggered IOAPIC pin end to end
 #   hv.xhci=1       -> insmod /lib/usb/{usb-common,usbcore,xhci-hcd,xhci-pci}.ko, wait for
 #                      a USB device: "guest: xhci msi=0|1 irqs=N device=VID:PID" (checks:
 #                      MSI, interrupts, a device)
@@ -153,7 +155,7 @@ USBMODS=${HV_USBMODS:-${KVER:+$CACHE/usb-$KVER}}
 [ -z "${HV_USBMODS:-}" ] && [ -n "$USBMODS" ] && [ ! -d "$USBMODS" ] && USBMODS=""
 if [ -n "$USBMODS" ] && [ "$USBMODS" != none ]; then
 	mkdir -p "$STAGE/lib/usb"
-	for m in usb-common usbcore xhci-hcd xhci-pci; do
+	for m in usb-common usbcore xhci-hcd xhci-pci uhci-hcd; do
 		cp "$USBMODS/$m.ko" "$STAGE/lib/usb/" || die "$USBMODS/$m.ko not found (run tools/guest-kernel.sh)"
 	done
 	mod_notes+=", USB host modules from $USBMODS"
@@ -340,6 +342,38 @@ if [ "$(opt hv.xhci)" = 1 ]; then
 	[ "$msi" = 1 ] || check_failed xhci-not-msi
 	[ "${irqs:-0}" -gt 0 ] || check_failed xhci-no-interrupts
 	[ -n "$dev" ] || { check_failed xhci-no-device; dmesg | grep -iE 'usb|xhci' | tail -n 8 | sed 's/^/guest: dmesg: /'; }
+fi
+
+# hv.uhci=1: a level-triggered device interrupt through the virtual IOAPIC
+# (issue 27; the PIIX3's UHCI, which Bochs adds whenever USB is compiled
+# in: PCI INTD, level, active low): uhci-hcd loaded, then, once a device on
+# its bus is enumerated (at most 60 s), "guest: uhci level=0|1 irqs=N
+# device=VID:PID pin=P" (level=1: the line says IO-APIC ... fasteoi, the
+# level flow; P: its IOAPIC pin).
+if [ "$(opt hv.uhci)" = 1 ]; then
+	for m in usb-common usbcore uhci-hcd; do
+		[ -d "/sys/module/$(echo "$m" | tr - _)" ] && continue
+		insmod "/lib/usb/$m.ko" || { echo "guest: uhci: insmod $m failed"; check_failed "uhci-insmod-$m"; }
+	done
+	dev="" i=0
+	while [ -z "$dev" ] && [ $i -lt 60 ]; do
+		for b in /sys/bus/pci/drivers/uhci_hcd/*/usb*/busnum; do
+			[ -f "$b" ] && [ -f "/sys/bus/usb/devices/$(cat "$b")-1/idVendor" ] && dev=/sys/bus/usb/devices/$(cat "$b")-1
+		done
+		[ -n "$dev" ] || { sleep 1; i=$((i + 1)); }
+	done
+	line=$(grep -E 'uhci_hcd' /proc/interrupts | head -n1)
+	echo "guest: uhci /proc/interrupts:$line"
+	irqs=$(echo "$line" | awk '{ n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }')
+	pin=$(echo "$line" | sed -n 's/.*IO-APIC *\([0-9]*\)-fasteoi.*/\1/p')
+	level=0
+	[ -n "$pin" ] && level=1
+	id=none
+	[ -n "$dev" ] && id="$(cat "$dev/idVendor"):$(cat "$dev/idProduct")"
+	echo "guest: uhci level=$level irqs=${irqs:-0} device=$id pin=${pin:-none}"
+	[ "$level" = 1 ] || check_failed uhci-not-level
+	[ "${irqs:-0}" -gt 0 ] || check_failed uhci-no-interrupts
+	[ -n "$dev" ] || { check_failed uhci-no-device; dmesg | grep -iE 'usb|uhci' | tail -n 8 | sed 's/^/guest: dmesg: /'; }
 fi
 
 # hv.hammer=MS: only hvattack's IOREGSEL hammer, MS milliseconds on the last
