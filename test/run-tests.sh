@@ -929,7 +929,7 @@ attack_checks() {
 # was last enabled, and no write made while every CPU ran the guest (a guest
 # write that passed the trap; with msi=pass the guest's writes show N/N).
 msi_checks() {
-  local n=$1 bl bdf text last pa pd got
+  local n=$1 bl bdf text last pa pd got badm
   bl=${log%.ser}.bochslog
   text=$(tr -d '\r' < "$log" 2>/dev/null)
   expect "$n/guest-xhci-msi" "$log" 'guest: xhci msi=1 irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}' \
@@ -937,9 +937,20 @@ msi_checks() {
   bdf=$(sed -n 's/^msi: \([0-9a-f]*:[0-9a-f]*\.[0-7]\): MSI at 0x70, MSI-X at 0x00 .*trapped$/\1/p' <<<"$text" | head -n1)
   [ -n "$bdf" ] || bdf=none
   expect "$n/found" "$log" "msi: $bdf: MSI at 0x70, MSI-X at 0x00 " 'msi: trap on: ports 0xcf8-0xcff filtered, [1-9]'
-  expect "$n/routed" "$log" "hvstat: msi $bdf cap=msi vectors=1 now=routed guest=0xfee[0-9a-f]*/0x[0-9a-f]{4} phys=0xfee[0-9a-f]*/0x[0-9a-f]{4} route=direct irte=- vcpu=[0-9]+ host=0x[0-9a-f]+ routed=[1-9][0-9]* refused=0 parked=[0-9]+ vector=0x[0-9a-f]{2}" \
+  expect "$n/routed" "$log" "hvstat: msi $bdf cap=msi vectors=1 now=routed guest=0xfee[0-9a-f]*/0x[0-9a-f]{4} phys=0xfee[0-9a-f]*/0x[0-9a-f]{4} route=direct irte=- vcpu=[0-9]+ host=0x[0-9a-f]+ routed=[1-9][0-9]* refused=7 parked=[0-9]+ vector=0x[0-9a-f]{2}" \
     "msi: $bdf: device programmed by the hypervisor: 0xfee"
-  expect_not "$n/no-refusal" "$log" "msi: .*refused the guest|hvstat: msi functions=.* refusals"
+  # hvattack's MSI attack (hv.msiattack=1): seven forbidden messages, each
+  # read back as written, each refused once by reason - and nothing else
+  # refused in the whole boot - and none of them ever on the device (Bochs's
+  # log of its MSI registers: no SMI, INIT, ExtINT or NMI delivery mode, no
+  # vector 5 or 0xf1, no address outside 0xFEExxxxx but 0).
+  expect "$n/attack" "$log" "hvattack: msi modes dev=0000:$bdf readback=7/7 -> written" 'hvattack: done failures=0' \
+    'hvstat: msi functions=[0-9]+ .* refusals smi=1 init=1 extint=1 nmi_not_one_vcpu=1 vector_below_16=1 vector_of_hypervisor=1 not_an_msi_address=1$'
+  # (data=0xWXYZ: X & 7 the delivery mode; YZ the vector; address 16 digits)
+  badm=$( { grep -E 'MSI write ' "$bl" 2>/dev/null | grep -Ev 'address=0x(0{16}|0{8}fee[0-9a-f]{5}) '
+            grep -E 'MSI write .* data=0x([0-9a-f][2457acdf][0-9a-f]{2}|000[1-9a-f]|00f1) ' "$bl" 2>/dev/null; } | head -n1)
+  if [ -z "$badm" ] && grep -q 'MSI write ' "$bl" 2>/dev/null; then ok "$n/no-forbidden-route-on-the-device"
+  else bad "$n/no-forbidden-route-on-the-device" "${badm:-no MSI write in $bl}"; fi
   # The device's registers the last time MSI went on, against the hypervisor's last programming.
   last=$(grep -E 'MSI write .*control=0x8[1-9a-f] ' "$bl" 2>/dev/null | tail -n1)
   pa=$(sed -n 's/^msi: .*: device programmed by the hypervisor: 0x\([0-9a-f]*\)\/0x\([0-9a-f]*\) .*/\1 \2/p' <<<"$text" | tail -n1)
@@ -1179,7 +1190,7 @@ level_linux() {
     # through the virtual IOAPIC (uhci_checks).
     LX_BOCHS=$hvb LX_BOCHSRC=$'pci: enabled=1, chipset=i440fx, slot1=usb_xhci\nusb_xhci: enabled=1, port3=tablet\nusb_uhci: enabled=1, port1=mouse' \
       linux_spawn linux-skx-msi "corei7_skylake_x" 2 "exit=bochs hlt=guest msi=trap" \
-      "$g=${IPIGEN_MSI:-2000} hv.xhci=1 hv.uhci=1" "$tmo" \
+      "$g=${IPIGEN_MSI:-2000} hv.xhci=1 hv.uhci=1 hv.msiattack=1" "$tmo" \
       "linux_checks linux/skx-msi; ipigen_checks linux/skx-msi virtual; msi_checks linux/skx-msi; uhci_checks linux/skx-msi"
     # Bochs defect 3 (docs/bochs.md): no interrupt reaches a vCPU with IF=0.
     # CPU 1 spins with interrupts off while a function call and a second IPI

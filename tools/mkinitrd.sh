@@ -18,6 +18,8 @@
 #                      "guest: ipigen: insmod failed (rc=N)" and the last dmesg lines
 #   hv.longline=N   -> N lines "guest: longline I/N <640 characters> end", one a second
 #   hv.hammer=MS    -> insmod /lib/hvattack.ko hammer_ms=MS: the IOREGSEL hammer only
+#   hv.msiattack=1  -> insmod /lib/hvattack.ko msi_attack=1: forbidden MSI routes
+#                      ("hvattack: msi modes dev=... readback=7/7 -> written")
 #   hv.uhci=1       -> insmod /lib/usb/uhci-hcd.ko (and usbcore): "guest: uhci level=0|1 irqs=N
 #                      device=VID:PID pin=P", a level-triggered IOAPIC pin end to end
 #   hv.xhci=1       -> insmod /lib/usb/{usb-common,usbcore,xhci-hcd,xhci-pci}.ko, wait for
@@ -374,6 +376,13 @@ if [ "$(opt hv.uhci)" = 1 ]; then
 	[ "$level" = 1 ] || check_failed uhci-not-level
 	[ "${irqs:-0}" -gt 0 ] || check_failed uhci-no-interrupts
 	[ -n "$dev" ] || { check_failed uhci-no-device; dmesg | grep -iE 'usb|uhci' | tail -n 8 | sed 's/^/guest: dmesg: /'; }
+fi
+
+# hv.msiattack=1: only hvattack's MSI attack (forbidden routes into the
+# first MSI capability: the patched Bochs's xHCI, after hv.xhci=1).
+if [ "$(opt hv.msiattack)" = 1 ]; then
+	module hvattack msi_attack=1
+	dmesg | grep -q 'hvattack: done failures=0' || check_failed hvattack-msi
 fi
 
 # hv.hammer=MS: only hvattack's IOREGSEL hammer, MS milliseconds on the last

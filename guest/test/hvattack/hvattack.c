@@ -28,6 +28,15 @@
  *                                                drives; each must read back as written
  *                                                (the runner checks the hypervisor
  *                                                refused and counted all six)
+ *   msi modes dev=BB:DD.F readback=7/7 -> written   (msi_attack=1, alone) SMI, INIT,
+ *                                                ExtINT, vector 5, vector 0xf1, an NMI to
+ *                                                every CPU and a non-MSI address written
+ *                                                into the first MSI capability found (the
+ *                                                patched Bochs's xHCI), each pair with MSI
+ *                                                off then turned on, read back, then the
+ *                                                driver's own message restored (the runner
+ *                                                checks all seven refused, counted, and
+ *                                                none on the device)
  *   ioregsel hammer cpu=N selects=K lines=L rtes=same -> survived   (hammer_ms=, alone)
  *                                                one CPU writes IOREGSEL (every
  *                                                register in turn) and reads IOWIN as fast
@@ -79,6 +88,7 @@
 #include <linux/completion.h>
 #include <linux/notifier.h>
 #include <linux/preempt.h>
+#include <linux/pci.h>
 
 static int uart = 0x3f8;
 module_param(uart, int, 0444);
@@ -96,6 +106,10 @@ MODULE_PARM_DESC(nmi_storm, "self-NMIs sent by the NMI storm");
 static int hammer_ms;
 module_param(hammer_ms, int, 0444);
 MODULE_PARM_DESC(hammer_ms, "only the IOREGSEL hammer: this long on the last CPU while CPU 0 prints (0: the attacks)");
+
+static bool msi_attack;
+module_param(msi_attack, bool, 0444);
+MODULE_PARM_DESC(msi_attack, "only the MSI attack: forbidden routes into the first MSI capability found");
 
 static int failures;
 static atomic_t nmis = ATOMIC_INIT(0);
@@ -620,6 +634,52 @@ static void attack_ioapic_modes(void)
 		failures++;
 }
 
+/* Routes the guest may not have, written into a device's MSI capability
+ * (PCI 3.0 "MSI Capability Structure": message control at +2, address at
+ * +4, upper address at +8 when 64-bit, data at +8 or +0xC; the SDM's
+ * "Message Signalled Interrupts": destination ID in address 19:12, vector
+ * in data 7:0, delivery mode in data 10:8). Each pair is written with MSI
+ * off and takes effect when it goes on (one route to judge), is read back,
+ * and the driver's own message comes back the same way. The device is the
+ * patched Bochs's xHCI, idle once its tablet is enumerated. */
+static void attack_msi_modes(void)
+{
+	static const u32 addr[] = { 0xfee00000, 0xfee00000, 0xfee00000, 0xfee00000, 0xfee00000, 0xfeeff000, 0xfed00000 };
+	static const u16 data[] = { 2u << 8 | 0x40, 5u << 8, 7u << 8, 0x05, 0xf1, 4u << 8, 0x41 };
+	struct pci_dev *pdev = NULL;
+	int cap = 0, same = 0;
+	while (!cap && (pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, pdev)))
+		cap = pci_find_capability(pdev, PCI_CAP_ID_MSI);
+	if (!cap) {
+		outcome("msi modes", false, "NO MSI DEVICE");
+		return;
+	}
+	u16 ctl, d0;
+	u32 a0;
+	pci_read_config_word(pdev, cap + PCI_MSI_FLAGS, &ctl);
+	bool is64 = ctl & PCI_MSI_FLAGS_64BIT;
+	int doff = cap + (is64 ? PCI_MSI_DATA_64 : PCI_MSI_DATA_32);
+	pci_read_config_dword(pdev, cap + PCI_MSI_ADDRESS_LO, &a0);
+	pci_read_config_word(pdev, doff, &d0);
+	for (int i = 0; i <= ARRAY_SIZE(addr); i++) {
+		bool restore = i == ARRAY_SIZE(addr);
+		u32 a = restore ? a0 : addr[i], ra;
+		u16 d = restore ? d0 : data[i], rd;
+		pci_write_config_word(pdev, cap + PCI_MSI_FLAGS, ctl & ~PCI_MSI_FLAGS_ENABLE);
+		pci_write_config_dword(pdev, cap + PCI_MSI_ADDRESS_LO, a);
+		pci_write_config_word(pdev, doff, d);
+		pci_write_config_word(pdev, cap + PCI_MSI_FLAGS, ctl);
+		pci_read_config_dword(pdev, cap + PCI_MSI_ADDRESS_LO, &ra);
+		pci_read_config_word(pdev, doff, &rd);
+		same += !restore && ra == a && rd == d;
+	}
+	pr_info("hvattack: msi modes dev=%s readback=%d/%d -> %s\n", pci_name(pdev), same, (int)ARRAY_SIZE(addr),
+		same == ARRAY_SIZE(addr) ? "written" : "NOT AS WRITTEN");
+	if (same != ARRAY_SIZE(addr))
+		failures++;
+	pci_dev_put(pdev);
+}
+
 /* The IOREGSEL hammer (hammer_ms=): the select register is shared by every
  * CPU (one per IOAPIC); a hypervisor that peeks at the live IOAPIC for its
  * own needs (the console's route) would race with it. One CPU selects every
@@ -878,8 +938,11 @@ static int __init hvattack_init(void)
 		pr_info("hvattack: needs x2APIC mode; done failures=1\n");
 		return -ENODEV;
 	}
-	if (hammer_ms) {
-		attack_ioregsel_hammer();
+	if (hammer_ms || msi_attack) {
+		if (hammer_ms)
+			attack_ioregsel_hammer();
+		if (msi_attack)
+			attack_msi_modes();
 		pr_info("hvattack: done failures=%d\n", failures);
 		return 0;
 	}
