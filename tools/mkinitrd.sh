@@ -225,6 +225,29 @@ check_failed() {
 	echo "guest: check failed: $1"
 }
 
+# usb_wait GLOB: waits (at most 60 s) for a USB device at GLOB; sets dev
+# (empty: none) and id (VID:PID, or none).
+usb_wait() {
+	dev="" i=0
+	while [ -z "$dev" ] && [ $i -lt 60 ]; do
+		for d in $1; do
+			[ -f "$d/idVendor" ] && dev=$d && break
+		done
+		[ -n "$dev" ] || { sleep 1; i=$((i + 1)); }
+	done
+	id=none
+	[ -n "$dev" ] && id="$(cat "$dev/idVendor"):$(cat "$dev/idProduct")"
+}
+
+# irq_line WHAT REGEX: the first /proc/interrupts line matching REGEX, said
+# as "guest: WHAT /proc/interrupts:LINE"; sets line and irqs (its count
+# summed over the CPUs).
+irq_line() {
+	line=$(grep -E "$2" /proc/interrupts | head -n1)
+	echo "guest: $1 /proc/interrupts:$line"
+	irqs=$(echo "$line" | awk '{ n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }')
+}
+
 off() {
 	sync
 	sleep 3      # let the console drain: the UART is slow in emulated time
@@ -325,21 +348,11 @@ if [ "$(opt hv.xhci)" = 1 ]; then
 	for m in usb-common usbcore xhci-hcd xhci-pci; do
 		insmod "/lib/usb/$m.ko" || { echo "guest: xhci: insmod $m failed"; check_failed "xhci-insmod-$m"; }
 	done
-	dev="" i=0
-	while [ -z "$dev" ] && [ $i -lt 60 ]; do
-		for d in /sys/bus/usb/devices/[0-9]*-*; do
-			[ -f "$d/idVendor" ] && dev=$d && break
-		done
-		[ -n "$dev" ] || { sleep 1; i=$((i + 1)); }
-	done
+	usb_wait '/sys/bus/usb/devices/[0-9]*-*'
 	# (MSI: "xhci_hcd"; INTx: "xhci-hcd:usbN", the driver's description)
-	line=$(grep -E 'xhci[-_]hcd' /proc/interrupts | head -n1)
-	echo "guest: xhci /proc/interrupts:$line"
-	irqs=$(echo "$line" | awk '{ n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }')
+	irq_line xhci 'xhci[-_]hcd'
 	msi=0
 	case "$line" in *PCI-MSI*) msi=1 ;; esac
-	id=none
-	[ -n "$dev" ] && id="$(cat "$dev/idVendor"):$(cat "$dev/idProduct")"
 	echo "guest: xhci msi=$msi irqs=${irqs:-0} device=$id${dev:+ ($(basename "$dev"): $(cat "$dev/product" 2>/dev/null))}"
 	[ "$msi" = 1 ] || check_failed xhci-not-msi
 	[ "${irqs:-0}" -gt 0 ] || check_failed xhci-no-interrupts
@@ -357,21 +370,12 @@ if [ "$(opt hv.uhci)" = 1 ]; then
 		[ -d "/sys/module/$(echo "$m" | tr - _)" ] && continue
 		insmod "/lib/usb/$m.ko" || { echo "guest: uhci: insmod $m failed"; check_failed "uhci-insmod-$m"; }
 	done
-	dev="" i=0
-	while [ -z "$dev" ] && [ $i -lt 60 ]; do
-		for b in /sys/bus/pci/drivers/uhci_hcd/*/usb*/busnum; do
-			[ -f "$b" ] && [ -f "/sys/bus/usb/devices/$(cat "$b")-1/idVendor" ] && dev=/sys/bus/usb/devices/$(cat "$b")-1
-		done
-		[ -n "$dev" ] || { sleep 1; i=$((i + 1)); }
-	done
-	line=$(grep -E 'uhci_hcd' /proc/interrupts | head -n1)
-	echo "guest: uhci /proc/interrupts:$line"
-	irqs=$(echo "$line" | awk '{ n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }')
+	bus=$(cat /sys/bus/pci/drivers/uhci_hcd/*/usb*/busnum 2>/dev/null | head -n1)
+	usb_wait "/sys/bus/usb/devices/${bus:-none}-1"
+	irq_line uhci 'uhci_hcd'
 	pin=$(echo "$line" | sed -n 's/.*IO-APIC *\([0-9]*\)-fasteoi.*/\1/p')
 	level=0
 	[ -n "$pin" ] && level=1
-	id=none
-	[ -n "$dev" ] && id="$(cat "$dev/idVendor"):$(cat "$dev/idProduct")"
 	echo "guest: uhci level=$level irqs=${irqs:-0} device=$id pin=${pin:-none}"
 	[ "$level" = 1 ] || check_failed uhci-not-level
 	[ "${irqs:-0}" -gt 0 ] || check_failed uhci-no-interrupts
@@ -572,6 +576,12 @@ else
 		[ "$other" = 0 ] || check_failed devmem-hypervisor-page-readable
 	fi
 fi
+
+# Each IOAPIC line's count, last: "guest: ioapic pin=P count=N
+# flow=edge|fasteoi NAME" (the runner holds them against the hypervisor's
+# per-pin counts).
+awk '/IO-APIC/ { n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i
+	for (; i <= NF; i++) if ($i ~ /^[0-9]+-(edge|fasteoi)$/) { split($i, p, "-"); print "guest: ioapic pin=" p[1] " count=" n " flow=" p[2] " " $NF; break } }' /proc/interrupts
 
 # (The exit report on the guest's request is made by ipigen.ko, from the
 # kernel; the one at power-off comes by itself.) The console drains first:
