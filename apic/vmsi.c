@@ -282,8 +282,12 @@ static void scan_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
 			f.msix = (uint8_t)p;
 		p = (h >> 8) & 0xfc;
 	}
-	if ((!f.msi && !f.msix) || s->nfn >= VMSI_MAX_FNS)
+	if (!f.msi && !f.msix)
 		return;
+	if (s->nfn >= VMSI_MAX_FNS) {
+		s->untrapped++;                  /* counted: the caller says so */
+		return;
+	}
 	if (f.msi) {
 		/* The guest starts from a disabled MSI: the read-only bits as the
 		 * device has them, the rest as after reset (0). */

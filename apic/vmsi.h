@@ -94,6 +94,7 @@ struct vmsi_fn {
 struct vmsi {
 	uint32_t cf8;                       /* the guest's CONFIG_ADDRESS */
 	uint32_t nfn;
+	uint32_t untrapped;                 /* functions with MSI or MSI-X past VMSI_MAX_FNS: not trapped */
 	struct vmsi_fn fn[VMSI_MAX_FNS];
 	uint32_t pool_used;
 	struct vmsi_entry pool[VMSI_POOL];

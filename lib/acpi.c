@@ -137,7 +137,9 @@ static void parse_mcfg(struct acpi_info *out)
 		return;
 	}
 	for (uint32_t o = MCFG_FIRST; o + 16 <= t.len; o += 16)
-		if (rd16(t.p + o + 8) == 0 && !out->mcfg_base) {
+		if (rd16(t.p + o + 8) != 0) {
+			out->mcfg_other_segments++;
+		} else if (!out->mcfg_base) {
 			out->mcfg_base = rd64(t.p + o);
 			out->mcfg_bus_start = t.p[o + 10];
 			out->mcfg_bus_end = t.p[o + 11];

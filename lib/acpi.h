@@ -34,6 +34,7 @@ struct acpi_info {
 	 * Table Description"): the window's base and bus range; base 0 = none. */
 	uint64_t mcfg_base;
 	uint8_t mcfg_bus_start, mcfg_bus_end;
+	uint32_t mcfg_other_segments;           /* MCFG entries of segments other than 0 (not trapped) */
 	bool xsdt;                              /* root is an XSDT */
 	uint8_t rsdp_revision;
 	uint32_t lapic_addr;                    /* MADT, or the 64-bit override (type 5) */

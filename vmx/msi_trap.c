@@ -139,7 +139,6 @@ const struct vmsi_hw *msi_trap_hw(void)
 
 void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
 {
-	(void)acpi;
 	/* The virtual IOAPIC's view of the vCPUs. With owned remapping
 	 * (intremap=on) each function takes IRTEs from the hypervisor's table
 	 * and the device gets the remappable format; else compatibility
@@ -180,6 +179,15 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 	}
 	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X, %u table page%s out of the EPT\n",
 		vs.nfn, vs.nfn == 1 ? "" : "s", vs.npages, vs.npages == 1 ? "" : "s");
+	/* What the trap does not cover, the guest programs itself; with
+	 * remapping owned those compatibility-format messages are blocked. */
+	const char *owned = dom.remap ? "; with remapping owned their messages are blocked (intremap=off keeps them working)" : "";
+	if (vs.untrapped)
+		pr_warn("msi: %u more function%s with MSI or MSI-X past the %u trapped (VMSI_MAX_FNS): the guest programs them itself%s\n",
+			vs.untrapped, vs.untrapped == 1 ? "" : "s", VMSI_MAX_FNS, owned);
+	if (acpi && acpi->mcfg_other_segments)
+		pr_warn("msi: %u PCI segment%s other than 0 in the MCFG: not scanned, the guest programs their functions' MSIs itself%s\n",
+			acpi->mcfg_other_segments, acpi->mcfg_other_segments == 1 ? "" : "s", owned);
 }
 
 bool msi_trap_owns(uint16_t port)

@@ -687,3 +687,26 @@ TEST(acpi_xsdt_entry_outside_memory_not_read)
 	acpi_readable_lo = lo;
 	acpi_readable_hi = hi;
 }
+
+/* MCFG (PCI Firmware Specification, "MCFG Table Description"): after the
+ * 36-byte header and 8 reserved bytes, 16-byte entries: base address (8),
+ * segment group (2), start bus (1), end bus (1), 4 reserved. Segment 0's
+ * entry is the one used; the others are counted (the MSI trap covers
+ * segment 0 only and says how many it leaves). */
+TEST(acpi_mcfg_segment0_and_others_counted)
+{
+	madt_begin(0xfee00000, 64);
+	madt_lapic(0, 0, 1);
+	uint8_t *m = sdt_new("MCFG", 44 + 3 * 16, 0);
+	uint8_t *e = m + 44;
+	put64(e, 0xe0000000ull), e[8] = 1, e[10] = 0, e[11] = 0x7f;          /* segment 1 first */
+	put64(e + 16, 0xb0000000ull), e[16 + 10] = 0, e[16 + 11] = 0xff;     /* segment 0 */
+	put64(e + 32, 0xd0000000ull), e[32 + 8] = 2, e[32 + 11] = 0x3f;     /* segment 2 */
+	sdt_fix(m);
+	paddr_t x[] = { pa_of(madt_end()), pa_of(m) };
+	CHECK_EQ(parse(rsdp_v2(pa_of(xsdt_new(x, 2)), 0)), 0);
+	CHECK_EQ(info.mcfg_base, 0xb0000000ull);
+	CHECK_EQ(info.mcfg_bus_start, 0);
+	CHECK_EQ(info.mcfg_bus_end, 0xff);
+	CHECK_EQ(info.mcfg_other_segments, 2);
+}

@@ -656,3 +656,41 @@ TEST(vmsi_owned_remapping_no_irte_left)
 	owned = false;
 	H.irte = NULL;
 }
+
+/* More functions with MSI than the trap holds (VMSI_MAX_FNS): the rest are
+ * counted, not silently left to the guest. A bus of single-function
+ * devices, each with one MSI capability at 0x40 (status bit 4, capability
+ * pointer at 0x34, ID 05h), N of them. */
+static unsigned many_n;
+static uint32_t many_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
+{
+	(void)ctx;
+	unsigned dev = bdf >> 3 | (bdf >> 8) << 5;     /* bus * 32 + device */
+	if ((bdf & 7) || dev >= many_n)
+		return 0xffffffffu >> (32 - 8 * size);
+	uint8_t cfg[256] = { [0] = 0x86, [1] = 0x80, [2] = 0x34, [3] = 0x12, [6] = 0x10, [0x34] = 0x40, [0x40] = 0x05 };
+	uint32_t v = 0;
+	for (unsigned i = 0; i < size; i++)
+		v |= (uint32_t)cfg[(off + i) & 0xff] << 8 * i;
+	return v;
+}
+static void many_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uint32_t val)
+{
+	(void)ctx, (void)bdf, (void)off, (void)size, (void)val;
+}
+
+TEST(vmsi_functions_past_the_limit_counted)
+{
+	static struct vmsi s;
+	struct vmsi_hw hw = { .cfg_read = many_read, .cfg_write = many_write };
+	memset(&s, 0, sizeof s);
+	many_n = VMSI_MAX_FNS + 36;
+	vmsi_scan(&s, &hw);
+	CHECK_EQ(s.nfn, VMSI_MAX_FNS);
+	CHECK_EQ(s.untrapped, 36);
+	memset(&s, 0, sizeof s);
+	many_n = 3;
+	vmsi_scan(&s, &hw);
+	CHECK_EQ(s.nfn, 3);
+	CHECK_EQ(s.untrapped, 0);
+}
