@@ -30,7 +30,7 @@ __noreturn void guest_start_native(struct boot_info *bi, const struct acpi_info 
  * DMAR hidden), and Linux without it addresses APIC IDs up to 255 only (the
  * IOAPIC's and MSI's 8-bit destination): a vCPU above that would never
  * start. Such a CPU is kept from the guest and parked, with a message.
- * Where the hypervisor owns interrupt remapping (ir_owned, intremap=on)
+ * Where the hypervisor owns interrupt remapping (ir_owned, intremap=auto or on)
  * the guest is offered KVM's MSI_EXT_DEST_ID: 15-bit destinations, which
  * the virtual IOAPIC translates into IRTEs, so up to 32767. */
 #define GUEST_MAX_APIC_ID     255u

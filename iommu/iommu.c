@@ -12,7 +12,7 @@
 static struct {
 	const char *state;              /* for the banner and the report */
 	bool available, on;
-	bool ir_owned, ir_eim;          /* intremap=on: the hypervisor's IRT in every unit (EIM: 32-bit destinations) */
+	bool ir_owned, ir_eim;          /* intremap=auto or on: the hypervisor's IRT in every unit (EIM: 32-bit destinations) */
 	uint32_t msi_irte_base;         /* the MSIs' IRTEs from here (after the IOAPICs') */
 	uint64_t *irt;                  /* its table: entry i at irt[2i] (63:0), irt[2i+1] (127:64) */
 	uint16_t *sid;                  /* the source ID of each IOAPIC of the MADT */

@@ -30,7 +30,7 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen);
  * the table changes. 0, or -1 with err. */
 int iommu_ir_enable(paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen);
 int iommu_iec_invalidate(char *err, size_t errlen);
-/* Whether the hypervisor owns interrupt remapping for the guest (intremap=on
+/* Whether the hypervisor owns interrupt remapping for the guest (intremap=auto or on
  * and every unit able): the virtual IOAPIC then writes remappable entries
  * and the guest is offered MSI_EXT_DEST_ID. */
 bool iommu_ir_owned(void);

@@ -140,7 +140,7 @@ const struct vmsi_hw *msi_trap_hw(void)
 void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
 {
 	/* The virtual IOAPIC's view of the vCPUs. With owned remapping
-	 * (intremap=on) each function takes IRTEs from the hypervisor's table
+	 * (intremap=auto or on) each function takes IRTEs from the hypervisor's table
 	 * and the device gets the remappable format; else compatibility
 	 * format, where a destination above 255 is refused, counted. */
 	vioapic_dom_fill(&dom);

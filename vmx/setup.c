@@ -90,7 +90,7 @@ static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_ti
 		pr_info("timer: preempt: MONITOR/MWAIT hidden from the guest (the VMX-preemption timer stops in C-states deeper than C2)\n");
 	/* PV send-IPI only where its tier runs; PV EOI only on the software
 	 * x2APIC (as KVM never arms it with APICv); MSI_EXT_DEST_ID only where
-	 * the hypervisor owns interrupt remapping (intremap=on). */
+	 * the hypervisor owns interrupt remapping (intremap=auto or on). */
 	cpuid_policy.kvm_features = cpuid_kvm_features(virt && tiers->ipi == IPI_PV, cfg->sw_apic, iommu_ir_owned());
 }
 
@@ -229,7 +229,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	 * guest's MSIs must then go through the trap and the hypervisor's
 	 * IRTEs, whatever msi= says. */
 	if (virt && s->opts->msi != MSI_OPT_TRAP && iommu_ir_owned())
-		pr_info("msi: trapped although msi=pass: interrupt remapping is owned (intremap=on), the devices' MSIs go through its IRTEs\n");
+		pr_info("msi: trapped although msi=pass: interrupt remapping is owned, the devices' MSIs go through its IRTEs\n");
 	if (virt && (s->opts->msi == MSI_OPT_TRAP || iommu_ir_owned()))
 		msi_trap_setup(acpi, vmx_env.cfg.eptp, io_a, io_b);
 	else

@@ -74,7 +74,7 @@ void vioapic_dom_fill(struct vioapic_dom *d)
 	for (uint32_t i = 0; i < ncpus; i++)
 		guest_ids[i] = host_ids[i] = cpus[i]->apic_id;
 	*d = (struct vioapic_dom){ .apic_id = guest_ids, .host_apic_id = host_ids, .n = ncpus, .guest_x2apic = true };
-	/* Owned remapping (intremap=on): remappable entries through one IRTE
+	/* Owned remapping (intremap=auto or on): remappable entries through one IRTE
 	 * per pin, and the 15-bit destinations of MSI_EXT_DEST_ID (offered by
 	 * CPUID then). */
 	d->remap = d->ext_dest = iommu_ir_owned();
