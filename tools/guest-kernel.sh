@@ -107,8 +107,12 @@ if [ -n "$KVER" ]; then
 		need_tool apt-get "to download packages"
 		need_tool dpkg-deb "to unpack packages"
 		say "caching the USB host modules of linux-image-$KVER"
-		rm -rf "$WORK/root"
-		(cd "$WORK" && fetch_and_unpack "linux-image-$KVER")
+		# The package the kernel step just unpacked, if it did (a fresh
+		# cache): not downloaded twice.
+		if [ ! -d "$WORK/root/lib/modules/$KVER" ]; then
+			rm -rf "$WORK/root"
+			(cd "$WORK" && fetch_and_unpack "linux-image-$KVER")
+		fi
 		mkdir -p "$CACHE/usb-$KVER.tmp"
 		for m in $USB_MODS; do
 			cp "$WORK/root/lib/modules/$KVER/kernel/drivers/$m.ko" "$CACHE/usb-$KVER.tmp/" ||
