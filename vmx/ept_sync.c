@@ -10,7 +10,6 @@
 #include "ept.h"
 #include "vcpu.h"
 #include "virq.h"
-#include "vmcs_ops.h"
 #include "../apic/lapic.h"
 #include "../lib/cpu.h"
 #include "../lib/percpu.h"
@@ -45,11 +44,11 @@ void ept_sync_entry(struct vcpu *v)
 {
 	if (!__atomic_load_n(&on, __ATOMIC_RELAXED))
 		return;
-	/* In wait-for-SIPI it runs nothing until its SIPI, which exits: it
-	 * catches up before the entry after that. Not waited for meanwhile
-	 * (a kick does not wake that state). */
-	bool runs = vmcs_read(VMCS_GUEST_ACTIVITY_STATE) != GUEST_ACTIVITY_WAIT_SIPI;
-	__atomic_store_n(&v->in_guest, runs, __ATOMIC_SEQ_CST);
+	/* Parked (its VMCS in wait-for-SIPI) it runs nothing until its SIPI,
+	 * which exits: it catches up before the entry after that. Not waited
+	 * for meanwhile (a kick does not wake that state). v->parked says so
+	 * without a VMREAD on every exit. */
+	__atomic_store_n(&v->in_guest, !v->parked, __ATOMIC_SEQ_CST);
 	catch_up(v);
 }
 

@@ -18,11 +18,13 @@
 #define M_ACTIVE 0
 #define M_WAIT_SIPI 3
 
-/* A vCPU enters the guest on its own CPU (the exit handler's last step). */
+/* A vCPU enters the guest on its own CPU (the exit handler's last step);
+ * in wait-for-SIPI it is parked (vmx/vcpu.h). */
 static void m_enter(unsigned i, unsigned activity)
 {
 	hw_set_cpu(i, true);
 	vmcs_write(VMCS_GUEST_ACTIVITY_STATE, activity);
+	hw_vcpu(i)->parked = activity == M_WAIT_SIPI;
 	ept_sync_entry(hw_vcpu(i));
 }
 
