@@ -24,12 +24,25 @@
 #define CFG_CAP_PTR   0x34
 #define CFG_HDR_TYPE  0x0e
 #define CFG_BAR0      0x10
+#define CFG_COMMAND   0x04
+#define CMD_MEM       BIT(1)              /* memory space decoding */
+#define CFG_SEC_BUS   0x19                /* a bridge's secondary bus number */
+
+static const char *const vm_names[VM_COUNT - VR_COUNT] = {
+	[VM_BAD_ADDR - VR_COUNT] = "not_an_msi_address", [VM_NO_IRTE - VR_COUNT] = "no_irte_left",
+	[VM_NO_TABLE - VR_COUNT] = "msix_table_not_emulated", [VM_PARKED - VR_COUNT] = "parked",
+	[VM_TABLE_OUTSIDE_BAR - VR_COUNT] = "msix_table_outside_bar",
+	[VM_TABLE_OUTSIDE_WINDOW - VR_COUNT] = "msix_table_outside_bridge_window",
+	[VM_TABLE_OVER_MEMORY - VR_COUNT] = "msix_table_over_memory",
+	[VM_TABLE_OVER_CLAIMED - VR_COUNT] = "msix_table_over_claimed_range",
+	[VM_TABLE_OVER_TABLE - VR_COUNT] = "msix_table_over_another_table",
+	[VM_TABLE_BEYOND_MAP - VR_COUNT] = "msix_table_beyond_map",
+	[VM_TABLE_NO_ROOM - VR_COUNT] = "msix_table_no_room",
+};
 
 const char *vmsi_refusal_name(unsigned r)
 {
-	return r == VM_BAD_ADDR ? "not_an_msi_address" : r == VM_NO_TABLE ? "msix_table_not_emulated" :
-	       r == VM_NO_IRTE ? "no_irte_left" : r == VM_PARKED ? "parked" :
-	       r < VR_COUNT ? vioapic_refusal_names[r] : "?";
+	return r < VR_COUNT ? vioapic_refusal_names[r] : r < VM_COUNT ? vm_names[r - VR_COUNT] : "?";
 }
 
 /* SDM Vol. 3A, "Message Address Register Format" / "Message Data Register
@@ -49,50 +62,35 @@ static unsigned msi_rte(const struct vioapic_dom *d, uint64_t addr, uint32_t dat
 	return VR_NONE;
 }
 
-unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint64_t *paddr,
-		    uint32_t *pdata)
+/* VT-d "Remappable Format" of an MSI: 31:20 0xFEE, 19:5 handle 14:0, 4 the
+ * format (1), 3 SHV, 2 handle 15. */
+unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
+		    uint16_t sid, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata)
 {
 	*paddr = 0;
 	*pdata = 0;
+	for (unsigned i = 0; irte && i < nvec; i++)
+		irte[i] = (struct vioapic_irte){ 0, 0 };
 	uint64_t rte = 0, prte = 0;
 	unsigned r = msi_rte(d, addr, data, &rte);
 	if (r != VR_NONE)
 		return r;
 	unsigned base = data & 0xff & ~(nvec - 1);   /* the device puts the message number in the low bits */
 	for (unsigned i = 0; i < nvec; i++) {
-		r = vioapic_route(d, (rte & ~0xffull) | (base + i), &prte);
-		if (r != VR_NONE)
-			return r;
+		uint64_t v = (rte & ~0xffull) | (base + i);
+		r = irte ? vioapic_route_ir(d, v, index + i, sid, &prte, &irte[i]) : vioapic_route(d, v, &prte);
+		if (r == VR_NONE)
+			continue;
+		for (unsigned j = 0; irte && j < nvec; j++)
+			irte[j] = (struct vioapic_irte){ 0, 0 };
+		return r;
+	}
+	if (irte) {
+		*paddr = 0xfee00000u | (index & 0x7fff) << 5 | BIT(4) | (nvec > 1 ? BIT(3) : 0) | ((index & 0x8000) ? BIT(2) : 0);
+		return VR_NONE;
 	}
 	*paddr = 0xfee00000u | (uint32_t)(VIOAPIC_DEST(prte)) << 12;
 	*pdata = data & 0xc7ff;              /* vector, delivery mode, level, trigger */
-	return VR_NONE;
-}
-
-/* VT-d "Remappable Format" of an MSI: 31:20 0xFEE, 19:5 handle 14:0, 4 the
- * format (1), 3 SHV, 2 handle 15. */
-unsigned vmsi_route_ir(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
-		       uint16_t sid, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata)
-{
-	*paddr = 0;
-	*pdata = 0;
-	for (unsigned i = 0; i < nvec; i++)
-		irte[i] = (struct vioapic_irte){ 0, 0 };
-	uint64_t rte = 0, prte = 0;
-	unsigned r = msi_rte(d, addr, data, &rte);
-	if (r != VR_NONE)
-		return r;
-	unsigned base = data & 0xff & ~(nvec - 1);
-	for (unsigned i = 0; i < nvec; i++) {
-		r = vioapic_route_ir(d, (rte & ~0xffull) | (base + i), index + i, sid, &prte, &irte[i]);
-		if (r != VR_NONE) {
-			for (unsigned j = 0; j < nvec; j++)
-				irte[j] = (struct vioapic_irte){ 0, 0 };
-			return r;
-		}
-	}
-	*paddr = 0xfee00000u | (index & 0x7fff) << 5 | BIT(4) | (nvec > 1 ? BIT(3) : 0) | ((index & 0x8000) ? BIT(2) : 0);
-	*pdata = 0;
 	return VR_NONE;
 }
 
@@ -105,13 +103,13 @@ static unsigned route_fn(const struct vioapic_dom *d, const struct vmsi_hw *hw, 
 	struct vioapic_irte e[VMSI_MSI_IRTES] = { { 0, 0 } };
 	unsigned r;
 	if (!d->remap) {
-		r = vmsi_route(d, addr, data, nvec, pa, pd);
+		r = vmsi_route(d, addr, data, nvec, 0, 0, NULL, pa, pd);
 	} else if (f->irte == VMSI_NO_IRTE) {
 		*pa = 0;
 		*pd = 0;
 		return VM_NO_IRTE;
 	} else {
-		r = vmsi_route_ir(d, addr, data, nvec, f->irte + slot, f->bdf, e, pa, pd);
+		r = vmsi_route(d, addr, data, nvec, f->irte + slot, f->bdf, e, pa, pd);
 		for (unsigned i = 0; hw->irte && i < nvec; i++)
 			hw->irte(hw->ctx, f->irte + slot + i, &e[i]);
 	}
@@ -224,21 +222,45 @@ static void msix_entry_apply(struct vmsi *s, const struct vioapic_dom *d, const 
 	hw->mem_write(hw->ctx, t + 12, 0);
 }
 
-static void add_page(struct vmsi *s, uint64_t pg)
+bool vmsi_claim(struct vmsi_claims *c, uint64_t base, uint64_t len)
 {
-	for (uint32_t i = 0; i < s->npages; i++)
-		if (s->page[i] == pg)
-			return;
-	if (s->npages < VMSI_MAX_PAGES)
-		s->page[s->npages++] = pg;
+	if (c->n >= VMSI_MAX_CLAIMS)
+		return false;
+	c->r[c->n].base = base;
+	c->r[c->n++].len = len;
+	return true;
 }
 
-/* The table's address from its BAR (memory, 32 or 64 bits), as the
- * function decodes it now; 0 when not assigned. */
-static uint64_t table_addr(const struct vmsi_hw *hw, const struct vmsi_fn *f)
+static bool overlaps(uint64_t a, uint64_t b, uint64_t lo, uint64_t len) { return lo < b && lo + len > a; }
+
+unsigned vmsi_place_judge(struct vmsi_claims *c, uint64_t pa, uint64_t len)
+{
+	uint64_t end = pa + len;
+	if (end < pa || end > c->reach_end)
+		return VM_TABLE_BEYOND_MAP;
+	for (uint32_t i = 0; c->mem && i < c->mem->count; i++) {
+		const struct mem_range *m = &c->mem->r[i];
+		if (!overlaps(pa, end, m->base, m->len))
+			continue;
+		if (m->type == MEM_RESERVED && i < 64 && (c->boot || (c->window_ranges >> i & 1))) {
+			c->window_ranges |= c->boot ? 1ull << i : 0;
+			continue;
+		}
+		return VM_TABLE_OVER_MEMORY;
+	}
+	for (uint32_t i = 0; i < c->n; i++)
+		if (overlaps(pa, end, c->r[i].base, c->r[i].len))
+			return VM_TABLE_OVER_CLAIMED;
+	return VR_NONE;
+}
+
+/* The table's BAR as the function decodes it now: its base (memory, 32
+ * or 64 bits), 0 when not assigned or when memory decoding is off (PCI
+ * 3.0, "Command Register" bit 1: the device answers no memory access). */
+static uint64_t table_bar(const struct vmsi_hw *hw, const struct vmsi_fn *f, bool decode)
 {
 	unsigned bir = f->msix_table & 7;
-	if (bir > 5)
+	if (bir > 5 || !decode)
 		return 0;
 	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
 	uint32_t lo = hw->cfg_read(hw->ctx, f->bdf, bar, 4);
@@ -247,32 +269,160 @@ static uint64_t table_addr(const struct vmsi_hw *hw, const struct vmsi_fn *f)
 	uint64_t base = lo & ~0xfull;
 	if ((lo & 6) == 4 && bir < 5)
 		base |= (uint64_t)hw->cfg_read(hw->ctx, f->bdf, bar + 4, 4) << 32;
-	return base ? base + (f->msix_table & ~7u) : 0;
+	return base;
 }
 
-/* The table located (again): its pages trapped. */
-static void msix_locate(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
+static bool decoding(const struct vmsi_hw *hw, const struct vmsi_fn *f)
 {
-	uint64_t pa = table_addr(hw, f);
-	uint32_t len = 16u * f->nent;
-	if (pa && hw->mem_ok && !hw->mem_ok(hw->ctx, pa, len))
-		pa = 0;                          /* beyond the hypervisor's reach: not emulated */
-	if (pa == f->table_pa)
-		return;
+	return hw->cfg_read(hw->ctx, f->bdf, CFG_COMMAND, 2) & CMD_MEM;
+}
+
+static uint64_t table_len(const struct vmsi_fn *f) { return 16ull * f->nent; }
+static uint64_t first_page(uint64_t pa) { return pa & ~0xfffull; }
+static uint64_t end_page(uint64_t pa, uint64_t len) { return (pa + len + 0xfff) & ~0xfffull; }
+
+/* Does a placed table other than f's (or f's at pa) cover page pg? */
+static bool page_in_use(const struct vmsi *s, uint64_t pg)
+{
+	for (uint32_t k = 0; k < s->nfn; k++) {
+		const struct vmsi_fn *g = &s->fn[k];
+		if (g->table_pa && pg >= first_page(g->table_pa) && pg < end_page(g->table_pa, table_len(g)))
+			return true;
+	}
+	return false;
+}
+
+static bool page_listed(const struct vmsi *s, uint64_t pg)
+{
+	for (uint32_t i = 0; i < s->npages; i++)
+		if (s->page[i] == pg)
+			return true;
+	return false;
+}
+
+/* The bridge's memory windows ("PCI-to-PCI Bridge Architecture", memory
+ * base/limit at 0x20, 31:20 in bits 15:4 of each word; prefetchable at
+ * 0x24, 64-bit when its low nibble is 1, upper halves at 0x28/0x2C): does
+ * one of them hold [a, b)? */
+static bool in_window(const struct vmsi_hw *hw, uint16_t br, uint64_t a, uint64_t b)
+{
+	uint32_t m = hw->cfg_read(hw->ctx, br, 0x20, 4), p = hw->cfg_read(hw->ctx, br, 0x24, 4);
+	uint64_t mlo = (uint64_t)(m & 0xfff0) << 16, mhi = (uint64_t)(m & 0xfff00000u) | 0xfffff;
+	uint64_t plo = (uint64_t)(p & 0xfff0) << 16, phi = (uint64_t)(p & 0xfff00000u) | 0xfffff;
+	if ((p & 0xf) == 1) {
+		plo |= (uint64_t)hw->cfg_read(hw->ctx, br, 0x28, 4) << 32;
+		phi |= (uint64_t)hw->cfg_read(hw->ctx, br, 0x2c, 4) << 32;
+	}
+	return (mlo <= mhi && a >= mlo && b - 1 <= mhi) || (plo <= phi && a >= plo && b - 1 <= phi);
+}
+
+/* May f's table lie at pa (its BAR at bar)? The wall: the hypervisor
+ * writes a table's entries and passes the rest of its pages only where
+ * the device alone decodes them (on hardware a BAR over DRAM or another
+ * range is not decoded by the device: only the hypervisor's stores would
+ * land there). */
+static unsigned place_check(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f, uint64_t bar,
+			    uint64_t pa)
+{
+	uint64_t len = table_len(f), off = pa - bar;
+	if (f->bar_size && (off >= f->bar_size || len > f->bar_size - off))
+		return VM_TABLE_OUTSIDE_BAR;
+	uint64_t lo = f->bar_size ? bar : pa, hi = f->bar_size ? bar + f->bar_size : pa + len;
+	if (hi < lo)
+		return VM_TABLE_OUTSIDE_BAR;     /* wraps */
+	if (f->parent != VMSI_NO_PARENT && !in_window(hw, f->parent, lo, hi))
+		return VM_TABLE_OUTSIDE_WINDOW;
+	for (uint64_t pg = first_page(pa); pg < end_page(pa, len); pg += 0x1000)
+		for (uint32_t k = 0; k < s->nfn; k++) {
+			const struct vmsi_fn *g = &s->fn[k];
+			if (g != f && g->table_pa && pg >= first_page(g->table_pa) && pg < end_page(g->table_pa, table_len(g)))
+				return VM_TABLE_OVER_TABLE;
+		}
+	unsigned r = hw->place ? hw->place(hw->ctx, first_page(lo), (uint32_t)(end_page(lo, hi - lo) - first_page(lo))) : VR_NONE;
+	if (r != VR_NONE)
+		return r;
+	uint32_t fresh = 0;
+	for (uint64_t pg = first_page(pa); pg < end_page(pa, len); pg += 0x1000)
+		fresh += !page_listed(s, pg);
+	if (s->npages + fresh > VMSI_MAX_PAGES)
+		return VM_TABLE_NO_ROOM;
+	return VR_NONE;
+}
+
+/* The table placed where the BAR puts it now (decode: memory decoding on,
+ * as the function has it or is about to): its new pages trapped first,
+ * then the pages no table covers any more given back. VR_NONE, or why the
+ * place was refused (the table is then not placed). */
+static unsigned msix_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, bool decode)
+{
+	uint64_t bar = table_bar(hw, f, decode);
+	uint64_t pa = bar ? bar + (f->msix_table & ~7u) : 0, old = f->table_pa;
+	if (pa == old)
+		return VR_NONE;
+	unsigned r = pa ? place_check(s, hw, f, bar, pa) : VR_NONE;
+	if (r == VR_NONE && pa && hw->table_at && !hw->table_at(hw->ctx, pa, (uint32_t)table_len(f)))
+		r = VM_TABLE_NO_ROOM;
+	if (r != VR_NONE)
+		pa = 0;
+	for (uint64_t pg = first_page(pa); pa && pg < end_page(pa, table_len(f)); pg += 0x1000)
+		if (!page_listed(s, pg))
+			s->page[s->npages++] = pg;
 	f->table_pa = pa;
-	if (!pa)
-		return;
-	for (uint64_t pg = pa & ~0xfffull; pg < pa + len; pg += 0x1000)
-		add_page(s, pg);
-	if (hw->table_at)
-		hw->table_at(hw->ctx, pa, len);
+	for (uint64_t pg = first_page(old); old && pg < end_page(old, table_len(f)); pg += 0x1000) {
+		if (page_in_use(s, pg))
+			continue;
+		for (uint32_t i = 0; i < s->npages; i++)
+			if (s->page[i] == pg) {
+				s->page[i] = s->page[--s->npages];
+				break;
+			}
+		if (hw->table_gone)
+			hw->table_gone(hw->ctx, pg);
+	}
+	return r;
+}
+
+/* The table BAR's size (PCI 3.0, "Base Address Registers": all ones
+ * written, the read-back's writable bits; decoding off meanwhile), at
+ * boot, before the guest runs. */
+static uint64_t bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir)
+{
+	if (bir > 5)
+		return 0;
+	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
+	uint32_t cmd = hw->cfg_read(hw->ctx, bdf, CFG_COMMAND, 2);
+	uint32_t lo = hw->cfg_read(hw->ctx, bdf, bar, 4);
+	if (lo & 1)
+		return 0;
+	bool wide = (lo & 6) == 4 && bir < 5;
+	uint32_t hi = wide ? hw->cfg_read(hw->ctx, bdf, bar + 4, 4) : 0;
+	hw->cfg_write(hw->ctx, bdf, CFG_COMMAND, 2, cmd & ~CMD_MEM);
+	hw->cfg_write(hw->ctx, bdf, bar, 4, 0xffffffffu);
+	uint64_t mask = hw->cfg_read(hw->ctx, bdf, bar, 4) & ~0xfull;
+	if (wide) {
+		hw->cfg_write(hw->ctx, bdf, bar + 4, 4, 0xffffffffu);
+		mask |= (uint64_t)hw->cfg_read(hw->ctx, bdf, bar + 4, 4) << 32;
+		hw->cfg_write(hw->ctx, bdf, bar + 4, 4, hi);
+	} else {
+		mask |= 0xffffffff00000000ull;
+	}
+	hw->cfg_write(hw->ctx, bdf, bar, 4, lo);
+	hw->cfg_write(hw->ctx, bdf, CFG_COMMAND, 2, cmd);
+	return (mask & ~0xfull) ? ~(mask & ~0xfull) + 1 : 0;
 }
 
 static void scan_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
 {
-	if (!(hw->cfg_read(hw->ctx, bdf, CFG_STATUS, 2) & CFG_CAP_LIST) || (hw->cfg_read(hw->ctx, bdf, CFG_HDR_TYPE, 1) & 0x7f) > 1)
+	unsigned type = hw->cfg_read(hw->ctx, bdf, CFG_HDR_TYPE, 1) & 0x7f;
+	if (type == 1) {                     /* a bridge: whose functions sit below it */
+		uint8_t sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1);
+		if (sec && !s->bridge_of[sec])
+			s->bridge_of[sec] = (uint16_t)(bdf + 1);
+	}
+	if (!(hw->cfg_read(hw->ctx, bdf, CFG_STATUS, 2) & CFG_CAP_LIST) || type > 1)
 		return;
-	struct vmsi_fn f = { .bdf = bdf };
+	uint16_t up = s->bridge_of[bdf >> 8];
+	struct vmsi_fn f = { .bdf = bdf, .parent = (bdf >> 8) && up ? (uint16_t)(up - 1) : VMSI_NO_PARENT };
 	uint32_t p = hw->cfg_read(hw->ctx, bdf, CFG_CAP_PTR, 1) & 0xfc;
 	for (unsigned n = 0; p >= 0x40 && n < 48; n++) {     /* 48: (256 - 64) / 4, a loop cannot be longer */
 		uint32_t h = hw->cfg_read(hw->ctx, bdf, (uint16_t)p, 4);
@@ -299,6 +449,7 @@ static void scan_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
 		f.msix_ctl = ctl & ~MSIX_CTL_RW;
 		f.nent = (uint16_t)((ctl & 0x7ff) + 1);
 		f.msix_table = hw->cfg_read(hw->ctx, bdf, f.msix + 4, 4);
+		f.bar_size = bar_size(hw, bdf, f.msix_table & 7);
 		if (s->pool_used + f.nent <= VMSI_POOL) {
 			f.ent = &s->pool[s->pool_used];
 			s->pool_used += f.nent;
@@ -316,7 +467,9 @@ static void scan_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
 	s->fn[s->nfn] = f;
 	struct vmsi_fn *q = &s->fn[s->nfn++];
 	if (q->msix) {
-		msix_locate(s, hw, q);
+		unsigned r = msix_place(s, hw, q, decoding(hw, q));
+		if (r != VR_NONE)
+			count_route(s, q, r, 0, 0, 0, 0);
 		for (uint32_t i = 0; i < q->nent && q->table_pa && q->ent; i++)
 			hw->mem_write(hw->ctx, q->table_pa + 16ull * i + 12, MSIX_ENT_MASK);
 	}
@@ -408,17 +561,19 @@ static void vbyte(struct vmsi_fn *f, uint16_t dw, unsigned k, uint8_t b)
 		f->msi_mask = v & msi_mask_bits(f);
 }
 
-/* The device's MSI-X message control from the guest's. On enabling, and
- * after a write to the table's BAR, the table is located again; every
- * entry is written (from the guest's, masked unless routed) when enabling
- * and wherever the table moved: what the device holds at a new place (or
- * what the guest wrote there while no table was located) never counts. */
+/* The device's MSI-X message control from the guest's. With relocate (on
+ * enabling, and after a write that may move the table: its BAR, memory
+ * decoding turned on) the table is placed again, unless the caller did
+ * (placed: its refusal); every entry is written (from the guest's, masked
+ * unless routed) when enabling and wherever the table moved: what the
+ * device holds at a new place (or what the guest wrote there while no
+ * table was placed) never counts. */
 static void msix_ctl_apply(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f,
-			   bool relocate, bool enabling)
+			   bool relocate, bool enabling, uint64_t old, int placed)
 {
+	unsigned why = VR_NONE;
 	if (relocate) {
-		uint64_t old = f->table_pa;
-		msix_locate(s, hw, f);           /* the guest may have moved the BAR */
+		why = placed >= 0 ? (unsigned)placed : msix_place(s, hw, f, decoding(hw, f));
 		for (uint32_t i = 0; (enabling || f->table_pa != old) && i < f->nent && f->ent; i++)
 			msix_entry_apply(s, d, hw, f, i, false);
 	}
@@ -427,9 +582,11 @@ static void msix_ctl_apply(struct vmsi *s, const struct vioapic_dom *d, const st
 		/* Entries the hypervisor cannot write nor trap: the device's
 		 * MSI-X stays off (its INTx too: MSI-X enabled, virtually). */
 		pctl &= (uint16_t)~MSIX_EN;
-		if (relocate)
-			count_route(s, f, VM_NO_TABLE, 0, 0, 0, 0);
+		if (relocate && why == VR_NONE && decoding(hw, f))
+			count_route(s, f, VM_NO_TABLE, 0, 0, 0, 0);   /* decoding off: no place, no refusal */
 	}
+	if (why != VR_NONE)
+		count_route(s, f, why, 0, 0, 0, 0);
 	hw->cfg_write(hw->ctx, f->bdf, f->msix + 2, 2, pctl);
 }
 
@@ -444,6 +601,40 @@ static bool touches_table_bar(const struct vmsi_fn *f, uint16_t off, unsigned si
 	return off + size > bar && off < bar + 8;
 }
 
+/* A write to the table's BAR or to the command register of an MSI-X
+ * function: the table may move. Where the device would decode a new place
+ * before the hypervisor trapped it (decoding on across a BAR write, or
+ * turned on now), decoding stays off until the new place is judged and its
+ * pages are out of every vCPU's view: no other vCPU reaches the device's
+ * real table in between. */
+static void bar_or_cmd_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f,
+			     uint16_t off, unsigned size, uint32_t val)
+{
+	uint16_t cmd = (uint16_t)hw->cfg_read(hw->ctx, f->bdf, CFG_COMMAND, 2), want = cmd;
+	bool bar = touches_table_bar(f, off, size);
+	uint32_t mem_lane = 0;                  /* the value's bit that is CMD_MEM, if the write holds it */
+	for (unsigned i = 0; i < size; i++) {
+		unsigned o = off + i;
+		if (o == CFG_COMMAND || o == CFG_COMMAND + 1)
+			want = (uint16_t)((want & ~(0xffu << 8 * (o - CFG_COMMAND))) | ((val >> 8 * i) & 0xff) << 8 * (o - CFG_COMMAND));
+		if (o == CFG_COMMAND)
+			mem_lane = CMD_MEM << 8 * i;
+	}
+	bool on = want & CMD_MEM, quiet = on && (bar || !(cmd & CMD_MEM));
+	if (!bar && on == !!(cmd & CMD_MEM)) {
+		hw->cfg_write(hw->ctx, f->bdf, off, size, val);   /* decoding unchanged, the BAR untouched */
+		return;
+	}
+	if (quiet && (cmd & CMD_MEM))
+		hw->cfg_write(hw->ctx, f->bdf, CFG_COMMAND, 2, cmd & ~CMD_MEM);
+	hw->cfg_write(hw->ctx, f->bdf, off, size, quiet ? val & ~mem_lane : val);
+	uint64_t old = f->table_pa;
+	unsigned why = msix_place(s, hw, f, on);
+	if (quiet)
+		hw->cfg_write(hw->ctx, f->bdf, CFG_COMMAND, 2, want);
+	msix_ctl_apply(s, d, hw, f, true, false, old, (int)why);
+}
+
 void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
 		    unsigned size, uint32_t val)
 {
@@ -453,12 +644,13 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 		emu |= emulated(f, (uint16_t)(off + i));
 	if (!emu) {
 		s->cfg_passed++;
-		hw->cfg_write(hw->ctx, bdf, off, size, val);
 		/* A table that moves leaves its new page out of the guest's view
 		 * at once (MSI-X enabled or not: the guest writes entries
 		 * before enabling too). */
-		if (f && touches_table_bar(f, off, size))
-			msix_ctl_apply(s, d, hw, f, true, false);
+		if (f && f->msix && (touches_table_bar(f, off, size) || (off < CFG_COMMAND + 2 && off + size > CFG_COMMAND)))
+			bar_or_cmd_write(s, d, hw, f, off, size, val);
+		else
+			hw->cfg_write(hw->ctx, bdf, off, size, val);
 		return;
 	}
 	s->cfg_emulated++;
@@ -482,7 +674,7 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 		msi_apply(s, d, hw, f);
 	if (msix) {
 		bool on = !(old_x & MSIX_EN) && (f->msix_ctl & MSIX_EN);
-		msix_ctl_apply(s, d, hw, f, on, on);
+		msix_ctl_apply(s, d, hw, f, on, on, f->table_pa, -1);
 	}
 }
 
@@ -535,12 +727,32 @@ static struct vmsi_fn *entry_of(struct vmsi *s, uint64_t pa, uint32_t *i)
 	return NULL;
 }
 
+/* Is pa inside the BAR of a function whose table is placed (the rest of
+ * a table's page: its PBA, the device's other registers)? */
+static bool in_placed_bar(const struct vmsi *s, uint64_t pa)
+{
+	for (uint32_t k = 0; k < s->nfn; k++) {
+		const struct vmsi_fn *f = &s->fn[k];
+		if (!f->msix || !f->table_pa)
+			continue;
+		uint64_t lo = f->bar_size ? f->table_pa - (f->msix_table & ~7u) : f->table_pa;
+		uint64_t len = f->bar_size ? f->bar_size : table_len(f);
+		if (pa >= lo && pa - lo < len)
+			return true;
+	}
+	return false;
+}
+
 uint32_t vmsi_mem_read(struct vmsi *s, const struct vmsi_hw *hw, uint64_t pa)
 {
 	uint32_t i;
 	struct vmsi_fn *f = entry_of(s, pa, &i);
-	if (!f)
+	if (!f && in_placed_bar(s, pa))
 		return hw->mem_read(hw->ctx, pa);
+	if (!f) {
+		s->stray++;
+		return 0xffffffffu;              /* no device of the guest's decodes it: all ones */
+	}
 	s->table_accesses++;
 	const struct vmsi_entry *e = &f->ent[i];
 	switch (pa & 0xc) {
@@ -556,7 +768,10 @@ void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 	uint32_t i;
 	struct vmsi_fn *f = entry_of(s, pa, &i);
 	if (!f) {
-		hw->mem_write(hw->ctx, pa, val);
+		if (in_placed_bar(s, pa))
+			hw->mem_write(hw->ctx, pa, val);
+		else
+			s->stray++;              /* dropped */
 		return;
 	}
 	s->table_accesses++;

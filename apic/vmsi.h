@@ -19,10 +19,11 @@
 #define APIC_VMSI_H
 #include "../lib/types.h"
 #include "vioapic.h"
+#include "../lib/memmap.h"
 
 #define VMSI_MAX_FNS     64              /* functions with an MSI or MSI-X capability */
 #define VMSI_POOL        4096            /* MSI-X entries over all functions */
-#define VMSI_MAX_PAGES   64              /* MSI-X table pages ever trapped */
+#define VMSI_MAX_PAGES   256             /* MSI-X table pages trapped at once (the tables' current pages) */
 #define PCI_CFG_ADDR     0xcf8
 #define PCI_CFG_DATA     0xcfc
 #define PCI_CAP_ID_MSI   0x05
@@ -32,8 +33,17 @@
 enum {
 	VM_BAD_ADDR = VR_COUNT,          /* address not 0xFEExxxxx (or above 4 GiB) */
 	VM_NO_IRTE,                      /* owned remapping: no IRTE left for this function */
-	VM_NO_TABLE,                     /* MSI-X enabled, its table not emulated (unassigned BAR, beyond
-	                                    the hypervisor's map, no room): the device's MSI-X left off */
+	VM_NO_TABLE,                     /* MSI-X enabled, its table not emulated (unassigned BAR, memory
+	                                    decoding off, or a place refused below): the device's MSI-X left off */
+	/* The table's place refused (the trap's wall, docs/isolation.md): the
+	 * hypervisor never reads or writes there for the guest. */
+	VM_TABLE_OUTSIDE_BAR,            /* the table does not fit in its BAR as sized at boot */
+	VM_TABLE_OUTSIDE_WINDOW,         /* the BAR is outside its parent bridge's memory windows */
+	VM_TABLE_OVER_MEMORY,            /* over a memory-map range (RAM, ACPI, reserved, the hypervisor's) */
+	VM_TABLE_OVER_CLAIMED,           /* over a range the hypervisor claims (VT-d, IOAPIC, LAPIC, ECAM, HPET) */
+	VM_TABLE_OVER_TABLE,             /* over another function's table pages */
+	VM_TABLE_BEYOND_MAP,             /* beyond the hypervisor's reach */
+	VM_TABLE_NO_ROOM,                /* no trap page or EPT table left (VMSI_MAX_PAGES, the EPT budget) */
 	VM_PARKED,                       /* not a refusal: address 0, no message (Linux's teardown writes
 	                                    an all-zero message while enabled); the device sends nothing,
 	                                    nothing counted in refused_by */
@@ -51,21 +61,42 @@ struct vmsi_hw {
 	uint32_t (*mem_read)(void *ctx, uint64_t pa);
 	void (*mem_write)(void *ctx, uint64_t pa, uint32_t val);
 	/* An MSI-X table now at [pa, pa + len): its pages must leave the
-	 * guest's view (may be NULL). */
-	void (*table_at)(void *ctx, uint64_t pa, uint32_t len);
-	/* Whether mem_read/mem_write reach [pa, pa + len) (may be NULL: all). */
-	bool (*mem_ok)(void *ctx, uint64_t pa, uint32_t len);
+	 * guest's view, all or none; false: no room (may be NULL: done). */
+	bool (*table_at)(void *ctx, uint64_t pa, uint32_t len);
+	/* Whether a table may lie at [pa, pa + len): VR_NONE, or the refusal
+	 * (VM_TABLE_OVER_MEMORY, _OVER_CLAIMED, _BEYOND_MAP; may be NULL: any). */
+	unsigned (*place)(void *ctx, uint64_t pa, uint32_t len);
 	void *ctx;
 	/* Owned remapping: IRTE 'index' written and its IEC entry invalidated
 	 * (NULL without remapping). */
 	void (*irte)(void *ctx, uint32_t index, const struct vioapic_irte *e);
+	/* The page at pg holds no table any more: back in the guest's view
+	 * (may be NULL). */
+	void (*table_gone)(void *ctx, uint64_t pg);
 };
+
+/* The trap's wall: where no MSI-X table may lie. */
+#define VMSI_MAX_CLAIMS 64
+struct vmsi_claims {
+	const struct memmap *mem;           /* every range of it, but a reserved one that held a table at boot */
+	uint64_t window_ranges;             /* bit i: memory-map range i held a table at boot (an MMIO window) */
+	bool boot;                          /* judging the boot's tables: reserved ranges become windows */
+	uint64_t reach_end;                 /* the hypervisor's map ends here */
+	uint32_t n;
+	struct { uint64_t base, len; } r[VMSI_MAX_CLAIMS];   /* claimed: VT-d, IOAPIC, LAPIC, ECAM, HPET */
+};
+/* Adds a claimed range (false: no room). */
+bool vmsi_claim(struct vmsi_claims *c, uint64_t base, uint64_t len);
+/* May a table lie at [pa, pa + len)? VR_NONE, VM_TABLE_BEYOND_MAP,
+ * VM_TABLE_OVER_MEMORY or VM_TABLE_OVER_CLAIMED. */
+unsigned vmsi_place_judge(struct vmsi_claims *c, uint64_t pa, uint64_t len);
 
 struct vmsi_entry {                      /* one MSI-X table entry as the guest wrote it */
 	uint32_t addr_lo, addr_hi, data, ctrl;
 };
 
 #define VMSI_NO_IRTE  0xffffffffu
+#define VMSI_NO_PARENT 0xffffu
 #define VMSI_MSI_IRTES 32                /* MSI's most vectors (multiple message capable 101b) */
 
 struct vmsi_fn {
@@ -82,7 +113,9 @@ struct vmsi_fn {
 	uint32_t msix_table;                /* the capability's table offset/BIR dword */
 	uint16_t nent;                      /* table size */
 	struct vmsi_entry *ent;             /* nent entries, from the pool; NULL: none left */
-	uint64_t table_pa;                  /* 0: BAR not assigned */
+	uint64_t table_pa;                  /* 0: not placed (BAR unassigned, decoding off, place refused) */
+	uint64_t bar_size;                  /* the table's BAR, sized at boot; 0: unknown */
+	uint16_t parent;                    /* the bridge above (bus > 0), VMSI_NO_PARENT: none seen */
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;
 	uint8_t last_refusal;
@@ -99,12 +132,14 @@ struct vmsi {
 	uint32_t pool_used;
 	struct vmsi_entry pool[VMSI_POOL];
 	uint32_t npages;
-	uint64_t page[VMSI_MAX_PAGES];      /* trapped pages (tables, old and new) */
+	uint64_t page[VMSI_MAX_PAGES];      /* trapped pages: those of the placed tables, no other */
+	uint16_t bridge_of[256];            /* the bridge whose secondary bus this is (+1; 0: none seen) */
 	uint32_t refused_by[VM_COUNT];
 	/* Owned remapping (d->remap): the IRTEs the functions take, set before
 	 * vmsi_scan; count 0: none. */
 	uint32_t irte_base, irte_count, irte_used;
 	uint64_t cfg_emulated, cfg_passed, table_accesses;
+	uint64_t stray;                     /* accesses to a trapped page outside every placed table's BAR: dropped */
 };
 
 /* Every bus, device and function through hw->cfg_read: each MSI and MSI-X
@@ -121,20 +156,19 @@ uint32_t vmsi_port_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t port,
 void vmsi_port_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t port, unsigned size,
 		     uint32_t val);
 /* Whether pa lies in a trapped page; then a 32-bit aligned access there:
- * a table entry's register emulated, anything else (the PBA) passed. */
+ * a table entry's register emulated, anything else inside the function's
+ * BAR (the PBA) passed, the rest dropped (reads all ones), counted. */
 bool vmsi_trapped(const struct vmsi *s, uint64_t pa);
 uint32_t vmsi_mem_read(struct vmsi *s, const struct vmsi_hw *hw, uint64_t pa);
 void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint64_t pa, uint32_t val);
 /* The device's address/data for the guest's, nvec consecutive vectors
  * (multiple message enable): VR_NONE, or a refusal (VR_*, VM_BAD_ADDR).
- * Compatibility format, physical destination mode, RH 0. Pure. */
-unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint64_t *paddr,
-		    uint32_t *pdata);
-/* With owned remapping: the nvec IRTEs from 'index' (source 'sid', the
+ * irte NULL: compatibility format, physical destination mode, RH 0. Else
+ * owned remapping: the nvec IRTEs from 'index' (source 'sid', the
  * function's requester ID; not present when refused) in irte[], and the
  * device's remappable-format address/data: the handle 'index', SHV with
  * subhandle 0 when nvec > 1 (the device puts its message number in the
  * data's low bits: index + message). Pure. */
-unsigned vmsi_route_ir(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
-		       uint16_t sid, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata);
+unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
+		    uint16_t sid, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata);
 #endif

@@ -37,6 +37,14 @@ uint32_t iommu_probed_units(uint32_t *ndrhd)
 	return io.nprobed;
 }
 const struct vtd_unit *iommu_unit(uint32_t i) { return i < io.nprobed ? &io.unit[i] : NULL; }
+bool iommu_regs_range(uint32_t i, uint64_t *base, uint64_t *len)
+{
+	if (!io.dmar.drhd || i >= io.dmar.ndrhd)
+		return false;
+	*base = io.dmar.drhd[i].base;
+	*len = (uint64_t)PAGE_SIZE << (io.dmar.drhd[i].size & 15);
+	return true;
+}
 
 /* A DMAR or unit the hypervisor cannot use: iommu=require refuses (-1 with
  * err), auto boots with DMA isolation off, said loudly. */

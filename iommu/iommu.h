@@ -74,6 +74,8 @@ void iommu_report(void);
  * registers as the firmware left them. */
 uint32_t iommu_probed_units(uint32_t *ndrhd);
 const struct vtd_unit *iommu_unit(uint32_t i);
+/* DMAR unit i's register range (2^size pages); false past the last. */
+bool iommu_regs_range(uint32_t i, uint64_t *base, uint64_t *len);
 /* The deepest table levels chosen (after iommu_enable), the units. */
 int iommu_levels(void);
 #endif

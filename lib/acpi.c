@@ -146,6 +146,23 @@ static void parse_mcfg(struct acpi_info *out)
 		}
 }
 
+/* IA-PC HPET Specification 1.0a, "ACPI HPET Description Table": the
+ * header, the event timer block ID (4), then the base address as a
+ * Generic Address Structure (12: space ID first, the address at +4). Only
+ * a memory-space block is kept; a bad table only warns. */
+#define HPET_LEN 56
+static void parse_hpet(struct acpi_info *out)
+{
+	struct sdt t;
+	char e[128];
+	if (load_sdt(out->hpet, "HPET", "HPET", HPET_LEN, &t, e, sizeof e)) {
+		pr_warn("%s: ignored\n", e);
+		return;
+	}
+	if (t.p[40] == 0)                        /* ACPI "Generic Address Structure": 0 = system memory */
+		out->hpet_base = rd64(t.p + 44);
+}
+
 /* ---- MADT ---- */
 
 void *(*acpi_alloc)(size_t bytes);
@@ -529,9 +546,13 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 			out->srat = pa;
 		else if (!out->mcfg && memcmp(sig, "MCFG", 4) == 0)
 			out->mcfg = pa;
+		else if (!out->hpet && memcmp(sig, "HPET", 4) == 0)
+			out->hpet = pa;
 	}
 	if (out->mcfg)
 		parse_mcfg(out);
+	if (out->hpet)
+		parse_hpet(out);
 
 	if (!out->madt)
 		return fail(err, errlen, "ACPI: no MADT in %s", rname);

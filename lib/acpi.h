@@ -35,6 +35,8 @@ struct acpi_info {
 	uint64_t mcfg_base;
 	uint8_t mcfg_bus_start, mcfg_bus_end;
 	uint32_t mcfg_other_segments;           /* MCFG entries of segments other than 0 (not trapped) */
+	paddr_t hpet;                           /* the HPET's table; 0 = absent */
+	uint64_t hpet_base;                     /* its event timer block (memory space); 0 = none */
 	bool xsdt;                              /* root is an XSDT */
 	uint8_t rsdp_revision;
 	uint32_t lapic_addr;                    /* MADT, or the 64-bit override (type 5) */

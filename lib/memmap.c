@@ -1,5 +1,6 @@
 /* Memory map normalization and the hypervisor's page allocator. */
 #include "memmap.h"
+#include "spinlock.h"
 #include "printk.h"
 #include "string.h"
 
@@ -174,14 +175,23 @@ void page_alloc_init(uint64_t base, uint64_t len)
 		heap_end = heap_next;
 }
 
+/* Callers at run time (EPT splits, the sink) come from several CPUs: the
+ * bump is taken under a lock; the budgets that keep a guest from emptying
+ * the heap are the callers' (vmx/ept_live.h). */
+static spinlock_t heap_lock;
+
 void *page_alloc(uint64_t pages)
 {
 	uint64_t bytes = pages * PAGE_SIZE;
-	if (!pages || pages > (heap_end - heap_next) / PAGE_SIZE)
+	spin_lock(&heap_lock);
+	if (!pages || pages > (heap_end - heap_next) / PAGE_SIZE) {
+		spin_unlock(&heap_lock);
 		panic("page_alloc: out of hypervisor memory (%llu pages wanted, %llu free)\n",
 		      (unsigned long long)pages, (unsigned long long)((heap_end - heap_next) / PAGE_SIZE));
+	}
 	void *p = (void *)(uintptr_t)heap_next;
 	heap_next += bytes;
+	spin_unlock(&heap_lock);
 	memset(p, 0, bytes);
 	return p;
 }

@@ -138,8 +138,9 @@ int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink)
 	}
 	uint64_t *pte = &t[(gpa >> 12) & 511];
 	uint64_t want = leaf(sink, MTRR_WB, false);
-	uint64_t old = 0;
-	if (__atomic_compare_exchange_n(pte, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+	uint64_t old = __atomic_load_n(pte, __ATOMIC_SEQ_CST);
+	if (!(old & (EPT_R | EPT_W | EPT_X)) &&   /* not present: a hole, or a page taken out (ept_unmap_page) */
+	    __atomic_compare_exchange_n(pte, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return 1;
 	return old == want ? 0 : -1;   /* 0: another vCPU filled it first */
 }
@@ -171,7 +172,42 @@ bool ept_unmap_page(uint64_t eptp, uint64_t gpa, struct ept_stats *st)
 	uint64_t *pte = &t[(gpa >> 12) & 511];
 	if (!(*pte & EPT_R))
 		return false;
-	*pte = 0;
+	/* Not present (bits 2:0 clear: the rest is ignored, SDM Vol. 3C,
+	 * "EPT Translation Mechanism"); the address and type stay for
+	 * ept_restore_page. */
+	*pte &= ~(EPT_R | EPT_W | EPT_X);
+	return true;
+}
+
+/* The tables an ept_unmap_page of gpa would allocate: one per large page
+ * on the way (a 1 GiB page: a directory, then a table). */
+unsigned ept_unmap_needs(uint64_t eptp, uint64_t gpa)
+{
+	uint64_t *t = (uint64_t *)(uintptr_t)(eptp & ~0xfffull);
+	for (int shift = 39; shift > 12; shift -= 9) {
+		uint64_t e = t[(gpa >> shift) & 511];
+		if (!(e & EPT_R))
+			return 0;
+		if (shift <= 30 && (e & EPT_LARGE))
+			return (unsigned)(shift - 12) / 9;   /* 1 GiB: 2, 2 MiB: 1 */
+		t = next_table(e);
+	}
+	return 0;
+}
+
+bool ept_restore_page(uint64_t eptp, uint64_t gpa)
+{
+	uint64_t *t = (uint64_t *)(uintptr_t)(eptp & ~0xfffull);
+	for (int shift = 39; shift > 12; shift -= 9) {
+		t = next_table(t[(gpa >> shift) & 511]);
+		if (!t)
+			return false;
+	}
+	uint64_t *pte = &t[(gpa >> 12) & 511];
+	uint64_t e = *pte;
+	if ((e & (EPT_R | EPT_W | EPT_X)) || (e & 0x000ffffffffff000ull) != (gpa & ~0xfffull) || !(e & 0x000ffffffffff000ull))
+		return false;                  /* present, a hole, or not this page's (a sink) */
+	*pte = e | EPT_R | EPT_W | EPT_X;
 	return true;
 }
 

@@ -43,8 +43,14 @@ int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink);
 /* Takes the 4 KiB page at gpa out of the map (an emulated MMIO page: the
  * virtual IOAPIC's), splitting the 1 GiB or 2 MiB page that held it into
  * pages of the same type and rights. Returns false when gpa is not mapped.
- * Before the guest runs (no INVEPT). */
+ * No INVEPT: before the guest runs, or the caller shoots down (ept_sync.h). */
 bool ept_unmap_page(uint64_t eptp, uint64_t gpa, struct ept_stats *st);
+/* The tables ept_unmap_page(gpa) would allocate now (0, 1 or 2). */
+unsigned ept_unmap_needs(uint64_t eptp, uint64_t gpa);
+/* Puts back a page that ept_unmap_page took out (identity, its type and
+ * rights as before). Not present to present: no INVEPT needed. False when
+ * gpa is not such a page. */
+bool ept_restore_page(uint64_t eptp, uint64_t gpa);
 /* INVEPT all-context (falls back to single-context). */
 void ept_invalidate(uint64_t eptp, const struct vmx_caps *c);
 #endif

@@ -11,6 +11,7 @@
 #include "tsc.h"
 #include "../guest/gwalk.h"
 #include "ept.h"
+#include "ept_live.h"
 #include "ept_sync.h"
 #include "vioapic_trap.h"
 #include "msi_trap.h"
@@ -372,12 +373,11 @@ static void exit_vmx_insn(struct vcpu *v)
  * no data of it (all-ones until the guest writes it): the access completes
  * with a defined result, as on a machine where the memory does not exist,
  * it never livelocks on a retried fault, and each page is reported once. */
-static spinlock_t ept_lock;           /* changes to the EPT at run time */
 /* Tables ept_map_late may add: 256 (1 MiB) map 254 GiB without 1 GiB pages,
  * the whole 46-bit space with them. */
 #define EPT_LATE_MAX_TABLES 256
 
-/* The sink page; called with ept_lock held. */
+/* The sink page; called under ept_live_lock. */
 static uint8_t *sink_page(void)
 {
 	static uint8_t *sink;
@@ -409,12 +409,12 @@ static void exit_ept_violation(struct vcpu *v)
 		 * budget of tables; past it the GiB reads as absent memory. */
 		static struct ept_stats late;
 		static uint64_t sink_gib;
-		spin_lock(&ept_lock);
+		ept_live_lock();
 		if (!sink_gib)
 			sink_gib = ept_sink_gib((paddr_t)(uintptr_t)sink_page(), &late);
 		bool mapped = ept_map_late(vmx_env.cfg.eptp, vmx_env.mem, vmx_env.mtrr, vmx_env.caps, gpa, &late,
 					   EPT_LATE_MAX_TABLES, sink_gib);
-		spin_unlock(&ept_lock);
+		ept_live_unlock();
 		if (mapped) {
 			v->ept_late_gibs++;       /* not-present to present: no INVEPT (see below) */
 			if (v->ept_late_gibs <= 8)
@@ -424,16 +424,26 @@ static void exit_ept_violation(struct vcpu *v)
 		}
 		return;          /* mapped now, or by another vCPU meanwhile */
 	}
-	if (type != MEM_HV) {
-		vcpu_dump(v);
-		panic("EPT violation at GPA 0x%llx (type %s), qualification 0x%llx\n", (unsigned long long)gpa,
-		      memmap_type_name(type), (unsigned long long)v->qual);
-	}
 	bool write = v->qual & BIT(1), fetch = v->qual & BIT(2);
+	if (type != MEM_HV) {
+		/* No trap owns it: a page a trap gave back meanwhile (the access
+		 * runs again and finds it mapped), or else one that nothing maps,
+		 * which reads as absent memory: the sink, counted, said. Never a
+		 * panic: the guest chose the address. */
+		ept_live_lock();
+		int sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)sink_page());
+		ept_live_unlock();
+		if (sunk != 0 && v->denied.ept_unowned++ < 8)
+			pr_warn("hv: EPT: guest %s at GPA 0x%llx (%s, rip 0x%llx) on cpu%u owned by no trap: %s\n",
+				fetch ? "fetch" : write ? "write" : "read", (unsigned long long)gpa, memmap_type_name(type),
+				(unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index,
+				sunk > 0 ? "page mapped to the sink" : "mapped again meanwhile, run again");
+		return;
+	}
 	bool user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) == 3;
-	spin_lock(&ept_lock);
+	ept_live_lock();
 	int sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)sink_page());
-	spin_unlock(&ept_lock);
+	ept_live_unlock();
 	if (sunk >= 0) {
 		/* A not-present entry made present needs no INVEPT: EPT
 		 * violations are not cached (SDM Vol. 3C, "Caching Translation

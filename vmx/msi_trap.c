@@ -6,6 +6,7 @@
 #include "virq.h"
 #include "ept.h"
 #include "ept_sync.h"
+#include "ept_live.h"
 #include "../apic/vmsi.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
@@ -24,7 +25,7 @@ static bool on;
 static spinlock_t lock;                      /* the virtual state and the physical CONFIG_ADDRESS */
 static uint64_t trap_eptp;
 static struct vioapic_dom dom;
-static uint64_t bad_insns, unaligned, late_pages, ecam_accesses;
+static uint64_t bad_insns, unaligned, late_pages, gone_pages, ecam_accesses;
 /* ECAM (MCFG, segment 0): each trapped function's 4 KiB page, out of the
  * EPT (PCI Express Base Specification, "Enhanced Configuration Access
  * Mechanism": bus 27:20, device 19:15, function 14:12 above the base). */
@@ -74,23 +75,34 @@ static void hw_mem_write(void *ctx, uint64_t pa, uint32_t val)
 	*(volatile uint32_t *)(uintptr_t)pa = val;
 }
 
-/* A table's pages out of the EPT. At setup, before the guest runs; later
- * (the guest moved the BAR or enabled MSI-X) every CPU's EPT translations
- * are invalidated before this vCPU resumes (vmx/ept_sync.c): other vCPUs
- * in the guest are kicked out and waited for, under the trap's lock (a
- * vCPU waiting for the lock is in root mode: not waited for). */
-static void hw_table_at(void *ctx, uint64_t pa, uint32_t len)
+/* A table's pages out of the EPT, all or none (within the run-time
+ * budget of vmx/ept_live.h). At setup, before the guest runs; later (the
+ * guest moved the BAR or enabled MSI-X) every CPU's EPT translations are
+ * invalidated before this vCPU resumes (vmx/ept_sync.c): other vCPUs in
+ * the guest are kicked out and waited for, under the trap's lock (a vCPU
+ * waiting for the lock is in root mode: not waited for). */
+static bool hw_table_at(void *ctx, uint64_t pa, uint32_t len)
 {
 	(void)ctx;
 	if (!trap_eptp)
-		return;
-	struct ept_stats es = { 0 };
-	for (uint64_t pg = pa & ~0xfffull; pg < pa + len; pg += PAGE_SIZE)
-		ept_unmap_page(trap_eptp, pg, &es);
+		return true;
+	if (!ept_live_unmap(trap_eptp, pa, len, on))
+		return false;
 	if (on) {
 		late_pages++;
 		ept_shootdown();
 	}
+	return true;
+}
+
+/* A page no table covers any more: the guest's again (not present to
+ * present: no shootdown). */
+static void hw_table_gone(void *ctx, uint64_t pg)
+{
+	(void)ctx;
+	if (trap_eptp)
+		ept_live_restore(trap_eptp, pg);
+	gone_pages++;
 }
 
 /* The physical configuration space through ECAM (any offset, any width). */
@@ -113,10 +125,37 @@ static void ecam_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size,
 		*(volatile uint32_t *)a = val;
 }
 
-static bool hw_mem_ok(void *ctx, uint64_t pa, uint32_t len)
+/* Where a table may lie: apic/vmsi.h's wall over the memory map and the
+ * ranges the hypervisor claims (msi_trap_setup). */
+static struct vmsi_claims claims;
+
+static unsigned hw_place(void *ctx, uint64_t pa, uint32_t len)
 {
 	(void)ctx;
-	return pa + len <= paging_identity_end;
+	return vmsi_place_judge(&claims, pa, len);
+}
+
+/* The claimed ranges: the local APICs' page and the whole 0xFEExxxxx
+ * interrupt-message range, every IOAPIC, ECAM, the HPET, each VT-d unit's
+ * registers. */
+static void claims_fill(const struct acpi_info *a)
+{
+	claims.mem = vmx_env.mem;
+	claims.reach_end = paging_identity_end;
+	bool room = vmsi_claim(&claims, 0xfee00000u, MIB(1));
+	if (a && a->lapic_addr)
+		room &= vmsi_claim(&claims, a->lapic_addr & ~0xfffull, PAGE_SIZE);
+	for (uint32_t k = 0; a && k < a->nioapics; k++)
+		room &= vmsi_claim(&claims, a->ioapic[k].addr & ~0xfffull, PAGE_SIZE);
+	if (a && a->mcfg_base)
+		room &= vmsi_claim(&claims, a->mcfg_base, (uint64_t)(a->mcfg_bus_end + 1u - a->mcfg_bus_start) << 20);
+	if (a && a->hpet_base)
+		room &= vmsi_claim(&claims, a->hpet_base & ~0xfffull, PAGE_SIZE);
+	uint64_t base, len;
+	for (uint32_t i = 0; iommu_regs_range(i, &base, &len); i++)
+		room &= vmsi_claim(&claims, base, len);
+	if (!room)
+		pr_warn("msi: more claimed ranges than %u: the rest not checked against MSI-X tables\n", VMSI_MAX_CLAIMS);
 }
 
 /* Owned remapping: the IRTE written, the interrupt entry cache invalidated. */
@@ -127,10 +166,10 @@ static void hw_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
 }
 
 static const struct vmsi_hw ecam_hw = { ecam_cfg_read, ecam_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-					hw_table_at, hw_mem_ok, NULL, hw_irte };
+					hw_table_at, hw_place, NULL, hw_irte, hw_table_gone };
 
 static const struct vmsi_hw hw = { hw_cfg_read, hw_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-				   hw_table_at, hw_mem_ok, NULL, hw_irte };
+				   hw_table_at, hw_place, NULL, hw_irte, hw_table_gone };
 
 const struct vmsi_hw *msi_trap_hw(void)
 {
@@ -149,7 +188,10 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 		vs.irte_count = IOMMU_MSI_IRTES;
 	}
 	trap_eptp = eptp;
+	claims_fill(acpi);
+	claims.boot = true;                  /* a reserved range holding a boot table is an MMIO window */
 	vmsi_scan(&vs, &hw);
+	claims.boot = false;
 	for (uint16_t p = PCI_CFG_ADDR; p < PCI_CFG_DATA + 4; p++)
 		io_bitmap_set(io_a, io_b, p);
 	on = true;
@@ -175,7 +217,8 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 		const struct vmsi_fn *f = &vs.fn[i];
 		pr_info("msi: %02x:%02x.%u: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped\n",
 			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, f->msi, f->msix, f->msix ? f->nent : 0,
-			(unsigned long long)f->table_pa, f->msix && !f->ent ? ", no room: entries not emulated" : "");
+			(unsigned long long)f->table_pa, f->msix && !f->ent ? ", no room: entries not emulated" :
+			f->msix && !f->table_pa ? ", not placed" : "");
 	}
 	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X, %u table page%s out of the EPT\n",
 		vs.nfn, vs.nfn == 1 ? "" : "s", vs.npages, vs.npages == 1 ? "" : "s");
@@ -310,10 +353,11 @@ void msi_trap_report(void)
 		if (vs.refused_by[r] && n < sizeof line)
 			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), vs.refused_by[r]);
 	struct ept_sync_stats es = ept_sync_stats();
-	pr_info("hvstat: msi functions=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu shootdowns=%llu kicks=%llu unanswered=%llu%s%s\n",
+	pr_info("hvstat: msi functions=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu%s%s\n",
 		vs.nfn, (unsigned long long)vs.cfg_emulated, (unsigned long long)vs.cfg_passed,
 		(unsigned long long)ecam_accesses, (unsigned long long)vs.table_accesses, (unsigned long long)bad_insns, (unsigned long long)unaligned,
-		(unsigned long long)late_pages, (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,
+		(unsigned long long)late_pages, vs.npages, (unsigned long long)gone_pages, (unsigned long long)vs.stray,
+		(unsigned long long)ept_live_tables(), (unsigned long long)ept_live_refused(), (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,
 		(unsigned long long)es.timeouts, n ? " refusals" : "", n ? line : "");
 	for (uint32_t i = 0; i < vs.nfn; i++) {
 		const struct vmsi_fn *f = &vs.fn[i];

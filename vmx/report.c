@@ -177,11 +177,12 @@ void report_print(const char *why)
 		virq_report(v);
 		/* What the guest tried and was refused (docs/isolation.md). */
 		const struct vcpu_denied *d = &v->denied;
-		if (d->msr | d->vmx_insn | d->cr4 | d->apic_base | d->xsetbv | d->sleep | d->ept_hv_pages)
-			pr_info("hvstat: cpu=%u denied msr=%llu vmx_insn=%llu cr4=%llu apic_base=%llu xsetbv=%llu sleep=%llu ept_hv_pages=%llu\n",
+		if (d->msr | d->vmx_insn | d->cr4 | d->apic_base | d->xsetbv | d->sleep | d->ept_hv_pages | d->ept_unowned)
+			pr_info("hvstat: cpu=%u denied msr=%llu vmx_insn=%llu cr4=%llu apic_base=%llu xsetbv=%llu sleep=%llu ept_hv_pages=%llu ept_unowned=%llu\n",
 				i, (unsigned long long)d->msr, (unsigned long long)d->vmx_insn, (unsigned long long)d->cr4,
 				(unsigned long long)d->apic_base, (unsigned long long)d->xsetbv,
-				(unsigned long long)d->sleep, (unsigned long long)d->ept_hv_pages);
+				(unsigned long long)d->sleep, (unsigned long long)d->ept_hv_pages,
+				(unsigned long long)d->ept_unowned);
 		if (v->tsc_writes)   /* the guest moved its own TSC (vmx/tsc.c) */
 			pr_info("hvstat: cpu=%u tsc writes=%llu offset=%lld adjust=0x%llx\n", i,
 				(unsigned long long)v->tsc_writes, (long long)v->tsc.offset, (unsigned long long)v->tsc.adjust);

@@ -38,6 +38,7 @@ struct vcpu_denied {
 	uint64_t xsetbv;                 /* invalid XSETBVs answered with #GP */
 	uint64_t sleep;                  /* S1-S4 requests dropped */
 	uint64_t ept_hv_pages;           /* hypervisor pages touched, mapped to the sink */
+	uint64_t ept_unowned;            /* EPT violations no trap owned (not hypervisor memory): the sink */
 };
 
 struct vcpu {

@@ -133,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		table[i] = i % 4 == 3 ? 0 : 0xfee00000u;         /* left unmasked by "firmware" */
 	cf8 = 0;
 	memset(&s, 0, sizeof s);
-	struct vmsi_hw hw = { c_rd, c_wr, io_rd, io_wr, m_rd, m_wr, NULL, NULL, NULL, NULL };
+	struct vmsi_hw hw = { c_rd, c_wr, io_rd, io_wr, m_rd, m_wr, NULL, NULL, NULL, NULL, NULL };
 	struct vioapic_dom dom = { .apic_id = gid, .host_apic_id = hid, .n = 3, .guest_x2apic = true };
 	dom.host_vectors[3] = 0x7fffull << 48;
 	vmsi_scan(&s, &hw);

@@ -30,7 +30,20 @@ struct model {
 	uint64_t bar2_pa;
 	uint32_t table_at_calls;
 	uint64_t table_at_pa;
+	uint32_t gone_calls;
+	uint64_t gone_pg;
+	uint64_t lo_seen, hi_seen;    /* the lowest and highest address the hypervisor read or wrote (0: none) */
+	uint32_t mem_accesses;
+	uint32_t table_at_budget;     /* table_at answers "no room" after this many calls (0: never) */
 };
+
+static void seen(struct model *m, uint64_t pa)
+{
+	if (!m->mem_accesses++ || pa < m->lo_seen)
+		m->lo_seen = pa;
+	if (pa > m->hi_seen)
+		m->hi_seen = pa;
+}
 
 static struct mfn *mfind(struct model *m, uint16_t bdf)
 {
@@ -93,22 +106,33 @@ static uint32_t *bar2_word(struct model *m, uint64_t pa)
 }
 static uint32_t m_mem_read(void *ctx, uint64_t pa)
 {
+	seen(ctx, pa);
 	uint32_t *w = bar2_word(ctx, pa);
 	return w ? *w : 0xffffffffu;
 }
 static void m_mem_write(void *ctx, uint64_t pa, uint32_t val)
 {
 	struct model *m = ctx;
+	seen(m, pa);
 	uint32_t *w = bar2_word(m, pa);
 	if (w && pa - m->bar2_pa < 0x3000)        /* the PBA is read-only */
 		*w = val;
 }
-static void m_table_at(void *ctx, uint64_t pa, uint32_t len)
+static bool m_table_at(void *ctx, uint64_t pa, uint32_t len)
 {
 	struct model *m = ctx;
 	(void)len;
+	if (m->table_at_budget && m->table_at_calls >= m->table_at_budget)
+		return false;
 	m->table_at_calls++;
 	m->table_at_pa = pa;
+	return true;
+}
+static void m_table_gone(void *ctx, uint64_t pg)
+{
+	struct model *m = ctx;
+	m->gone_calls++;
+	m->gone_pg = pg;
 }
 
 static void put(struct mfn *f, unsigned off, unsigned size, uint32_t v, uint32_t wmask)
@@ -152,6 +176,7 @@ static void model_init(struct model *m)
 	put(b, 0x58, 4, 0, 0x0000ffffu);
 	put(c, 0x34, 1, 0x70, 0);
 	put(c, 0x18, 4, 0xfebf0000u, 0xffffc000u);   /* BAR2, 32-bit memory, 16 KiB */
+	put(c, 0x04, 2, 0x0002, 0x0547);              /* memory decoding on, as firmware leaves it */
 	put(c, 0x70, 4, 0x0007u << 16 | 0x11, 0xc000u << 16);
 	put(c, 0x74, 4, 0x00002002u, 0);
 	put(c, 0x78, 4, 0x00003002u, 0);
@@ -178,13 +203,15 @@ static struct vioapic_dom dom_of(void)
 
 static struct model M;
 static struct vmsi S;
-/* What the hypervisor reaches: below 4 GiB here. */
-static bool m_mem_ok(void *ctx, uint64_t pa, uint32_t len)
+/* What the hypervisor reaches: below 4 GiB here (a refusal number of the
+ * project's own: the place callback's answers are its interface). */
+static unsigned m_place(void *ctx, uint64_t pa, uint32_t len)
 {
 	(void)ctx;
-	return pa + len <= 0x100000000ull;
+	return pa + len <= 0x100000000ull ? VR_NONE : VM_TABLE_BEYOND_MAP;
 }
-static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, m_mem_ok, &M, NULL };
+static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, m_place, &M, NULL,
+			    m_table_gone };
 
 static void setup(void)
 {
@@ -450,7 +477,8 @@ TEST(vmsi_msix_table_emulated)
 	CHECK_EQ(S.fn[2].table_pa, 0xfeb02000u);
 	CHECK_EQ(M.table_at_pa, 0xfeb02000u);
 	CHECK(vmsi_trapped(&S, 0xfeb02000u));
-	CHECK(vmsi_trapped(&S, 0xfebf2000u));              /* the old page stays trapped (passed through) */
+	CHECK(!vmsi_trapped(&S, 0xfebf2000u));             /* the old page given back: no table there now */
+	CHECK_EQ(M.gone_pg, 0xfebf2000u);
 	CHECK_EQ(m_mem_read(&M, 0xfeb02000u), 0xfee04000u);   /* the entries reprogrammed there */
 	CHECK_EQ(m_mem_read(&M, 0xfeb02000u + 12), 0);
 	CHECK_EQ(m_mem_read(&M, 0xfeb02000u + 28), 1);
@@ -470,7 +498,7 @@ TEST(vmsi_msix_table_out_of_reach)
 	CHECK_EQ(S.fn[2].table_pa, 0);
 	CHECK_EQ(g_rd(0x0100, 0x72, 2), 0x8007);
 	CHECK_EQ(phys(2, 0x72, 2) & 0x8000, 0);
-	CHECK_STR(vmsi_refusal_name(S.fn[2].last_refusal), "msix_table_not_emulated");
+	CHECK_STR(vmsi_refusal_name(S.fn[2].last_refusal), "msix_table_beyond_map");
 	g_wr(0x0100, 0x1c, 4, 0);                    /* back below: enabled again, entries emulated */
 	g_wr(0x0100, 0x72, 2, 0x0000);
 	g_wr(0x0100, 0x72, 2, 0x8000);
@@ -530,7 +558,7 @@ TEST(vmsi_route_modes_and_vectors)
 	for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
 		uint64_t pa = 1;
 		uint32_t pd = 1;
-		unsigned r = vmsi_route(&d, c[k].addr, c[k].data, 1, &pa, &pd);
+		unsigned r = vmsi_route(&d, c[k].addr, c[k].data, 1, 0, 0, NULL, &pa, &pd);
 		if (strcmp(vmsi_refusal_name(r), c[k].want) || pa != c[k].paddr || (!r && pd != c[k].data)) {
 			char m[200];
 			snprintf(m, sizeof m, "case %zu (0x%llx, 0x%x): %s paddr 0x%llx data 0x%x, want %s 0x%llx", k,
@@ -543,7 +571,7 @@ TEST(vmsi_route_modes_and_vectors)
 	d.guest_x2apic = false;
 	uint64_t pa;
 	uint32_t pd;
-	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee01004u, 0x30, 1, &pa, &pd)), "xapic_logical");
+	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee01004u, 0x30, 1, 0, 0, NULL, &pa, &pd)), "xapic_logical");
 }
 
 /* Owned remapping: each function's vectors through IRTEs from the
@@ -693,4 +721,159 @@ TEST(vmsi_functions_past_the_limit_counted)
 	vmsi_scan(&s, &hw);
 	CHECK_EQ(s.nfn, 3);
 	CHECK_EQ(s.untrapped, 0);
+}
+
+/* The trap's wall (issue 33, item 1): a table BAR the guest moves over
+ * RAM, the hypervisor's memory or a range it claims (a VT-d unit's
+ * registers) is refused, counted by reason, and the hypervisor reads and
+ * writes nothing there; a place inside the device's own range is taken.
+ * The memory map and the claimed range are this test's own: RAM below
+ * 1 GiB with the hypervisor at 0x3f000000, a reserved page at 0xfeb00000,
+ * one VT-d unit's registers at 0xfed90000. */
+static struct memmap wall_mem;
+static struct vmsi_claims wall;
+static unsigned wall_place(void *ctx, uint64_t pa, uint32_t len)
+{
+	(void)ctx;
+	return vmsi_place_judge(&wall, pa, len);
+}
+
+static void wall_setup(void)
+{
+	memset(&wall_mem, 0, sizeof wall_mem);
+	wall_mem.count = 3;
+	wall_mem.r[0] = (struct mem_range){ 0, 0x3f000000, MEM_USABLE };
+	wall_mem.r[1] = (struct mem_range){ 0x3f000000, 0x1000000, MEM_HV };
+	wall_mem.r[2] = (struct mem_range){ 0xfeb00000u, 0x1000, MEM_RESERVED };
+	memset(&wall, 0, sizeof wall);
+	wall.mem = &wall_mem;
+	wall.reach_end = 0x100000000ull;
+	vmsi_claim(&wall, 0xfed90000u, 0x1000);
+	vmsi_claim(&wall, 0xfee00000u, 0x100000);
+	H.place = wall_place;
+	setup();
+	/* MSI-X on, entry 0 routed: the device's real entry programmed. */
+	g_wr(0x0100, 0x72, 2, 0x8000);
+	t_wr(0xfebf2000u, 0xfee00000u);
+	t_wr(0xfebf2008u, 0x31);
+	t_wr(0xfebf200cu, 0);
+	CHECK_EQ(m_mem_read(&M, 0xfebf2000u), 0xfee04000u);
+}
+
+/* The guest writes BAR2 = bar; the hypervisor's accesses from then on. */
+static void wall_move(uint32_t bar)
+{
+	M.mem_accesses = 0;
+	M.lo_seen = M.hi_seen = 0;
+	g_wr(0x0100, 0x18, 4, bar);
+}
+
+TEST(vmsi_wall_table_never_over_memory_or_claimed)
+{
+	wall_setup();
+	static const struct { uint32_t bar; const char *why; } bad[] = {
+		{ 0x3f000000u, "msix_table_over_memory" },         /* the hypervisor's heap */
+		{ 0x00100000u, "msix_table_over_memory" },         /* guest RAM */
+		{ 0xfeb00000u, "msix_table_over_memory" },         /* reserved (no table there at boot) */
+		{ 0xfed90000u, "msix_table_over_claimed_range" },  /* a VT-d unit's registers in the BAR */
+		{ 0xfee00000u, "msix_table_over_claimed_range" },  /* the interrupt-message range */
+	};
+	for (unsigned k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		uint32_t n0 = S.fn[2].refusals;
+		wall_move(bad[k].bar);
+		CHECK_EQ(S.fn[2].table_pa, 0);
+		CHECK_STR(vmsi_refusal_name(S.fn[2].last_refusal), bad[k].why);
+		CHECK_EQ(S.fn[2].refusals, n0 + 1);
+		/* Not one access of the hypervisor's own at the refused place. */
+		CHECK(!M.mem_accesses || M.hi_seen < bad[k].bar || M.lo_seen >= bad[k].bar + 0x4000u);
+		CHECK(!vmsi_trapped(&S, bad[k].bar + 0x2000u));
+		CHECK_EQ(phys(2, 0x72, 2) & 0x8000, 0);        /* the device's MSI-X off: it sends nothing */
+		/* The guest's own access there is no table access: the trap does
+		 * not own the page (the exit handler then applies the EPT's rules). */
+		CHECK_EQ(vmsi_mem_read(&S, &H, bad[k].bar + 0x2000u), 0xffffffffu);
+		CHECK_EQ(M.mem_accesses, 0);
+	}
+	CHECK_EQ(S.refused_by[VM_TABLE_OVER_MEMORY], 3);
+	CHECK_EQ(S.refused_by[VM_TABLE_OVER_CLAIMED], 2);
+	/* Back inside the device's own range: placed, the entries rewritten. */
+	wall_move(0xfebf0000u);
+	CHECK_EQ(S.fn[2].table_pa, 0xfebf2000u);
+	CHECK(vmsi_trapped(&S, 0xfebf2000u));
+	CHECK_EQ(m_mem_read(&M, 0xfebf2000u), 0xfee04000u);
+	CHECK_EQ(phys(2, 0x72, 2) & 0x8000, 0x8000);
+	H.place = m_place;
+}
+
+/* Issue 33, item 2: a table moved to 65 and more distinct places keeps
+ * one trapped page (each old one given back), never a page the trap does
+ * not own; when the EPT has no room for a new place (table_at's budget),
+ * the place is refused, counted, the device's MSI-X off: never a table
+ * page out of the EPT without the trap knowing it. */
+TEST(vmsi_wall_moves_give_pages_back_and_respect_the_budget)
+{
+	wall_setup();
+	uint32_t gone0 = M.gone_calls;
+	for (uint32_t k = 0; k < 70; k++) {
+		wall_move(0xe0000000u + k * 0x4000u);
+		CHECK_EQ(S.fn[2].table_pa, 0xe0002000u + k * 0x4000u);
+		CHECK_EQ(S.npages, 1);
+		CHECK(vmsi_trapped(&S, S.fn[2].table_pa));
+	}
+	CHECK_EQ(M.gone_calls - gone0, 70);
+	CHECK_EQ(S.refused_by[VM_TABLE_NO_ROOM], 0);
+	M.table_at_budget = M.table_at_calls;              /* the EPT's budget spent */
+	wall_move(0xe8000000u);
+	CHECK_EQ(S.fn[2].table_pa, 0);
+	CHECK_EQ(S.npages, 0);
+	CHECK_STR(vmsi_refusal_name(S.fn[2].last_refusal), "msix_table_no_room");
+	CHECK_EQ(phys(2, 0x72, 2) & 0x8000, 0);
+	M.table_at_budget = 0;
+	H.place = m_place;
+}
+
+/* Memory decoding off (Linux sizes a BAR so): the table is nowhere, no
+ * refusal for the sizing value; decoding on again places it, with the
+ * device quiet (decoding off) until its page is trapped. */
+TEST(vmsi_wall_sizing_with_decoding_off_is_not_a_refusal)
+{
+	wall_setup();
+	uint32_t r0 = S.fn[2].refusals;
+	g_wr(0x0100, 0x04, 2, 0x0000);                     /* decoding off */
+	CHECK_EQ(S.fn[2].table_pa, 0);
+	CHECK(!vmsi_trapped(&S, 0xfebf2000u));
+	g_wr(0x0100, 0x18, 4, 0xffffffffu);                /* sizing */
+	CHECK_EQ(phys(2, 0x18, 4), 0xffffc000u);
+	g_wr(0x0100, 0x18, 4, 0xfebf0000u);
+	CHECK_EQ(S.fn[2].refusals, r0);
+	g_wr(0x0100, 0x04, 2, 0x0006);                     /* memory and bus master on */
+	CHECK_EQ(phys(2, 0x04, 2), 0x0006);
+	CHECK_EQ(S.fn[2].table_pa, 0xfebf2000u);
+	CHECK(vmsi_trapped(&S, 0xfebf2000u));
+	CHECK_EQ(m_mem_read(&M, 0xfebf2000u), 0xfee04000u);   /* entries written again at the place */
+	CHECK_EQ(phys(2, 0x72, 2) & 0x8000, 0x8000);
+	H.place = m_place;
+}
+
+/* The rest of a table's page: passed only inside the function's BAR.
+ * Function C's BAR shrunk to 8 KiB with the table at offset 0x1000 and the
+ * PBA just past the entries; a 2 KiB BAR leaves the rest of the page to
+ * no one: dropped, reads all ones. */
+TEST(vmsi_wall_rest_of_page_only_inside_the_bar)
+{
+	model_init(&M);
+	struct mfn *c = &M.f[2];
+	put(c, 0x18, 4, 0xfebf0000u, 0xfffff800u);         /* a 2 KiB BAR */
+	put(c, 0x74, 4, 0x00000002u, 0);                   /* table at offset 0 */
+	put(c, 0x78, 4, 0x00000082u, 0);                   /* PBA at 0x80 */
+	memset(&S, 0, sizeof S);
+	vmsi_scan(&S, &H);
+	CHECK_EQ(S.fn[2].bar_size, 0x800);
+	CHECK_EQ(S.fn[2].table_pa, 0xfebf0000u);
+	M.mem_accesses = 0;
+	(void)t_rd(0xfebf0080u);                           /* the PBA, inside the BAR: passed */
+	CHECK_EQ(M.mem_accesses, 1);
+	CHECK_EQ(t_rd(0xfebf0900u), 0xffffffffu);          /* past the BAR: nobody's */
+	t_wr(0xfebf0900u, 0x12345678u);
+	CHECK_EQ(M.mem_accesses, 1);
+	CHECK_EQ(S.stray, 2);
 }

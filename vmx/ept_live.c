@@ -1,0 +1,43 @@
+/* Run-time EPT edits under one lock, within a budget (ept_live.h). */
+#include "ept_live.h"
+#include "ept.h"
+#include "../lib/memmap.h"
+#include "../lib/spinlock.h"
+
+static spinlock_t lock;
+static struct ept_stats rt;              /* tables split at run time */
+static uint64_t refused;
+
+void ept_live_lock(void) { spin_lock(&lock); }
+void ept_live_unlock(void) { spin_unlock(&lock); }
+
+bool ept_live_unmap(uint64_t eptp, uint64_t pa, uint64_t len, bool runtime)
+{
+	struct ept_stats boot = { 0 };
+	uint64_t first = pa & ~0xfffull, end = (pa + len + 0xfff) & ~0xfffull;
+	spin_lock(&lock);
+	/* At most what every page would need on its own (pages in one large
+	 * page need it once: an overestimate, never an underestimate). */
+	uint64_t need = 0;
+	for (uint64_t pg = first; pg < end; pg += PAGE_SIZE)
+		need += ept_unmap_needs(eptp, pg);
+	if ((runtime && rt.tables + need > EPT_LIVE_MAX_TABLES) || need > page_alloc_free() / PAGE_SIZE) {
+		refused++;
+		spin_unlock(&lock);
+		return false;
+	}
+	for (uint64_t pg = first; pg < end; pg += PAGE_SIZE)
+		ept_unmap_page(eptp, pg, runtime ? &rt : &boot);
+	spin_unlock(&lock);
+	return true;
+}
+
+void ept_live_restore(uint64_t eptp, uint64_t pg)
+{
+	spin_lock(&lock);
+	ept_restore_page(eptp, pg);
+	spin_unlock(&lock);
+}
+
+uint64_t ept_live_tables(void) { return rt.tables; }
+uint64_t ept_live_refused(void) { return refused; }

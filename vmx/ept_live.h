@@ -1,0 +1,24 @@
+/* The guest's EPT changed while vCPUs run: one lock for every run-time
+ * edit and every table it allocates (the MSI trap's table pages, the sink,
+ * the GiBs mapped beyond the identity map), and a budget for the tables a
+ * guest can make the trap split, so that no guest exhausts the heap. */
+#ifndef VMX_EPT_LIVE_H
+#define VMX_EPT_LIVE_H
+#include "../lib/types.h"
+
+/* Tables the MSI trap may split at run time (a guest moving a BAR across
+ * the MMIO hole); the boot's own splits are not counted. */
+#define EPT_LIVE_MAX_TABLES 64
+
+void ept_live_lock(void);
+void ept_live_unlock(void);
+/* Takes every page of [pa, pa + len) out of the EPT, or none: false when
+ * the splits it needs would pass the budget (runtime) or the heap. Takes
+ * the lock; no INVEPT (the caller shoots down). */
+bool ept_live_unmap(uint64_t eptp, uint64_t pa, uint64_t len, bool runtime);
+/* A page that ept_live_unmap took out, back in (no INVEPT needed). */
+void ept_live_restore(uint64_t eptp, uint64_t pg);
+/* Run-time tables allocated so far, and unmaps refused for the budget. */
+uint64_t ept_live_tables(void);
+uint64_t ept_live_refused(void);
+#endif
