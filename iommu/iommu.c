@@ -335,16 +335,32 @@ uint32_t iommu_irte_dest(uint32_t index)
 }
 uint16_t iommu_ioapic_sid(uint32_t k) { return io.sid[k]; }
 
+/* 128 bits at once (CMPXCHG16B: every x86-64 CPU with VT-d has it): a
+ * unit that reads the entry between two 64-bit stores could deliver a
+ * posted interrupt to a descriptor address half old, half new (VT-d,
+ * "Interrupt Remapping Table Entry (IRTE) for Posted Interrupts": software
+ * updates a present entry with a 128-bit atomic operation). */
+void irte_store128(volatile uint64_t *e, uint64_t lo, uint64_t hi)
+{
+	uint64_t olo = e[0], ohi = e[1];
+	bool done;
+	do {
+		__asm__ volatile("lock cmpxchg16b %1"
+				 : "=@ccz"(done), "+m"(*(volatile unsigned __int128 *)e), "+a"(olo), "+d"(ohi)
+				 : "b"(lo), "c"(hi)
+				 : "memory");
+	} while (!done);
+}
+
 void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi)
 {
-	/* 128 bits in two stores: the caller masked the pin that points here
-	 * while the entry changes; P (bit 0) is in lo, written last. */
-	volatile uint64_t *e = io.irt + 2 * (uint64_t)index;
-	e[1] = hi;
-	e[0] = lo;
+	irte_store128(io.irt + 2 * (uint64_t)index, lo, hi);
+	/* Then that index's cached copy, in every unit that may hold it (the
+	 * one table is every unit's). */
 	char err[200];
-	if (iommu_iec_invalidate(err, sizeof err))
-		pr_err("%s\n", err);
+	for (uint32_t i = 0; i < io.nunits; i++)
+		if (vtd_invalidate_iec_index(&io.unit[i], index, err, sizeof err))
+			pr_err("%s\n", err);
 }
 
 int iommu_iec_invalidate(char *err, size_t errlen)
@@ -396,10 +412,16 @@ void iommu_report(void)
 		queued += io.unit[i].qi;
 		waits += io.unit[i].qi_waits;
 	}
-	pr_info("hvstat: iommu dma_isolation=%s units=%u levels=%d faults=%llu reads=%llu writes=%llu overflows=%llu invalidation=%s qi_waits=%llu\n",
+	uint64_t qerr = 0, qto = 0;
+	for (uint32_t i = 0; i < io.nunits; i++) {
+		qerr += io.unit[i].qi_iqe + io.unit[i].qi_ite + io.unit[i].qi_ice;
+		qto += io.unit[i].qi_timeouts;
+	}
+	pr_info("hvstat: iommu dma_isolation=%s units=%u levels=%d faults=%llu reads=%llu writes=%llu overflows=%llu invalidation=%s qi_waits=%llu qi_errors=%llu qi_timeouts=%llu\n",
 		io.on ? "on" : "off", io.nunits, io.levels, (unsigned long long)io.faults, (unsigned long long)io.reads,
 		(unsigned long long)io.writes, (unsigned long long)io.overflows,
-		!io.on ? "none" : queued == io.nunits ? "queued" : queued ? "mixed" : "registers", (unsigned long long)waits);
+		!io.on ? "none" : queued == io.nunits ? "queued" : queued ? "mixed" : "registers", (unsigned long long)waits,
+		(unsigned long long)qerr, (unsigned long long)qto);
 	for (uint32_t r = 0; r <= FAULT_REASONS; r++)
 		if (io.by_reason[r])
 			pr_info("hvstat: iommu fault_reason=%u count=%llu\n", r, (unsigned long long)io.by_reason[r]);

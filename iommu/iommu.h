@@ -51,6 +51,8 @@ void iommu_ir_release(const char *why);
  * invalidated in every unit; IOAPIC k's first IRTE index and its source ID. */
 bool iommu_ir_eim(void);
 void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi);
+/* The 128-bit store iommu_irte_write makes (lo: bits 63:0), atomic. */
+void irte_store128(volatile uint64_t *e, uint64_t lo, uint64_t hi);
 uint32_t iommu_ioapic_irte_base(uint32_t k);
 /* The IRTEs after the IOAPICs' for the trapped MSIs and MSI-X entries
  * (apic/vmsi.c takes 32 per MSI function and one per MSI-X entry). */

@@ -152,13 +152,39 @@ static bool qi_start(struct vtd_unit *u)
 	return gcmd(u, VTD_GCMD_QIE, true, VTD_GCMD_QIE);
 }
 
+/* A queue error met while waiting, recovered as the specification has
+ * software do it ("Invalidation Queue Error": the unit stops with IQH on
+ * the descriptor it refused until FSTS.IQE is cleared; the refused one is
+ * replaced by a wait descriptor that does nothing, so that the unit goes
+ * on with the rest, our own wait included. ITE and ICE concern device-TLB
+ * invalidations, which the hypervisor never queues: cleared, counted).
+ * Said in err; the queue works on. */
+static void qi_recover(struct vtd_unit *u, uint32_t fsts, char *err, size_t errlen)
+{
+	uint64_t head = (rd64(u, VTD_IQH) >> 4) & 0xff;
+	if (fsts & VTD_FSTS_IQE) {
+		u->qi_iqe++;
+		u->iq[2 * head] = VTD_QI_WAIT_NOP;
+		u->iq[2 * head + 1] = 0;
+		__asm__ volatile("mfence" ::: "memory");
+	}
+	u->qi_ite += !!(fsts & VTD_FSTS_ITE);
+	u->qi_ice += !!(fsts & VTD_FSTS_ICE);
+	snprintf(err, errlen, "iommu: unit at 0x%llx: invalidation queue error (FSTS 0x%x) at descriptor %llu: %s, the queue goes on",
+		 (unsigned long long)u->base, fsts, (unsigned long long)head,
+		 (fsts & VTD_FSTS_IQE) ? "the descriptor refused was replaced by one that does nothing" : "cleared");
+	wr32(u, VTD_FSTS, fsts & (VTD_FSTS_IQE | VTD_FSTS_ICE | VTD_FSTS_ITE));   /* write 1 to clear */
+}
+
 /* Puts n descriptors (low quadwords, high ones 0) and a wait descriptor
  * that writes a new sequence number to the status dword; moves the tail;
- * polls the status. The unit stops at a descriptor it refuses (FSTS.IQE,
- * IQH on it): named in err. */
+ * polls the status. A queue error on the way is recovered (qi_recover)
+ * and the submission fails with err; under the unit's own lock. */
 static int qi_submit(struct vtd_unit *u, const uint64_t *lo, uint32_t n, char *err, size_t errlen)
 {
 	const uint32_t slots = PAGE_SIZE / 16;
+	int rc = 0;
+	spin_lock(&u->qi_lock);
 	uint32_t seq = ++u->qi_seq;
 	*u->qi_status = 0;
 	for (uint32_t i = 0; i <= n; i++) {
@@ -183,24 +209,37 @@ static int qi_submit(struct vtd_unit *u, const uint64_t *lo, uint32_t n, char *e
 	while (*u->qi_status != seq) {
 		uint32_t fsts = rd32(u, VTD_FSTS);
 		if (fsts & (VTD_FSTS_IQE | VTD_FSTS_ICE | VTD_FSTS_ITE)) {
-			snprintf(err, errlen, "iommu: unit at 0x%llx: invalidation queue error (FSTS 0x%x) at descriptor %llu",
-				 (unsigned long long)u->base, fsts, (unsigned long long)((rd64(u, VTD_IQH) >> 4) & 0x7fff));
-			return -1;
+			qi_recover(u, fsts, err, errlen);
+			rc = -1;                 /* what was refused did not happen: said; the wait still ends */
 		}
 		if (rdtsc() > until) {
+			u->qi_timeouts++;
 			snprintf(err, errlen, "iommu: unit at 0x%llx: wait descriptor %u not completed (IQH 0x%llx, IQT 0x%llx, status %u)",
 				 (unsigned long long)u->base, seq, (unsigned long long)rd64(u, VTD_IQH),
 				 (unsigned long long)rd64(u, VTD_IQT), *u->qi_status);
+			spin_unlock(&u->qi_lock);
 			return -1;
 		}
 	}
 	u->qi_waits++;
-	return 0;
+	spin_unlock(&u->qi_lock);
+	return rc;
 }
 
 int vtd_invalidate_iec(struct vtd_unit *u, char *err, size_t errlen)
 {
 	static const uint64_t iec = VTD_QI_IEC_GLOBAL;
+	if (!u->qi) {
+		snprintf(err, errlen, "iommu: unit at 0x%llx: the interrupt entry cache is invalidated only through the queue",
+			 (unsigned long long)u->base);
+		return -1;
+	}
+	return qi_submit(u, &iec, 1, err, errlen);
+}
+
+int vtd_invalidate_iec_index(struct vtd_unit *u, uint32_t index, char *err, size_t errlen)
+{
+	const uint64_t iec = VTD_QI_IEC_INDEX(index);
 	if (!u->qi) {
 		snprintf(err, errlen, "iommu: unit at 0x%llx: the interrupt entry cache is invalidated only through the queue",
 			 (unsigned long long)u->base);

@@ -4,6 +4,7 @@
 #ifndef IOMMU_VTD_H
 #define IOMMU_VTD_H
 #include "../lib/types.h"
+#include "../lib/spinlock.h"
 
 struct vtd_unit {
 	uint64_t base;          /* register page(s) */
@@ -24,6 +25,14 @@ struct vtd_unit {
 	uint32_t qi_tail;       /* next free descriptor */
 	uint32_t qi_seq;        /* the last status data asked for */
 	uint64_t qi_waits;      /* wait descriptors completed */
+	/* One submitter at a time: the queue's tail, slots, sequence and
+	 * status word are the unit's (the IOAPIC and MSI traps submit under
+	 * locks of their own). */
+	spinlock_t qi_lock;
+	/* Queue errors met and recovered at run time ("Invalidation Queue
+	 * Error", "Invalidation Time-out Error", "Invalidation Completion
+	 * Error"), and submissions that timed out. */
+	uint64_t qi_iqe, qi_ite, qi_ice, qi_timeouts;
 };
 
 /* A DMA fault read from a fault recording register. */
@@ -62,6 +71,9 @@ bool vtd_disable_ir(struct vtd_unit *u);
 /* Invalidates the interrupt entry cache globally (queued only: there is no
  * register for it). Returns 0, or -1 with err. */
 int vtd_invalidate_iec(struct vtd_unit *u, char *err, size_t errlen);
+/* The same for one IRTE index ("Interrupt Entry Cache Invalidate
+ * Descriptor", index-selective: G 1, IM 0, IIDX the index). */
+int vtd_invalidate_iec_index(struct vtd_unit *u, uint32_t index, char *err, size_t errlen);
 /* Reads every recorded fault into f (up to max), clearing each; *overflow
  * is set when the unit dropped faults (FSTS.PFO, cleared). Returns the count. */
 uint32_t vtd_read_faults(struct vtd_unit *u, struct vtd_fault *f, uint32_t max, bool *overflow);

@@ -122,6 +122,8 @@
 #define VTD_QI_CC_GLOBAL    (0x1ull | 1ull << 4)
 #define VTD_QI_IOTLB_GLOBAL (0x2ull | 1ull << 4 | 1ull << 6 | 1ull << 7)
 #define VTD_QI_IEC_GLOBAL   0x4ull
+#define VTD_QI_IEC_INDEX(i) (0x4ull | 1ull << 4 | (uint64_t)((i) & 0xffff) << 32)   /* G 1, IM 0, IIDX 47:32 */
+#define VTD_QI_WAIT_NOP     0x5ull                    /* a wait descriptor that writes nothing, signals nothing */
 #define VTD_QI_WAIT_SW      (0x5ull | 1ull << 5 | 1ull << 6)
 #define VTD_QI_WAIT_DATA_SHIFT 32
 

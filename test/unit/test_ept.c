@@ -619,3 +619,46 @@ TEST(ept_unmap_page_splits_large_pages)
 		done(&b);
 	}
 }
+
+/* Issue 33, item 3: the trap's run-time unmaps take tables within a
+ * budget (EPT_LIVE_MAX_TABLES) and never from a heap that cannot give
+ * them: a guest moving a table across the MMIO hole a thousand times gets
+ * refusals, counted, and no panic; a page given back is mapped again with
+ * its type, and the sink still fills a page taken out. */
+#include "../../vmx/ept_live.h"
+TEST(ept_live_unmap_budget_and_restore)
+{
+	struct built b;
+	const struct memmap *m = main_map();
+	build(&b, m, true, true, memmap_end(m));
+	uint64_t t0 = ept_live_tables(), r0 = ept_live_refused();
+	uint32_t ok = 0, refused = 0;
+	for (uint32_t k = 0; k < 1000; k++) {            /* a page in each 2 MiB of [3 GiB, 5 GiB): MMIO and beyond */
+		uint64_t pg = GIB(3) + (uint64_t)k * MIB(2);
+		if (pg >= GIB(4) - MIB(32))
+			pg = GIB(3) + (uint64_t)(k % 64) * MIB(2) + PAGE_SIZE * (k / 64 + 1);   /* already split: free */
+		if (ept_live_unmap(b.eptp, pg, 16, true))
+			ok++;
+		else
+			refused++;
+	}
+	CHECK(ept_live_tables() - t0 <= EPT_LIVE_MAX_TABLES);
+	CHECK(refused > 0);
+	CHECK_EQ(ept_live_refused() - r0, refused);
+	CHECK(ok >= EPT_LIVE_MAX_TABLES / 2);
+	/* Taken out, given back: present again, uncached as before. */
+	int mt, level;
+	bool present;
+	CHECK(ept_live_unmap(b.eptp, GIB(3), 16, true));
+	ept_walk(b.eptp, GIB(3), &mt, &present, &level);
+	CHECK(!present);
+	ept_live_restore(b.eptp, GIB(3));
+	uint64_t e = ept_walk(b.eptp, GIB(3), &mt, &present, &level);
+	CHECK(present);
+	CHECK_EQ(mt, MT_UC);
+	CHECK_EQ(e & ADDR_MASK, GIB(3));
+	/* A page taken out and never given back: the sink may take it. */
+	CHECK(ept_live_unmap(b.eptp, GIB(3) + PAGE_SIZE, 16, true));
+	CHECK_EQ(ept_map_sink(b.eptp, GIB(3) + PAGE_SIZE, MIB(200)), 1);
+	done(&b);
+}

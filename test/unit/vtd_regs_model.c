@@ -132,6 +132,13 @@ static void run_queue(struct vtd_regs_model *m)
 	while (m->iqh != m->iqt) {
 		uint64_t i = (m->iqh >> 4) % entries;
 		uint64_t lo = q[2 * i], hi = q[2 * i + 1];
+		if (m->refuse_types >> (lo & 0xf) & 1) {
+			/* "Invalidation Queue Error": the unit stops with IQH on the
+			 * descriptor it refused, FSTS.IQE set, until IQE is cleared. */
+			m->fsts |= 1u << 4;
+			m->iqe_seen++;
+			return;
+		}
 		m->step++;                       /* in queue order, one at a time */
 		switch (lo & 0xf) {
 		case 1: m->cc_step = m->step; break;
@@ -140,7 +147,7 @@ static void run_queue(struct vtd_regs_model *m)
 				violation(m, "IOTLB invalidated before the context cache after SRTP");
 			m->iotlb_step = m->step;
 			break;
-		case 4: break;
+		case 4: if (lo & (1u << 4)) m->iec_index_last = (uint32_t)(lo >> 32) & 0xffff, m->iec_index++; else m->iec_global++; break;
 		case 5:
 			if (lo & (1u << 5))
 				*(volatile uint32_t *)(uintptr_t)(hi & ~3ull) = (uint32_t)(lo >> 32);
@@ -231,7 +238,13 @@ void vtd_mmio_write(uint64_t addr, unsigned size, uint64_t v)
 			m->cc_step = m->step;
 		m->ccmd = v & ~CCMD_ICC;
 		return;
-	case 0x34: m->fsts &= ~(uint32_t)(v & 0x7f); return;
+	case 0x34: {
+		bool iqe = m->fsts & (1u << 4);
+		m->fsts &= ~(uint32_t)(v & 0x7f);
+		if (iqe && !(m->fsts & (1u << 4)) && (m->gsts & G_QIE))
+			run_queue(m);                /* the unit fetches again from IQH */
+		return;
+	}
 	case 0x38: m->fectl = (uint32_t)v & 0xc0000000u; return;
 	case 0x64:
 		if ((m->pmen & PMEN_EPM) && !(v & PMEN_EPM)) {

@@ -40,6 +40,15 @@ struct vtd_regs_model {
 	/* The firmware's queue still has descriptors the unit has not read:
 	 * each IQH read shows it one further (the unit working meanwhile). */
 	bool fw_queue_draining;
+	/* Descriptor types (bit t: type t) the unit refuses: "Invalidation
+	 * Queue Error" (FSTS.IQE, IQH left on it; fetching resumes when
+	 * software clears IQE). */
+	uint32_t refuse_types;
+	unsigned iqe_seen;
+	/* Interrupt entry cache invalidations run: global, index-selective
+	 * (G bit 4; IIDX 47:32), the last index. */
+	unsigned iec_global, iec_index;
+	uint32_t iec_index_last;
 	/* what happened */
 	bool te_at_start;
 	unsigned step;               /* register writes so far */
