@@ -19,6 +19,7 @@ const char *const vioapic_refusal_names[VR_COUNT] = {
 	[VR_VECTOR_LOW] = "vector_below_16", [VR_VECTOR_HOST] = "vector_of_hypervisor",
 	[VR_NO_VCPU] = "no_vcpu", [VR_MULTICAST] = "fixed_multicast", [VR_XAPIC_LOGICAL] = "xapic_logical",
 	[VR_DEST_ABOVE_255] = "apic_id_above_255", [VR_EXT_DEST] = "ext_dest_or_remappable",
+	[VR_VECTOR_HOST_CLASS] = "vector_in_hypervisor_class",
 };
 
 /* The guest's destination: 8 bits (63:56), or 15 with MSI_EXT_DEST_ID
@@ -31,6 +32,30 @@ static uint32_t dest_of(const struct vioapic_dom *d, uint64_t vrte)
 	return dest;
 }
 
+/* With KVM's MSI_EXT_DEST_ID a physical destination has 15 bits, and
+ * 0xFF is APIC ID 255 where a vCPU has it (KVM without its x2APIC
+ * broadcast quirk does the same); x2APIC broadcast is 0xFFFFFFFF, which 15
+ * bits cannot say. */
+static bool has_id_255(const struct vioapic_dom *d)
+{
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->apic_id[i] == 0xff)
+			return true;
+	return false;
+}
+
+/* The lowest priority class (vector 7:4) of a hypervisor vector; 16: none.
+ * SDM Vol. 3A, "Task and Processor Priorities": a vector in service raises
+ * the processor priority to its class, and the local APIC then holds every
+ * interrupt of that class and below. */
+static unsigned host_class(const struct vioapic_dom *d)
+{
+	for (unsigned v = 0; v < 256; v++)
+		if (d->host_vectors[v / 64] >> (v % 64) & 1)
+			return v >> 4;
+	return 16;
+}
+
 /* Does the guest's destination name vCPU i? Physical: its APIC ID, or
  * 0xFF for all. Logical, x2APIC cluster mode: the 8 bits zero-extended to
  * 32 are cluster 0 with members 7:0, the x2APIC IDs 0-7 (SDM Vol. 3A,
@@ -39,8 +64,8 @@ static uint32_t dest_of(const struct vioapic_dom *d, uint64_t vrte)
 static bool names(const struct vioapic_dom *d, uint32_t i, uint64_t vrte)
 {
 	uint32_t dest = dest_of(d, vrte);
-	if (dest == 0xff)
-		return true;
+	if (dest == 0xff && !(d->ext_dest && !(vrte & VIOAPIC_LOGICAL) && has_id_255(d)))
+		return true;                   /* broadcast, unless 15-bit destinations name APIC ID 255 */
 	if (!(vrte & VIOAPIC_LOGICAL))
 		return d->apic_id[i] == dest;
 	return d->apic_id[i] < 8 && (dest >> d->apic_id[i] & 1);
@@ -82,6 +107,12 @@ static enum vioapic_refusal pick(const struct vioapic_dom *d, uint64_t vrte, uin
 			return VR_VECTOR_LOW;
 		if (d->host_vectors[vec / 64] >> (vec % 64) & 1)
 			return VR_VECTOR_HOST;
+		/* A level-triggered vector stays in the CPU's ISR until the
+		 * guest's EOI (an edge one until the hypervisor's): in the class
+		 * of a hypervisor vector it would hold the timer, kick and
+		 * notification vectors on that CPU meanwhile. */
+		if ((unsigned)(vec >> 4) >= host_class(d))
+			return VR_VECTOR_HOST_CLASS;
 		if (dlm == DLM_FIXED && count > 1)
 			return VR_MULTICAST;       /* one physical destination cannot name them all */
 	}

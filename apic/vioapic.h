@@ -40,7 +40,10 @@
 /* Why a pin is not routed (its physical pin masked); counted per pin. */
 enum vioapic_refusal {
 	VR_NONE = 0, VR_SMI, VR_INIT, VR_EXTINT, VR_RESERVED_MODE, VR_NMI_NOT_ONE, VR_VECTOR_LOW,
-	VR_VECTOR_HOST, VR_NO_VCPU, VR_MULTICAST, VR_XAPIC_LOGICAL, VR_DEST_ABOVE_255, VR_EXT_DEST, VR_COUNT
+	VR_VECTOR_HOST, VR_NO_VCPU, VR_MULTICAST, VR_XAPIC_LOGICAL, VR_DEST_ABOVE_255, VR_EXT_DEST,
+	VR_VECTOR_HOST_CLASS,            /* in (or above) the priority class of a hypervisor vector: held in a
+	                                    CPU's ISR it would mask the hypervisor's vectors there */
+	VR_COUNT
 };
 extern const char *const vioapic_refusal_names[VR_COUNT];
 

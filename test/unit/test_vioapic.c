@@ -97,7 +97,10 @@ static bool m_refused(uint64_t r, uint32_t *target)
 	}
 	if (n == 0 || (dlm == 4 && n != 1))
 		return true;
-	if (dlm != 4 && (vec < 16 || (vec >= 0xf0 && vec != 0xff)))   /* 0xf0-0xfe: the test's hypervisor vectors */
+	/* 0xf0-0xfe: the test's hypervisor vectors, and with them their
+	 * priority class (SDM Vol. 3A, "Task and Processor Priorities": a
+	 * vector in service holds its class and those below): 0xf0-0xff. */
+	if (dlm != 4 && (vec < 16 || vec >= 0xf0))
 		return true;
 	if (dlm == 0 && n > 1)
 		return true;
@@ -271,9 +274,14 @@ TEST(vioapic_refused_modes_and_vectors)
 	}
 	CHECK_EQ(vioapic_route(&d, rte(0, 16, false, 1), &p), VR_NONE);
 	CHECK_EQ(vioapic_route(&d, rte(0, 0xf1, false, 1), &p), VR_VECTOR_HOST);
-	/* 0xff is a legal vector (SDM: only 0-15 are illegal); here not the hypervisor's. */
-	CHECK_EQ(vioapic_route(&d, rte(0, 0xff, false, 1), &p), VR_NONE);
-	CHECK_EQ(p, rte(0, 0xff, false, 11));
+	/* 0xff is a legal vector (SDM: only 0-15 are illegal) and not the
+	 * hypervisor's, but in the class of its vectors: held in service (a
+	 * level pin until the guest's EOI) it would mask them (issue 33, item
+	 * 6: 501bce7 routed it, VR_NONE). A class below is the guest's. */
+	CHECK_EQ(vioapic_route(&d, rte(0, 0xff, false, 1), &p), VR_VECTOR_HOST_CLASS);
+	CHECK_EQ(vioapic_route(&d, rte(0, 0xf3, false, 1) | 1ull << 15, &p), VR_VECTOR_HOST);
+	CHECK_EQ(vioapic_route(&d, rte(0, 0xef, false, 1) | 1ull << 15, &p), VR_NONE);
+	CHECK_EQ(p, rte(0, 0xef, false, 11) | 1ull << 15);
 	CHECK_EQ(vioapic_route(&d, rte(0, 0x40, false, 0xff), &p), VR_MULTICAST);
 	CHECK_EQ(vioapic_route(&d, rte(1, 0x41, false, 0xff), &p), VR_NONE);       /* 0x41 % 4 = 1: vCPU 1 */
 	CHECK_EQ(p, rte(1, 0x41, false, 11));
@@ -322,4 +330,29 @@ TEST(vioapic_refusals_counted_and_pin_stays_masked)
 	CHECK_EQ(a.pin[5].reach.mode, VMODE_DIRECT);
 	CHECK_EQ(vioapic_rte(&a, 5), rte(0, 0x40, false, 0));
 	CHECK_EQ(vioapic_rte(&a, 99), 0);
+}
+
+/* Issue 33, item 7: with KVM's MSI_EXT_DEST_ID offered (15-bit physical
+ * destinations) and a vCPU whose APIC ID is 255, destination 0xFF names
+ * that vCPU (x2APIC broadcast is 0xFFFFFFFF, which 15 bits cannot say);
+ * without the offer, or without such a vCPU, 0xFF is the xAPIC broadcast.
+ * 501bce7 took 0xFF as broadcast always: the fixed interrupt to vCPU 2
+ * was refused as fixed_multicast. */
+TEST(vioapic_ext_dest_0xff_is_apic_id_255)
+{
+	static const uint32_t ids[3] = { 0, 1, 255 }, host[3] = { 10, 11, 12 };
+	struct vioapic_dom d = { .apic_id = ids, .host_apic_id = host, .n = 3, .guest_x2apic = true, .ext_dest = true,
+				 .host_vectors = { 0, 0, 0, 0x7fff000000000000ull } };
+	uint64_t p;
+	CHECK_EQ(vioapic_route(&d, rte(0, 0x40, false, 0xff), &p), VR_NONE);
+	CHECK_EQ(p >> 56, 12);                              /* vCPU 2's CPU */
+	CHECK_EQ(vioapic_route(&d, rte(0, 0x40, false, 0xff) | 1ull << 49, &p), VR_NO_VCPU);   /* 0x1ff: nobody */
+	CHECK_EQ(vioapic_route(&d, rte(4, 0, false, 0xff), &p), VR_NONE);              /* an NMI to that one vCPU */
+	CHECK_EQ(vioapic_route(&d, rte(0, 0x40, true, 0xff), &p), VR_MULTICAST);       /* logical: 8 bits, all */
+	d.ext_dest = false;
+	CHECK_EQ(vioapic_route(&d, rte(0, 0x40, false, 0xff), &p), VR_MULTICAST);      /* broadcast */
+	static const uint32_t ids2[3] = { 0, 1, 2 };
+	d.apic_id = ids2;
+	d.ext_dest = true;
+	CHECK_EQ(vioapic_route(&d, rte(0, 0x40, false, 0xff), &p), VR_MULTICAST);      /* no APIC ID 255: broadcast */
 }

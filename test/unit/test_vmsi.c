@@ -197,7 +197,7 @@ static struct vioapic_dom dom_of(void)
 	struct vioapic_dom d = { .apic_id = gids, .host_apic_id = owned ? hids_far : hids, .n = 2, .guest_x2apic = true,
 				 .remap = owned, .eim = owned, .ext_dest = owned };
 	d.host_vectors[3] = 0xffffull << 48;       /* 0xf0-0xff: not the guest's */
-	d.host_vectors[3] &= ~(1ull << 63);        /* but 0xff is (issue 27: a device's vector 0xff) */
+	d.host_vectors[3] &= ~(1ull << 63);        /* 0xff is not the hypervisor's, but in its class (refused) */
 	return d;
 }
 
@@ -540,7 +540,8 @@ TEST(vmsi_route_modes_and_vectors)
 		{ 0xfee01000u, 0x0500, "init", 0 },
 		{ 0xfee01000u, 0x0630, "reserved_mode", 0 },
 		{ 0xfee01000u, 0x0700, "extint", 0 },
-		{ 0xfee01000u, 0x00ff, "routed", 0xfee09000u },        /* vector 0xff: a device's */
+		{ 0xfee01000u, 0x00ff, "vector_in_hypervisor_class", 0 },   /* 0xff: the class of 0xf0-0xfe (issue 33, item 6) */
+		{ 0xfee01000u, 0x00ef, "routed", 0xfee09000u },
 		{ 0xfee01000u, 0x00fe, "vector_of_hypervisor", 0 },
 		{ 0xfee01000u, 0x000f, "vector_below_16", 0 },
 		{ 0xfee01000u, 0x0010, "routed", 0xfee09000u },
@@ -637,12 +638,12 @@ TEST(vmsi_owned_remapping_through_irtes)
 	CHECK_STR(vmsi_refusal_name(S.fn[1].last_refusal), "no_vcpu");
 	g_wr(0x0020, 0x52, 2, 0x0000);
 	g_wr(0x0020, 0x54, 4, 0xfee01000u);
-	g_wr(0x0020, 0x58, 2, 0x00ff);                     /* vector 0xff: a device's */
+	g_wr(0x0020, 0x58, 2, 0x00ef);                     /* vector 0xef: a device's, the highest class below the hypervisor's */
 	g_wr(0x0020, 0x52, 2, 0x0001);
 	pa = phys(1, 0x54, 4);
 	CHECK_EQ(pa, 0xfee00000u | 132u << 5 | 1u << 4);   /* one vector: no SHV */
 	CHECK_EQ(deliver(1, pa, phys(1, 0x58, 2), &o), 0);
-	CHECK_EQ(o.vector, 0xff);
+	CHECK_EQ(o.vector, 0xef);
 	CHECK_EQ(o.dest, 300);
 	/* C: MSI-X entry 3, vCPU 0 (x2APIC ID 4), vector 0x61, level. */
 	uint64_t t = 0xfebf2000u + 16 * 3;
