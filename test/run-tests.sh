@@ -187,11 +187,12 @@ level_qemu() {
     # or refused (the device left disabled), seen in the IRR.
     expect "qemu/$name-msi-trap" "$log" \
       'iommutest: msi-trap routed \(guest APIC ID 5 -> this CPU\): guest 0xfee05000/0x006a -> routed, device 0xfee00000/0x006a control 0x[0-9a-f]*[13579bdf] \(guest reads 0xfee05000 .* vector 0x6a arrived \(want arrival\): ok' \
-      'iommutest: msi-trap vector 0xff .* -> routed, .* vector 0xff arrived \(want arrival\): ok' \
+      'iommutest: msi-trap vector 0xef .* -> routed, .* vector 0xef arrived \(want arrival\): ok' \
       'iommutest: msi-trap refused SMI .* -> smi, .* did not arrive \(want none\): ok' \
-      'iommutest: msi-trap refused vector 0xf3 .* -> vector_of_hypervisor, .* did not arrive \(want none\): ok' \
+      'iommutest: msi-trap refused vector 0xf1 .* -> vector_of_hypervisor, .* did not arrive \(want none\): ok' \
+      'iommutest: msi-trap refused vector 0xff .* -> vector_in_hypervisor_class, .* did not arrive \(want none\): ok' \
       'iommutest: msi-trap refused: no vCPU .* -> no_vcpu, .* did not arrive \(want none\): ok' \
-      'iommutest: msi-trap: all ok \(refusals: smi=1 vector_of_hypervisor=1 no_vcpu=1\)' \
+      'iommutest: msi-trap: all ok \(refusals: smi=1 vector_of_hypervisor=1 vector_in_hypervisor_class=1 no_vcpu=1\)' \
       'iommutest: msi-trap pass-through: [1-9][0-9]* reads .*: 0 differ: ok'
     expect "qemu/$name-hv-blocked" "$log" 'iommutest: hv-read: 1 fault recorded, .* reason 6 .*: ok' \
       'iommutest: hv-read: edu read of hypervisor page 0x[0-9a-f]+: blocked.*: ok' \

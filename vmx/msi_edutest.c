@@ -110,15 +110,18 @@ bool msi_edutest(bool (*requested)(uint8_t vector), uint32_t apic_id)
 		reads, diffs, ok ? "ok" : "FAIL");
 	uint32_t want = 0xfee00000u | apic_id << 12;
 	ok &= one("routed (guest APIC ID 5 -> this CPU)", requested, bdf, cap, 0xfee05000u, 0x006a, "routed", want, true);
-	ok &= one("vector 0xff (a device's)", requested, bdf, cap, 0xfee05000u, 0x00ff, "routed", want, true);
+	ok &= one("vector 0xef (a device's)", requested, bdf, cap, 0xfee05000u, 0x00ef, "routed", want, true);
 	ok &= one("refused SMI (left disabled)", requested, bdf, cap, 0xfee05000u, 0x026b, "smi", 0, false);
-	ok &= one("refused vector 0xf3 (the hypervisor's)", requested, bdf, cap, 0xfee05000u, 0x00f3, "vector_of_hypervisor", 0, false);
+	ok &= one("refused vector 0xf1 (the hypervisor's)", requested, bdf, cap, 0xfee05000u, 0x00f1, "vector_of_hypervisor", 0, false);
+	ok &= one("refused vector 0xff (in the hypervisor's class)", requested, bdf, cap, 0xfee05000u, 0x00ff,
+		  "vector_in_hypervisor_class", 0, false);
 	ok &= one("refused: no vCPU has APIC ID 6", requested, bdf, cap, 0xfee06000u, 0x006c, "no_vcpu", 0, false);
 	guest_program(bdf, cap, 0xfee05000u, 0x006d);
 	g_wr(bdf, cap + 2, 2, g_rd(bdf, cap + 2, 2) & ~1u);   /* the guest disables it: the device must too */
 	ok &= !(real(bdf, cap + 2, 2) & 1);
-	pr_info("iommutest: msi-trap: %s (refusals: smi=%u vector_of_hypervisor=%u no_vcpu=%u)\n", ok ? "all ok" : "FAIL",
-		vs.refused_by[VR_SMI], vs.refused_by[VR_VECTOR_HOST], vs.refused_by[VR_NO_VCPU]);
+	pr_info("iommutest: msi-trap: %s (refusals: smi=%u vector_of_hypervisor=%u vector_in_hypervisor_class=%u no_vcpu=%u)\n",
+		ok ? "all ok" : "FAIL", vs.refused_by[VR_SMI], vs.refused_by[VR_VECTOR_HOST], vs.refused_by[VR_VECTOR_HOST_CLASS],
+		vs.refused_by[VR_NO_VCPU]);
 	return ok;
 }
 
