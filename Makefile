@@ -12,7 +12,7 @@ Q       := $(if $(V),,@)
 # Sources, per folder (shared by both images).
 BOOT_SRCS := boot/main.c boot/smp.c boot/probe.c boot/probe_verdict.c boot/irtest.c
 LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c \
-             lib/desc.c lib/trap.c lib/percpu.c lib/paging.c lib/tsc.c lib/tsc_choose.c lib/tsc_skew.c lib/power.c lib/panic.c lib/mtrr.c \
+             lib/desc.c lib/trap.c lib/percpu.c lib/paging.c lib/tsc.c lib/tsc_choose.c lib/tsc_skew.c lib/power.c lib/panic.c lib/canary.c lib/mtrr.c \
              lib/dmar.c lib/srat.c lib/nodemem.c
 APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c apic/level.c apic/vioapic.c apic/vmsi.c
 IPI_SRCS  := ipi/ipi.c

@@ -2,6 +2,7 @@
 #include "boot.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
+#include "../lib/canary.h"
 
 static struct memmap load_map;
 static char cmdline[2048];
@@ -48,7 +49,8 @@ int guest_prepare(struct boot_info *bi, paddr_t rsdp, paddr_t probe, struct gues
 	memmap_add(&load_map, GUEST_ZERO_PAGE, GUEST_BOOT_END - GUEST_ZERO_PAGE, MEM_RESERVED);
 	memmap_normalize(&load_map);
 
-	snprintf(cmdline, sizeof cmdline, "%s hv.probe=0x%llx", bi->guest_cmdline, (unsigned long long)probe);
+	snprintf(cmdline, sizeof cmdline, "%s hv.probe=0x%llx hv.canary=0x%llx", bi->guest_cmdline, (unsigned long long)probe,
+		 (unsigned long long)canary_pa());
 	if (linux_load(&gb->li, &load_map, bi->kernel.addr, bi->kernel.size, bi->initrd.addr, bi->initrd.size,
 		       true, cmdline, GUEST_ZERO_PAGE, GUEST_CMDLINE, rsdp, err, errlen))
 		return -1;

@@ -26,7 +26,8 @@ struct guest_boot {
 };
 
 /* Returns 0, or -1 with a message: missing kernel or initrd, a bad image,
- * no room. 'probe' is appended to the kernel command line as hv.probe=. */
+ * no room. 'probe' is appended to the kernel command line as hv.probe=,
+ * the hypervisor's canary page (lib/canary.h) as hv.canary=. */
 int guest_prepare(struct boot_info *bi, paddr_t rsdp, paddr_t probe, struct guest_boot *gb,
 		  char *err, size_t errlen);
 #endif

@@ -3,6 +3,7 @@
 #include "percpu.h"
 #include "power.h"
 #include "cpu.h"
+#include "canary.h"
 
 volatile bool hv_panicking;
 void (*panic_stop_others)(void);
@@ -20,6 +21,7 @@ __noreturn void panic(const char *fmt, ...)
 	va_end(ap);
 	struct percpu *c = ncpus ? this_cpu() : NULL;
 	pr_err("PANIC on cpu%u: %s", c ? c->index : 0, buf);
+	canary_check();          /* did what ended here reach hypervisor memory? */
 	if (ncpus > 1 && panic_stop_others)
 		panic_stop_others();
 	hv_exit(false);

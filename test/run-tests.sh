@@ -422,6 +422,7 @@ linux_checks() {
   local n=$1 cpus=${2:-2} c sipis=()
   for ((c = 1; c < cpus; c++)); do sipis+=("vmx: cpu$c started by the guest's SIPI"); done
   expect "$n/result" "$log" 'hv: result=pass'
+  expect "$n/canary-intact" "$log" '^hv: canary intact'
   expect_not "$n/no-panic" "$log" '^PANIC|^EXCEPTION|VM entry failed'
   expect_not "$n/guest-healthy" "$log" 'Kernel panic - not syncing|BUG: soft lockup|rcu: INFO: .* detected stalls'
   # The hypervisor's hang check (hangcheck=, default 10 s): no vCPU kept an
@@ -921,31 +922,51 @@ attack_checks() {
   echo "  ${n#linux/}: $(grep -c '^hvattack: ' <<<"$text") attack lines; $(grep -m1 '^hvattack: mem writes' <<<"$text"); $(grep -m1 '^hvstat: cpu=0 denied' <<<"$text")"
 }
 
-# msi_checks NAME: trapped MSI with a real MSI device (linux-skx-msi: the
-# patched Bochs's xHCI, Linux's xhci-pci, msi=trap). The guest enumerated a
-# USB device on interrupts that came by MSI; the hypervisor found the xHCI's
-# MSI capability, routed what the guest enabled and refused nothing; what
-# the device holds is the hypervisor's: Bochs's own log of the xHCI's MSI
-# registers (xhci-msi.patch logs every write with the number of CPUs then in
-# VMX non-root operation) shows the hypervisor's last programming when MSI
-# was last enabled, and no write made while every CPU ran the guest (a guest
-# write that passed the trap; with msi=pass the guest's writes show N/N).
+# msix_device_checks NAME BOCHSLOG: what the xHCI's MSI-X table held on
+# the device, from Bochs's log (xhci-msix.patch logs every table write with
+# the entry after it and the CPUs then in VMX non-root operation, and every
+# message sent): no entry ever unmasked on the device with a route the
+# hypervisor must refuse (not 0xFEExxxxx below 4 GiB, or SMI, NMI, INIT,
+# ExtINT or a reserved delivery mode, a vector below 16 or 0xf0-0xf2), no
+# message sent from one, and no table write made while every CPU ran the
+# guest (a guest write that reached the device).
+msix_device_checks() {
+  local n=$1 bl=$2 badx
+  badx=$( { grep -E 'MSI-X (write|message) entry=.* mask=0 ' "$bl" 2>/dev/null | grep -Ev 'address=0x00000000fee[0-9a-f]{5} '
+            grep -E 'MSI-X (write|message) entry=.* data=0x[0-9a-f]{5}[2-7a-f][0-9a-f]{2} mask=0 ' "$bl" 2>/dev/null
+            grep -E 'MSI-X (write|message) entry=.* data=0x[0-9a-f]{6}(0[0-9a-f]|f[012]) mask=0 ' "$bl" 2>/dev/null; } | head -n1)
+  if [ -z "$badx" ] && grep -q 'MSI-X write ' "$bl" 2>/dev/null; then ok "$n/msix-no-forbidden-route-on-the-device"
+  else bad "$n/msix-no-forbidden-route-on-the-device" "${badx:-no MSI-X write in $bl}"; fi
+  expect_not "$n/msix-no-guest-write-reached-the-device" "$bl" 'MSI-X write .* vmx_guest_cpus=([0-9]+)/\1$'
+  expect "$n/msix-messages-sent" "$bl" 'MSI-X message entry=[0-9]+: address=0x00000000fee'
+}
+
+# msi_checks NAME: trapped MSI-X and MSI with a real device (linux-skx-msi:
+# the patched Bochs's xHCI, which has both capabilities, Linux's xhci-pci,
+# msi=trap). The guest enumerated a USB device on interrupts that came on
+# its MSI-X vectors; the hypervisor found both capabilities and the table,
+# and its report shows the route; what the device's table holds is the
+# hypervisor's programming of the guest's entries: for each entry the guest
+# reads unmasked (hvattack msix_show=1), the last state Bochs logged for it
+# unmasked holds the guest's message (vCPU i is CPU i: the route keeps the
+# address and data). hvattack's MSI attack (hv.msiattack=1) writes seven
+# forbidden messages into the MSI capability, turning MSI on with each:
+# each read back as written, each refused once by reason - and nothing else
+# refused in the whole boot - and none of them ever on the device (Bochs's
+# log of its MSI registers: no SMI, INIT, ExtINT or NMI delivery mode, no
+# vector 5 or 0xf1, no address outside 0xFEExxxxx but 0; no MSI write made
+# while every CPU ran the guest).
 msi_checks() {
-  local n=$1 bl bdf text last pa pd got badm
+  local n=$1 bl bdf text badm e ga gd last dev_ok=1 why="" seen=0 ph
   bl=${log%.ser}.bochslog
   text=$(tr -d '\r' < "$log" 2>/dev/null)
-  expect "$n/guest-xhci-msi" "$log" 'guest: xhci msi=1 irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}' \
+  expect "$n/guest-xhci-msix" "$log" 'guest: xhci msi=1 mode=msix vectors=[1-9][0-9]* irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}' \
     'guest: xhci /proc/interrupts:.*PCI-MSI.*xhci_hcd'
-  bdf=$(sed -n 's/^msi: \([0-9a-f]*:[0-9a-f]*\.[0-7]\): MSI at 0x70, MSI-X at 0x00 .*trapped$/\1/p' <<<"$text" | head -n1)
+  bdf=$(sed -n 's/^msi: \([0-9a-f]*:[0-9a-f]*\.[0-7]\): MSI at 0x70, MSI-X at 0x90 .*trapped$/\1/p' <<<"$text" | head -n1)
   [ -n "$bdf" ] || bdf=none
-  expect "$n/found" "$log" "msi: $bdf: MSI at 0x70, MSI-X at 0x00 " 'msi: trap on: ports 0xcf8-0xcff filtered, [1-9]'
-  expect "$n/routed" "$log" "hvstat: msi $bdf cap=msi vectors=1 now=routed guest=0xfee[0-9a-f]*/0x[0-9a-f]{4} phys=0xfee[0-9a-f]*/0x[0-9a-f]{4} route=direct irte=- vcpu=[0-9]+ host=0x[0-9a-f]+ routed=[1-9][0-9]* refused=7 parked=[0-9]+ vector=0x[0-9a-f]{2}" \
-    "msi: $bdf: device programmed by the hypervisor: 0xfee"
-  # hvattack's MSI attack (hv.msiattack=1): seven forbidden messages, each
-  # read back as written, each refused once by reason - and nothing else
-  # refused in the whole boot - and none of them ever on the device (Bochs's
-  # log of its MSI registers: no SMI, INIT, ExtINT or NMI delivery mode, no
-  # vector 5 or 0xf1, no address outside 0xFEExxxxx but 0).
+  expect "$n/found" "$log" "msi: $bdf: MSI at 0x70, MSI-X at 0x90 \\(8 entries, table 0x[0-9a-f]+\\): trapped" \
+    'msi: trap on: ports 0xcf8-0xcff filtered, [1-9][0-9]* functions? with MSI or MSI-X, [1-9][0-9]* table pages? out of the EPT'
+  expect "$n/routed" "$log" "hvstat: msi $bdf cap=msix vectors=8 now=[a-z_]+ guest=0x[0-9a-f]+/0x[0-9a-f]{4} phys=0xfee[0-9a-f]{5}/0x[0-9a-f]{4} route=direct irte=- vcpu=[0-9]+ host=0x[0-9a-f]+ routed=[1-9][0-9]* refused=7 parked=[0-9]+ vector=0x[0-9a-f]{2}"
   expect "$n/attack" "$log" "hvattack: msi modes dev=0000:$bdf readback=7/7 -> written" 'hvattack: done failures=0' \
     'hvstat: msi functions=[0-9]+ .* refusals smi=1 init=1 extint=1 nmi_not_one_vcpu=1 vector_below_16=1 vector_of_hypervisor=1 not_an_msi_address=1$'
   # (data=0xWXYZ: X & 7 the delivery mode; YZ the vector; address 16 digits)
@@ -953,14 +974,68 @@ msi_checks() {
             grep -E 'MSI write .* data=0x([0-9a-f][2457acdf][0-9a-f]{2}|000[1-9a-f]|00f1) ' "$bl" 2>/dev/null; } | head -n1)
   if [ -z "$badm" ] && grep -q 'MSI write ' "$bl" 2>/dev/null; then ok "$n/no-forbidden-route-on-the-device"
   else bad "$n/no-forbidden-route-on-the-device" "${badm:-no MSI write in $bl}"; fi
-  # The device's registers the last time MSI went on, against the hypervisor's last programming.
-  last=$(grep -E 'MSI write .*control=0x8[1-9a-f] ' "$bl" 2>/dev/null | tail -n1)
-  pa=$(sed -n 's/^msi: .*: device programmed by the hypervisor: 0x\([0-9a-f]*\)\/0x\([0-9a-f]*\) .*/\1 \2/p' <<<"$text" | tail -n1)
-  got=$(sed -n 's/.* address=0x0*\([0-9a-f]*\) data=0x\([0-9a-f]*\) .*/\1 \2/p' <<<"$last")
-  if [ -n "$pa" ] && [ "$got" = "$pa" ]; then ok "$n/device-holds-the-hypervisor-route"
-  else bad "$n/device-holds-the-hypervisor-route" "Bochs's last MSI enable '${last:-none}' (in $bl), the hypervisor's last route '${pa:-none}'"; fi
   expect_not "$n/no-guest-write-reached-the-device" "$bl" 'MSI write .* vmx_guest_cpus=([0-9]+)/\1$'
-  echo "  ${n#linux/}: $(grep -m1 '^guest: xhci msi=' <<<"$text"); $(grep -m1 "^hvstat: msi $bdf " <<<"$text"); Bochs: $(grep -c 'MSI write ' "$bl" 2>/dev/null) MSI writes"
+  msix_device_checks "$n" "$bl"
+  # The device's table against the guest's: each entry the guest reads
+  # unmasked, as Bochs last logged it unmasked.
+  while read -r e ga gd; do
+    seen=$((seen + 1))
+    last=$(grep -E "MSI-X write entry=$e .* mask=0 " "$bl" 2>/dev/null | tail -n1)
+    [[ "$last" == *" address=$ga data=$gd mask=0 "* ]] || { dev_ok=0; why+=" entry $e: the guest's $ga/$gd, the device's last unmasked '${last:-none}';"; }
+  done < <(sed -n 's/^hvattack: msix entry=\([0-9]*\) addr=\(0x[0-9a-f]*\) data=\(0x[0-9a-f]*\) ctrl=0x0$/\1 \2 \3/p' <<<"$text")
+  # ... and the report's last route is one of them.
+  ph=$(sed -n "s/^hvstat: msi $bdf cap=msix .* phys=0x\\([0-9a-f]*\\)\\/0x\\([0-9a-f]*\\) .*/\\1 \\2/p" <<<"$text" | tail -n1)
+  if [ -n "$ph" ] && ! grep -Eq "MSI-X write entry=[0-9]+ .* address=0x0*${ph% *} data=0x0*${ph#* } mask=0 " "$bl" 2>/dev/null; then
+    dev_ok=0; why+=" the report's last route ${ph/ //} never unmasked on the device;"
+  fi
+  if [ $dev_ok = 1 ] && [ $seen -gt 0 ] && [ -n "$ph" ]; then ok "$n/device-holds-the-hypervisor-route"
+  else bad "$n/device-holds-the-hypervisor-route" "${why:- no unmasked entry in the table the guest read (hvattack: msix entry= lines) or no report line} ($bl)"; fi
+  echo "  ${n#linux/}: $(grep -m1 '^guest: xhci msi=' <<<"$text"); $(grep -m1 "^hvstat: msi $bdf " <<<"$text"); Bochs: $(grep -c 'MSI write ' "$bl" 2>/dev/null) MSI writes, $(grep -c 'MSI-X write ' "$bl" 2>/dev/null) MSI-X table writes, $(grep -c 'MSI-X message ' "$bl" 2>/dev/null) MSI-X messages"
+}
+
+# msix_attack_checks NAME: hvattack's MSI-X attack (hv.msixattack=1, issue
+# 33) on the patched Bochs's xHCI, with the driver's table in use: an entry
+# rewritten unmasked through ten forbidden messages (each refused, counted
+# by reason), the table's BAR moved onto the hypervisor's canary page, the
+# IOAPIC's, the LAPIC's and the HPET's page (a register page: Bochs has no
+# VT-d unit) and through 65 pages, then BAR and entries restored. The
+# hypervisor stays up (linux_checks: result=pass, the guest ran ipigen and
+# ipitest after), its canary page is unchanged (the attack reads none of
+# it), each placement onto those pages was refused (at least 4 refusals
+# other than the rewrite's), the driver's vectors still take interrupts,
+# the physical IOAPIC was never written for the guest (Bochs logs an ID
+# write) and the device never held a forbidden route.
+msix_attack_checks() {
+  local n=$1 bl text line r c others=0 want bad_r=""
+  bl=${log%.ser}.bochslog
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  expect "$n/attack" "$log" 'hvattack: msix dev=0000:[0-9a-f:.]+ cap=0x90 control=0x[0-9a-f]{4} entries=8 ' \
+    'hvattack: msix pool: table size written 2048, reads 8 -> read-only' \
+    'hvattack: msix rewrite entry=[0-9]+ unmasked writes=13 readback=13/13 ctrl=0x0 -> written' \
+    'hvattack: msix table on hv page 0x[0-9a-f]+ \(canary\): read pattern=0 .* -> not readable' \
+    'hvattack: msix table on ioapic 0xfec00000: .* -> survived' 'hvattack: msix table on lapic 0xfee00000: .* -> survived' \
+    'hvattack: msix table on hpet 0xfed00000: .* -> survived' \
+    'hvattack: msix pages=65 \[0x[0-9a-f]+-0x[0-9a-f]+\] touched=65 -> survived' \
+    'hvattack: msix restored bar=0x[0-9a-f]+ control=0x[0-9a-f]{4} entries=8/8 as the driver.s -> restored' \
+    'hvattack: done failures=0' 'guest: xhci after the msix attack: irqs=\+[1-9][0-9]* mode=msix device=[0-9a-f]{4}:[0-9a-f]{4}'
+  expect "$n/canary-intact" "$log" '^hv: canary intact'
+  expect_not "$n/canary-unchanged" "$log" 'hv: canary CHANGED'
+  # Refusals by reason (the report's hvstat: msi line): the rewrite's exactly.
+  line=$(grep -E '^hvstat: msi functions=' <<<"$text" | tail -n1)
+  declare -A want_r=([smi]=1 [init]=1 [extint]=1 [vector_below_16]=1 [vector_of_hypervisor]=1 [no_vcpu]=1
+                     [ext_dest_or_remappable]=1 [fixed_multicast]=1 [nmi_not_one_vcpu]=1 [not_an_msi_address]=2)
+  declare -A got_r=()
+  for r in ${line#* refusals }; do [[ $r == *=* ]] && got_r[${r%%=*}]=${r#*=}; done
+  [[ $line == *" refusals "* ]] || got_r=()
+  for r in "${!want_r[@]}"; do [ "${got_r[$r]:-0}" = "${want_r[$r]}" ] || bad_r+=" $r=${got_r[$r]:-0} (want ${want_r[$r]})"; done
+  for r in "${!got_r[@]}"; do [ -n "${want_r[$r]:-}" ] || others=$((others + got_r[$r])); done
+  if [ -z "$bad_r" ] && [ -n "$line" ]; then ok "$n/rewrite-refusals-counted"
+  else bad "$n/rewrite-refusals-counted" "${bad_r:- no hvstat: msi line} in '${line:-}'"; fi
+  if [ $others -ge 4 ]; then ok "$n/placements-refused"
+  else bad "$n/placements-refused" "$others refusals besides the rewrite's (want at least 4: the canary, IOAPIC, LAPIC and HPET pages) in '${line:-}'"; fi
+  expect_not "$n/ioapic-untouched" "$bl" 'IOAPIC: setting id'
+  msix_device_checks "$n" "$bl"
+  echo "  ${n#linux/}: $(grep -c '^hvattack: msix' <<<"$text") attack lines; $(grep -m1 '^hv: canary' <<<"$text"); ${line:-no hvstat: msi line}"
 }
 
 # ioapic_count_checks NAME: the guest's last count of each IOAPIC line
@@ -1223,6 +1298,12 @@ level_linux() {
       linux_spawn linux-skx-msi "corei7_skylake_x" 2 "exit=bochs hlt=guest msi=trap" \
       "$g=${IPIGEN_MSI:-2000} hv.xhci=1 hv.uhci=1 hv.msiattack=1" "$tmo" \
       "linux_checks linux/skx-msi; ipigen_checks linux/skx-msi virtual; msi_checks linux/skx-msi; uhci_checks linux/skx-msi"
+    # The MSI-X attack (issue 33; msix_attack_checks), its own run so that
+    # a hypervisor it breaks does not hide linux-skx-msi's functional checks.
+    LX_BOCHS=$hvb LX_BOCHSRC=$'pci: enabled=1, chipset=i440fx, slot1=usb_xhci\nusb_xhci: enabled=1, port3=tablet' \
+      linux_spawn linux-skx-msix-attack "corei7_skylake_x" 2 "exit=bochs hlt=guest msi=trap" \
+      "$g=${IPIGEN_MSI:-2000} hv.xhci=1 hv.msixattack=1" "$tmo" \
+      "linux_checks linux/skx-msix-attack; msix_attack_checks linux/skx-msix-attack"
     # Bochs defect 3 (docs/bochs.md): no interrupt reaches a vCPU with IF=0.
     # CPU 1 spins with interrupts off while a function call and a second IPI
     # reach it; the call must wait for IF=1 (stock Bochs 3.0 runs it at once).

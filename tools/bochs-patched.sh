@@ -3,7 +3,9 @@
 # bochs source package plus tools/bochs-patch/ (IPI virtualization and
 # APIC-timer virtualization on the sapphire_rapids model, 64-byte aligned
 # posted-interrupt descriptors; defects.patch: fixes of 3.0's VMX defects;
-# xhci-msi.patch: an MSI capability on the xHCI, delivered to the local APICs).
+# xhci-msi.patch: an MSI capability on the xHCI, delivered to the local APICs;
+# xhci-msix.patch: an MSI-X capability too, its table and PBA in a BAR of
+# their own).
 # Prints the path of the binary.
 # The cache key is the hash of the patch and the configure flags:
 # changing any of them builds again. Stock Bochs (tools/bochs-chroot.sh) stays
@@ -74,7 +76,8 @@ cp "$PATCH_DIR/vmx_ipiv_timer.cc" "$tree/cpu/"
 # hooks.patch first (it wires in vmx_ipiv_timer.cc; the others may use its
 # lines as context), then every other *.patch of the directory in name
 # order (defects.patch: 3.0's VMX defects; profiles.patch: the CPU
-# profiles; xhci-msi.patch: the xHCI's MSI; docs/bochs.md).
+# profiles; xhci-msi.patch: the xHCI's MSI; xhci-msix.patch, after it: its
+# MSI-X; docs/bochs.md).
 for p in "$PATCH_DIR/hooks.patch" $(ls "$PATCH_DIR"/*.patch | grep -v '/hooks\.patch$' | LC_ALL=C sort); do
   patch -d "$tree" -p1 --no-backup-if-mismatch < "$p" >&2 ||
     { echo "bochs-patched: $(basename "$p") does not apply" >&2; exit 1; }

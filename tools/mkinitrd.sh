@@ -23,8 +23,14 @@
 #   hv.uhci=1       -> insmod /lib/usb/uhci-hcd.ko (and usbcore): "guest: uhci level=0|1 irqs=N
 #                      device=VID:PID pin=P", a level-triggered IOAPIC pin end to end
 #   hv.xhci=1       -> insmod /lib/usb/{usb-common,usbcore,xhci-hcd,xhci-pci}.ko, wait for
-#                      a USB device: "guest: xhci msi=0|1 irqs=N device=VID:PID" (checks:
-#                      MSI, interrupts, a device)
+#                      a USB device: "guest: xhci msi=0|1 mode=msix|msi|intx vectors=V irqs=N
+#                      device=VID:PID" (checks: MSI or MSI-X, interrupts, a device); with
+#                      MSI-X, insmod /lib/hvattack.ko msix_show=1: the table as the guest
+#                      reads it ("hvattack: msix entry=I addr=... data=... ctrl=...")
+#   hv.msixattack=1 -> insmod /lib/hvattack.ko msix_attack=1 canary=<hv.canary>: the MSI-X
+#                      table rewritten unmasked and moved onto the hypervisor's canary page,
+#                      register pages and 65 pages (after hv.xhci=1), then the driver checked:
+#                      "guest: xhci after the msix attack: irqs=+N device=VID:PID"
 #   hv.attack=1     -> the hostile guest: /sys/power/state and mem_sleep shown and
 #                      S3 asked for ("guest: attack: ..."), insmod /lib/hvattack.ko
 #                      target_apic=N (hv.attack_apic=N, default 1) with its
@@ -248,6 +254,28 @@ irq_line() {
 	irqs=$(echo "$line" | awk '{ n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }')
 }
 
+# xhci_irqs: the xHCI's interrupt lines (MSI and MSI-X: "xhci_hcd", one
+# a vector; INTx: "xhci-hcd:usbN"), each said as "guest: xhci
+# /proc/interrupts:LINE"; irqs their count over lines and CPUs, vectors
+# their number, mode msix, msi or intx from the function's msi_irqs/ in
+# sysfs (Linux 6.1 calls both kinds "PCI-MSI" in /proc/interrupts), msi 1
+# for either kind.
+xhci_irqs() {
+	irqs=0 vectors=0 mode=intx msi=0
+	grep -E 'xhci[-_]hcd' /proc/interrupts >/tmp/xhci.irqs
+	while IFS= read -r line; do
+		echo "guest: xhci /proc/interrupts:$line"
+		irqs=$((irqs + $(echo "$line" | awk '{ n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }')))
+		vectors=$((vectors + 1))
+	done </tmp/xhci.irqs
+	for f in /sys/bus/pci/drivers/xhci_hcd/*/msi_irqs/*; do
+		[ -f "$f" ] || continue
+		mode=$(cat "$f")
+		msi=1
+		break
+	done
+}
+
 off() {
 	sync
 	sleep 3      # let the console drain: the UART is slow in emulated time
@@ -349,12 +377,10 @@ if [ "$(opt hv.xhci)" = 1 ]; then
 		insmod "/lib/usb/$m.ko" || { echo "guest: xhci: insmod $m failed"; check_failed "xhci-insmod-$m"; }
 	done
 	usb_wait '/sys/bus/usb/devices/[0-9]*-*'
-	# (MSI: "xhci_hcd"; INTx: "xhci-hcd:usbN", the driver's description)
-	irq_line xhci 'xhci[-_]hcd'
-	msi=0
-	case "$line" in *PCI-MSI*) msi=1 ;; esac
-	echo "guest: xhci msi=$msi irqs=${irqs:-0} device=$id${dev:+ ($(basename "$dev"): $(cat "$dev/product" 2>/dev/null))}"
+	xhci_irqs
+	echo "guest: xhci msi=$msi mode=$mode vectors=$vectors irqs=${irqs:-0} device=$id${dev:+ ($(basename "$dev"): $(cat "$dev/product" 2>/dev/null))}"
 	[ "$msi" = 1 ] || check_failed xhci-not-msi
+	[ "$mode" = msix ] && module hvattack msix_show=1
 	[ "${irqs:-0}" -gt 0 ] || check_failed xhci-no-interrupts
 	[ -n "$dev" ] || { check_failed xhci-no-device; dmesg | grep -iE 'usb|xhci' | tail -n 8 | sed 's/^/guest: dmesg: /'; }
 fi
@@ -380,6 +406,27 @@ if [ "$(opt hv.uhci)" = 1 ]; then
 	[ "$level" = 1 ] || check_failed uhci-not-level
 	[ "${irqs:-0}" -gt 0 ] || check_failed uhci-no-interrupts
 	[ -n "$dev" ] || { check_failed uhci-no-device; dmesg | grep -iE 'usb|uhci' | tail -n 8 | sed 's/^/guest: dmesg: /'; }
+fi
+
+# hv.msixattack=1: hvattack's MSI-X attack (after hv.xhci=1), then the
+# driver's own vectors: the device deauthorized and authorized again (its
+# configuration over the control endpoint: xHCI events, so interrupts on
+# the driver's restored entry).
+if [ "$(opt hv.msixattack)" = 1 ]; then
+	sleep 1   # the console drains first: the module prints straight to it
+	module hvattack msix_attack=1 canary="$(opt hv.canary)"
+	dmesg | grep -q 'hvattack: done failures=0' || check_failed hvattack-msix
+	xhci_irqs
+	before=$irqs
+	if [ -n "$dev" ] && [ -f "$dev/authorized" ]; then
+		echo 0 >"$dev/authorized"
+		echo 1 >"$dev/authorized"
+	fi
+	usb_wait '/sys/bus/usb/devices/[0-9]*-*'
+	xhci_irqs
+	echo "guest: xhci after the msix attack: irqs=+$((irqs - before)) mode=$mode device=$id"
+	[ $((irqs - before)) -gt 0 ] || check_failed xhci-no-interrupts-after-msix-attack
+	[ -n "$dev" ] || check_failed xhci-no-device-after-msix-attack
 fi
 
 # hv.msiattack=1: only hvattack's MSI attack (forbidden routes into the

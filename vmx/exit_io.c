@@ -9,6 +9,7 @@
 #include "msi_trap.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
+#include "../lib/canary.h"
 #include "../lib/cpu.h"
 #include "../lib/memmap.h"
 #include "../lib/percpu.h"
@@ -122,6 +123,10 @@ void hc_verdict(uint32_t cpu, bool pass)
 /* Returns true when the run passed; 'why' names the first failed check. */
 static bool run_verdict(char *why, size_t n)
 {
+	if (!canary_check()) {
+		snprintf(why, n, "the hypervisor's canary page changed: a guest reached hypervisor memory");
+		return false;
+	}
 	int g = __atomic_load_n(&guest_verdict, __ATOMIC_SEQ_CST);
 	if (g < 0) {
 		snprintf(why, n, "the guest reported no verdict (its checks did not run to the end)");

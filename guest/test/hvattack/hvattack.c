@@ -111,6 +111,22 @@ static bool msi_attack;
 module_param(msi_attack, bool, 0444);
 MODULE_PARM_DESC(msi_attack, "only the MSI attack: forbidden routes into the first MSI capability found");
 
+static bool msix_show;
+module_param(msix_show, bool, 0444);
+MODULE_PARM_DESC(msix_show, "only print the first enabled MSI-X table as the guest reads it");
+
+static bool msix_attack;
+module_param(msix_attack, bool, 0444);
+MODULE_PARM_DESC(msix_attack, "only the MSI-X attack: the first enabled MSI-X table rewritten and moved");
+
+static unsigned long canary;
+module_param(canary, ulong, 0444);
+MODULE_PARM_DESC(canary, "the hypervisor's canary page (hv.canary=): the MSI-X attack's hypervisor page");
+
+static int msix_pages = 65;
+module_param(msix_pages, int, 0444);
+MODULE_PARM_DESC(msix_pages, "distinct pages the MSI-X attack moves the table through");
+
 static int failures;
 static atomic_t nmis = ATOMIC_INIT(0);
 
@@ -639,9 +655,11 @@ static void attack_ioapic_modes(void)
  * +4, upper address at +8 when 64-bit, data at +8 or +0xC; the SDM's
  * "Message Signalled Interrupts": destination ID in address 19:12, vector
  * in data 7:0, delivery mode in data 10:8). Each pair is written with MSI
- * off and takes effect when it goes on (one route to judge), is read back,
- * and the driver's own message comes back the same way. The device is the
- * patched Bochs's xHCI, idle once its tablet is enumerated. */
+ * off and takes effect when it goes on (one route to judge; on even where
+ * the driver left MSI off for MSI-X, which the device then keeps sending),
+ * is read back, and the driver's own message and enable come back the same
+ * way. The device is the patched Bochs's xHCI, idle once its tablet is
+ * enumerated. */
 static void attack_msi_modes(void)
 {
 	static const u32 addr[] = { 0xfee00000, 0xfee00000, 0xfee00000, 0xfee00000, 0xfee00000, 0xfeeff000, 0xfed00000 };
@@ -668,7 +686,7 @@ static void attack_msi_modes(void)
 		pci_write_config_word(pdev, cap + PCI_MSI_FLAGS, ctl & ~PCI_MSI_FLAGS_ENABLE);
 		pci_write_config_dword(pdev, cap + PCI_MSI_ADDRESS_LO, a);
 		pci_write_config_word(pdev, doff, d);
-		pci_write_config_word(pdev, cap + PCI_MSI_FLAGS, ctl);
+		pci_write_config_word(pdev, cap + PCI_MSI_FLAGS, restore ? ctl : ctl | PCI_MSI_FLAGS_ENABLE);
 		pci_read_config_dword(pdev, cap + PCI_MSI_ADDRESS_LO, &ra);
 		pci_read_config_word(pdev, doff, &rd);
 		same += !restore && ra == a && rd == d;
@@ -678,6 +696,294 @@ static void attack_msi_modes(void)
 	if (same != ARRAY_SIZE(addr))
 		failures++;
 	pci_dev_put(pdev);
+}
+
+
+/* ---- MSI-X (issue 33) ----
+ * PCI 3.0, "MSI-X Capability and Table Structure": message control at +2
+ * (10:0 table size - 1, 14 function mask, 15 enable), table offset/BIR at
+ * +4, PBA offset/BIR at +8; entries of 16 bytes: address, upper address,
+ * data, vector control (bit 0 the mask). The table lives in a memory BAR,
+ * which the guest may move: the attack moves it where the hypervisor must
+ * not read or write for it. */
+struct msix_dev {
+	struct pci_dev *pdev;
+	int cap, bar_off, nent;
+	u16 ctl;
+	u32 table, pba, bar0;                /* table and PBA offset/BIR dwords; the BAR as found */
+	u32 ent[2048][4];                    /* the driver's entries as the guest reads them */
+};
+static struct msix_dev mx;
+
+/* The first function whose MSI-X is enabled (the patched Bochs's xHCI
+ * under xhci-pci), its table read through the BAR as it is now. */
+static bool msix_find(void)
+{
+	struct pci_dev *pdev = NULL;
+	while ((pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, pdev))) {
+		int cap = pci_find_capability(pdev, PCI_CAP_ID_MSIX);
+		u16 ctl;
+		if (!cap)
+			continue;
+		pci_read_config_word(pdev, cap + PCI_MSIX_FLAGS, &ctl);
+		if (!(ctl & PCI_MSIX_FLAGS_ENABLE))
+			continue;
+		mx.pdev = pdev;
+		mx.cap = cap;
+		mx.ctl = ctl;
+		mx.nent = (ctl & PCI_MSIX_FLAGS_QSIZE) + 1;
+		pci_read_config_dword(pdev, cap + PCI_MSIX_TABLE, &mx.table);
+		pci_read_config_dword(pdev, cap + PCI_MSIX_PBA, &mx.pba);
+		mx.bar_off = PCI_BASE_ADDRESS_0 + 4 * (mx.table & PCI_MSIX_TABLE_BIR);
+		pci_read_config_dword(pdev, mx.bar_off, &mx.bar0);
+		return true;
+	}
+	return false;
+}
+
+static u64 msix_table_pa(u32 bar)
+{
+	return (u64)(bar & PCI_BASE_ADDRESS_MEM_MASK) + (mx.table & PCI_MSIX_TABLE_OFFSET);
+}
+
+/* The table as the guest reads it now, into 'ent', and said line by line
+ * when 'say' (msix_show: the runner compares it with Bochs's log). */
+static int msix_read_table(u32 (*ent)[4], bool say)
+{
+	void __iomem *t = ioremap(msix_table_pa(mx.bar0), mx.nent * PCI_MSIX_ENTRY_SIZE);
+	if (!t)
+		return -ENOMEM;
+	for (int i = 0; i < mx.nent; i++) {
+		for (int r = 0; r < 4; r++)
+			ent[i][r] = readl(t + i * PCI_MSIX_ENTRY_SIZE + 4 * r);
+		if (say)
+			pr_info("hvattack: msix entry=%d addr=0x%08x%08x data=0x%08x ctrl=0x%x\n", i, ent[i][1], ent[i][0],
+				ent[i][2], ent[i][3]);
+	}
+	iounmap(t);
+	return 0;
+}
+
+static void msix_say_dev(void)
+{
+	pr_info("hvattack: msix dev=%s cap=0x%x control=0x%04x entries=%d table=0x%08x pba=0x%08x bar%d=0x%08x\n",
+		pci_name(mx.pdev), mx.cap, mx.ctl, mx.nent, mx.table, mx.pba, (mx.bar_off - PCI_BASE_ADDRESS_0) / 4, mx.bar0);
+}
+
+static void show_msix(void)
+{
+	if (!msix_find()) {
+		outcome("msix show", false, "NO ENABLED MSI-X");
+		return;
+	}
+	msix_say_dev();
+	if (msix_read_table(mx.ent, true))
+		outcome("msix show", false, "TABLE NOT MAPPABLE");
+	pci_dev_put(mx.pdev);
+}
+
+/* A 32-bit read that survives a fault: 0, or the trap number. */
+static long read32_trap(const void __iomem *p, u32 *v)
+{
+	long t = TRAPNR_NONE;
+	u32 val = ~0u;
+	asm volatile("1: movl (%[p]), %k[v]\n2:\n" _ASM_EXTABLE_TYPE(1b, 2b, EX_TYPE_FAULT)
+		     : "+a"(t), [v] "+r"(val) : [p] "r"(p) : "memory");
+	*v = val;
+	return t == TRAPNR_NONE ? 0 : t;
+}
+
+static void msix_move(u32 bar)
+{
+	pci_write_config_dword(mx.pdev, mx.bar_off, bar);
+}
+
+/* The hypervisor's canary (lib/canary.c): dword i of its page. */
+static u32 canary_pattern(u32 i)
+{
+	return 0x9e3779b9u * (i + 1) ^ 0x43414e59u;
+}
+
+/* Entry 'e' rewritten while unmasked, never masked in between: data first
+ * (SMI, INIT, ExtINT, vector 5, vector 0xf1, then the driver's), then the
+ * address (a destination without a vCPU, the remappable format, fixed to
+ * every CPU, then with an NMI, an address that is no MSI's), then the
+ * driver's message back. Each forbidden one must be refused on the device
+ * (the runner checks each reason counted: smi init extint vector_below_16
+ * vector_of_hypervisor no_vcpu ext_dest_or_remappable fixed_multicast
+ * nmi_not_one_vcpu once, not_an_msi_address twice). */
+static void msix_rewrite(void __iomem *t, int e)
+{
+	void __iomem *a = t + e * PCI_MSIX_ENTRY_SIZE, *d = a + PCI_MSIX_ENTRY_DATA;
+	const u32 a0 = mx.ent[e][0], d0 = mx.ent[e][2];
+	static const struct { bool addr; u32 v; } w[] = {
+		{ false, 2u << 8 | 0x40 }, { false, 5u << 8 }, { false, 7u << 8 }, { false, 0x05 }, { false, 0xf1 },
+		{ false, 0 },                                   /* the driver's data */
+		{ true, 0xfee07000 }, { true, 0xfee00010 }, { true, 0xfeeff000 },
+		{ false, 4u << 8 }, { true, 0xfed00000 },
+		{ false, 0 }, { true, 0 },                      /* the driver's data, then address */
+	};
+	int same = 0;
+	for (int i = 0; i < ARRAY_SIZE(w); i++) {
+		u32 v = w[i].v ? w[i].v : w[i].addr ? a0 : d0;
+		writel(v, w[i].addr ? a : d);
+		same += readl(w[i].addr ? a : d) == v;
+	}
+	u32 ctrl = readl(a + PCI_MSIX_ENTRY_VECTOR_CTRL);
+	pr_info("hvattack: msix rewrite entry=%d unmasked writes=%d readback=%d/%d ctrl=0x%x -> %s\n", e,
+		(int)ARRAY_SIZE(w), same, (int)ARRAY_SIZE(w), ctrl,
+		same == ARRAY_SIZE(w) && !(ctrl & PCI_MSIX_ENTRY_CTRL_MASKBIT) ? "written" : "NOT AS WRITTEN");
+	if (same != ARRAY_SIZE(w) || (ctrl & PCI_MSIX_ENTRY_CTRL_MASKBIT))
+		failures++;
+}
+
+/* (a) The table onto the hypervisor's canary page: the rest of that page
+ * read (the canary's pattern there is hypervisor memory read for the
+ * guest) and written. */
+static void msix_on_canary(void)
+{
+	u32 v, pat = 0, ones = 0, other = 0, faults = 0, w = 0;
+	char what[96];
+	if (!canary || (canary & ~PAGE_MASK)) {
+		outcome("msix table on the canary", false, "NO CANARY ADDRESS (hv.canary=)");
+		return;
+	}
+	msix_move((u32)canary | (mx.bar0 & ~PCI_BASE_ADDRESS_MEM_MASK));
+	void __iomem *p = ioremap(canary, PAGE_SIZE);
+	if (!p) {
+		msix_move(mx.bar0);
+		outcome("msix table on the canary", false, "NOT MAPPABLE");
+		return;
+	}
+	for (u32 off = mx.nent * PCI_MSIX_ENTRY_SIZE; off < PAGE_SIZE; off += 4) {
+		if (read32_trap(p + off, &v)) {
+			faults++;
+			continue;
+		}
+		if (v == canary_pattern(off / 4))
+			pat++;
+		else if (v == ~0u)
+			ones++;
+		else
+			other++;
+	}
+	if (!read32_trap(p + 0x800, &v)) {
+		writel(0x48564154, p + 0x800);           /* "HVAT" */
+		read32_trap(p + 0x800, &w);
+	}
+	iounmap(p);
+	msix_move(mx.bar0);
+	snprintf(what, sizeof(what), "msix table on hv page 0x%lx (canary): read pattern=%u ones=%u other=%u faults=%u wrote=0x%x",
+		 canary, pat, ones, other, faults, w);
+	outcome(what, pat == 0, pat ? "READ HYPERVISOR MEMORY" : "not readable");
+}
+
+/* (b) The table onto register pages the hypervisor owns or the platform's:
+ * the IOAPIC's, the LAPIC's (x2APIC mode: no xAPIC page decoded), the
+ * HPET's (Bochs has no VT-d unit: the HPET is the register page of that
+ * kind here). The HPET's general configuration must not change. */
+static void msix_on_registers(void)
+{
+	static const struct { const char *name; u32 pa; } tg[] = {
+		{ "ioapic", 0xfec00000 }, { "lapic", 0xfee00000 }, { "hpet", 0xfed00000 },
+	};
+	u8 __iomem *hpet = ioremap(0xfed00000, 0x400);
+	for (int i = 0; i < ARRAY_SIZE(tg); i++) {
+		u32 v0 = 0, v1 = 0;
+		u64 cfg0 = hpet ? readq(hpet + 0x10) : 0, cfg1;
+		char what[96];
+		msix_move(tg[i].pa);
+		void __iomem *p = ioremap(tg[i].pa, PAGE_SIZE);
+		if (p) {
+			read32_trap(p + PCI_MSIX_ENTRY_VECTOR_CTRL, &v0);
+			read32_trap(p + 0x800, &v1);
+			iounmap(p);
+		}
+		msix_move(mx.bar0);
+		cfg1 = hpet ? readq(hpet + 0x10) : 0;
+		snprintf(what, sizeof(what), "msix table on %s 0x%x: read ctrl0=0x%x +0x800=0x%x hpet_cfg=0x%llx->0x%llx",
+			 tg[i].name, tg[i].pa, v0, v1, cfg0, cfg1);
+		outcome(what, cfg0 == cfg1, cfg0 == cfg1 ? "survived" : "HPET CONFIGURATION CHANGED");
+		if (hpet && cfg0 != cfg1)
+			writeq(cfg0, hpet + 0x10);
+	}
+	if (hpet)
+		iounmap(hpet);
+}
+
+/* (c) The table through msix_pages distinct pages of the PCI hole (1 MiB
+ * above its BAR's 1 MiB, where nothing decodes), each touched, then back. */
+static void msix_through_pages(void)
+{
+	u32 base = (mx.bar0 & PCI_BASE_ADDRESS_MEM_MASK & ~0xfffffu) + 0x100000, v = 0;
+	int touched = 0;
+	for (int i = 0; i < msix_pages; i++) {
+		u32 pa = base + i * PAGE_SIZE;
+		msix_move(pa | (mx.bar0 & ~PCI_BASE_ADDRESS_MEM_MASK));
+		void __iomem *p = ioremap(msix_table_pa(pa), PCI_MSIX_ENTRY_SIZE);
+		if (p) {
+			touched += !read32_trap(p + PCI_MSIX_ENTRY_VECTOR_CTRL, &v);
+			iounmap(p);
+		}
+		pr_info("hvattack: msix page %d/%d bar=0x%x ctrl0=0x%x\n", i + 1, msix_pages, pa, v);
+	}
+	msix_move(mx.bar0);
+	pr_info("hvattack: msix pages=%d [0x%x-0x%lx] touched=%d -> survived\n", msix_pages, base,
+		base + msix_pages * PAGE_SIZE - 1, touched);
+}
+
+static void attack_msix(void)
+{
+	static u32 now[2048][4];
+	u16 ctl;
+	int same = 0, e = 0;
+	if (!msix_find()) {
+		outcome("msix", false, "NO ENABLED MSI-X");
+		return;
+	}
+	msix_say_dev();
+	if (mx.nent > 2048 || msix_read_table(mx.ent, true)) {
+		outcome("msix", false, "TABLE NOT MAPPABLE");
+		goto out;
+	}
+	/* The pool: a guest cannot grow a table (the size is read-only). */
+	pci_write_config_word(mx.pdev, mx.cap + PCI_MSIX_FLAGS, mx.ctl | PCI_MSIX_FLAGS_QSIZE);
+	pci_read_config_word(mx.pdev, mx.cap + PCI_MSIX_FLAGS, &ctl);
+	pci_write_config_word(mx.pdev, mx.cap + PCI_MSIX_FLAGS, mx.ctl);
+	pr_info("hvattack: msix pool: table size written 2048, reads %d -> %s\n", (ctl & PCI_MSIX_FLAGS_QSIZE) + 1,
+		(ctl & PCI_MSIX_FLAGS_QSIZE) + 1 == mx.nent ? "read-only: the pool is what the devices' tables took at boot, not fillable from a guest"
+							     : "TABLE SIZE CHANGED");
+	if ((ctl & PCI_MSIX_FLAGS_QSIZE) + 1 != mx.nent)
+		failures++;
+	/* The last unmasked entry of the driver's (Linux's xhci sends on the first only). */
+	for (int i = 0; i < mx.nent; i++)
+		if (!(mx.ent[i][3] & PCI_MSIX_ENTRY_CTRL_MASKBIT))
+			e = i;
+	void __iomem *t = ioremap(msix_table_pa(mx.bar0), mx.nent * PCI_MSIX_ENTRY_SIZE);
+	if (!t) {
+		outcome("msix", false, "TABLE NOT MAPPABLE");
+		goto out;
+	}
+	msix_rewrite(t, e);
+	msix_on_canary();
+	msix_on_registers();
+	msix_through_pages();
+	/* Restored: the BAR (above, each time), then every entry as the
+	 * driver had it, masked ones masked. */
+	for (int i = 0; i < mx.nent; i++)
+		for (int r = 0; r < 4; r++)
+			writel(mx.ent[i][r], t + i * PCI_MSIX_ENTRY_SIZE + 4 * r);
+	iounmap(t);
+	msix_read_table(now, false);
+	for (int i = 0; i < mx.nent; i++)
+		same += !memcmp(now[i], mx.ent[i], sizeof(now[i]));
+	pci_read_config_word(mx.pdev, mx.cap + PCI_MSIX_FLAGS, &ctl);
+	pr_info("hvattack: msix restored bar=0x%08x control=0x%04x entries=%d/%d as the driver's -> %s\n", mx.bar0, ctl, same,
+		mx.nent, same == mx.nent && ctl == mx.ctl ? "restored" : "NOT RESTORED");
+	if (same != mx.nent || ctl != mx.ctl)
+		failures++;
+out:
+	pci_dev_put(mx.pdev);
 }
 
 /* The IOREGSEL hammer (hammer_ms=): the select register is shared by every
@@ -938,11 +1244,15 @@ static int __init hvattack_init(void)
 		pr_info("hvattack: needs x2APIC mode; done failures=1\n");
 		return -ENODEV;
 	}
-	if (hammer_ms || msi_attack) {
+	if (hammer_ms || msi_attack || msix_show || msix_attack) {
 		if (hammer_ms)
 			attack_ioregsel_hammer();
 		if (msi_attack)
 			attack_msi_modes();
+		if (msix_show)
+			show_msix();
+		if (msix_attack)
+			attack_msix();
 		pr_info("hvattack: done failures=%d\n", failures);
 		return 0;
 	}
