@@ -238,6 +238,8 @@ unsigned vmsi_place_judge(struct vmsi_claims *c, uint64_t pa, uint64_t len)
 	uint64_t end = pa + len;
 	if (end < pa || end > c->reach_end)
 		return VM_TABLE_BEYOND_MAP;
+	if (!c->mem)
+		return VM_TABLE_OVER_MEMORY;     /* no memory map to judge by: nowhere is safe */
 	for (uint32_t i = 0; c->mem && i < c->mem->count; i++) {
 		const struct mem_range *m = &c->mem->r[i];
 		if (!overlaps(pa, end, m->base, m->len))

@@ -223,6 +223,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	pr_info("pi: %u posted-interrupt descriptors, PID-pointer table at 0x%llx with last index %u\n", ncpus,
 		(unsigned long long)res.pid_table, max_id + extra);
 	virq_init(pid_table, max_id);
+	vmx_env.mem = &s->bi->mem;   /* before the traps: the MSI trap's wall judges places against it */
 	if (virt && s->opts->ioapic == IOAPIC_OPT_VIRTUAL)
 		vioapic_trap_setup(acpi, vmx_env.cfg.eptp);   /* the vCPUs and the notification vector known */
 	/* Owned remapping blocks every compatibility-format interrupt: the
@@ -247,7 +248,6 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	gwalk_readable_end = paging_identity_end;   /* a guest walk never reads past the identity map */
 	guest_limits();
 	vmx_env.caps = s->caps;
-	vmx_env.mem = &s->bi->mem;
 	vmx_env.acpi = acpi;
 
 	pr_info("hv: phase launch: the APs' vCPUs wait for the guest's SIPI, then the boot CPU's first VM entry\n");

@@ -795,6 +795,11 @@ TEST(vmsi_wall_table_never_over_memory_or_claimed)
 		CHECK_EQ(M.mem_accesses, 0);
 	}
 	CHECK_EQ(S.refused_by[VM_TABLE_OVER_MEMORY], 3);
+	/* No memory map to judge by (the trap set up before it was known: the
+	 * MSI-X attack run caught that order): nothing is taken. */
+	wall.mem = NULL;
+	CHECK_EQ(vmsi_place_judge(&wall, 0xe0000000u, 0x1000), VM_TABLE_OVER_MEMORY);
+	wall.mem = &wall_mem;
 	CHECK_EQ(S.refused_by[VM_TABLE_OVER_CLAIMED], 2);
 	/* Back inside the device's own range: placed, the entries rewritten. */
 	wall_move(0xfebf0000u);
