@@ -128,7 +128,7 @@ static uint64_t *next_table(uint64_t e)
 	return (uint64_t *)(uintptr_t)(e & 0x000ffffffffff000ull);
 }
 
-int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink)
+int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink, paddr_t wsink, bool write)
 {
 	uint64_t *t = (uint64_t *)(uintptr_t)(eptp & ~0xfffull);
 	for (int shift = 39; shift > 12; shift -= 9) {
@@ -137,12 +137,15 @@ int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink)
 			return -1;
 	}
 	uint64_t *pte = &t[(gpa >> 12) & 511];
-	uint64_t want = leaf(sink, MTRR_WB, false);
+	uint64_t rd = leaf(sink, MTRR_WB, false) & ~EPT_W, wr = leaf(wsink, MTRR_WB, false);
+	uint64_t want = write ? wr : rd;
 	uint64_t old = __atomic_load_n(pte, __ATOMIC_SEQ_CST);
-	if (!(old & (EPT_R | EPT_W | EPT_X)) &&   /* not present: a hole, or a page taken out (ept_unmap_page) */
-	    __atomic_compare_exchange_n(pte, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+	/* Not present (a hole, or a page taken out by ept_unmap_page), or the
+	 * read sink met by a write: the slot takes what is wanted. */
+	bool free_slot = !(old & (EPT_R | EPT_W | EPT_X)) || (write && old == rd);
+	if (free_slot && __atomic_compare_exchange_n(pte, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return 1;
-	return old == want ? 0 : -1;   /* 0: another vCPU filled it first */
+	return old == want || (!write && old == wr) ? 0 : -1;   /* 0: another vCPU filled it first */
 }
 
 /* A large leaf into a table of 512 leaves one level down, the same type,

@@ -35,11 +35,15 @@ bool ept_map_late(uint64_t eptp, const struct memmap *m, const struct mtrr_state
 /* A page-directory entry value for a GiB whose every 4 KiB page is 'sink'
  * (two tables, shared by every GiB that gets it). */
 uint64_t ept_sink_gib(paddr_t sink, struct ept_stats *st);
-/* Maps the 4 KiB hole at gpa (a hypervisor page) to the page 'sink'
- * (read, write, execute, write-back). Returns 1 when it did, 0 when the
- * slot already holds the sink (another vCPU was first), -1 when gpa has no
- * 4 KiB hole (it is mapped by a large page, or lies beyond the map). */
-int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink);
+/* Maps the 4 KiB hole at gpa (a hypervisor page) to absent memory: for a
+ * read or fetch the page 'sink' (all ones, read and execute only, so that
+ * it stays all ones), for a write the page 'wsink' (read, write, execute:
+ * writes land there and nowhere else; what they leave is nobody's).
+ * Write-back. Returns 1 when it did, 0 when the slot already holds what
+ * the access needs (another vCPU was first, or a processor used a cached
+ * translation: the caller invalidates), -1 when gpa has no 4 KiB hole (it
+ * is mapped by a large page, or lies beyond the map). */
+int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink, paddr_t wsink, bool write);
 /* Takes the 4 KiB page at gpa out of the map (an emulated MMIO page: the
  * virtual IOAPIC's), splitting the 1 GiB or 2 MiB page that held it into
  * pages of the same type and rights. Returns false when gpa is not mapped.

@@ -10,6 +10,7 @@
 #include "bochstest.h"
 #include "tsc.h"
 #include "../guest/gwalk.h"
+#include "../guest/mmio_width.h"
 #include "ept.h"
 #include "ept_live.h"
 #include "ept_sync.h"
@@ -377,7 +378,9 @@ static void exit_vmx_insn(struct vcpu *v)
  * the whole 46-bit space with them. */
 #define EPT_LATE_MAX_TABLES 256
 
-/* The sink page; called under ept_live_lock. */
+/* The sink pages, called under ept_live_lock: all ones for reads (mapped
+ * read-only, so it stays so), and one that takes writes (and the GiBs
+ * beyond the map's budget), whose contents are nobody's. */
 static uint8_t *sink_page(void)
 {
 	static uint8_t *sink;
@@ -387,6 +390,44 @@ static uint8_t *sink_page(void)
 	}
 	return sink;
 }
+
+static uint8_t *wsink_page(void)
+{
+	static uint8_t *wsink;
+	if (!wsink) {
+		wsink = page_alloc(1);
+		memset(wsink, 0xff, PAGE_SIZE);
+	}
+	return wsink;
+}
+
+/* A store to absent memory: the instruction completes and its store goes
+ * nowhere (what a read of the page then gives stays all ones). Only a
+ * plain 64-bit-mode store the MMIO decoder knows; false otherwise. */
+static bool drop_write(void)
+{
+	uint8_t b[MMIO_INSN_MAX];
+	struct mmio_access a;
+	const char *why;
+	if (!(vmcs_read(VMCS_GUEST_CS_AR) & BIT(13)) || mmio_decode_width(b, vcpu_fetch_insn(b, MMIO_INSN_MAX), &a, &why) ||
+	    !a.in.write)
+		return false;
+	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + a.in.len);
+	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
+	if (intr & 3)
+		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
+	vmcs_sync_pending_bs();
+	return true;
+}
+
+static int map_sink(uint64_t gpa, bool write)
+{
+	ept_live_lock();
+	int sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)sink_page(), (paddr_t)(uintptr_t)wsink_page(), write);
+	ept_live_unlock();
+	return sunk;
+}
+
 static void exit_ept_violation(struct vcpu *v)
 {
 	uint64_t gpa = vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS);
@@ -411,7 +452,7 @@ static void exit_ept_violation(struct vcpu *v)
 		static uint64_t sink_gib;
 		ept_live_lock();
 		if (!sink_gib)
-			sink_gib = ept_sink_gib((paddr_t)(uintptr_t)sink_page(), &late);
+			sink_gib = ept_sink_gib((paddr_t)(uintptr_t)wsink_page(), &late);
 		bool mapped = ept_map_late(vmx_env.cfg.eptp, vmx_env.mem, vmx_env.mtrr, vmx_env.caps, gpa, &late,
 					   EPT_LATE_MAX_TABLES, sink_gib);
 		ept_live_unlock();
@@ -430,20 +471,32 @@ static void exit_ept_violation(struct vcpu *v)
 		 * runs again and finds it mapped), or else one that nothing maps,
 		 * which reads as absent memory: the sink, counted, said. Never a
 		 * panic: the guest chose the address. */
-		ept_live_lock();
-		int sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)sink_page());
-		ept_live_unlock();
-		if (sunk != 0 && v->denied.ept_unowned++ < 8)
+		int sunk = map_sink(gpa, false);
+		if (sunk < 0)
+			return;                  /* mapped again meanwhile: the access runs again */
+		bool dropped = write && drop_write();
+		if (write && !dropped)
+			sunk = map_sink(gpa, true);
+		if (sunk == 0 && !dropped)
+			ept_invalidate(vmx_env.cfg.eptp, vmx_env.caps);
+		if (v->denied.ept_unowned++ < 8)
 			pr_warn("hv: EPT: guest %s at GPA 0x%llx (%s, rip 0x%llx) on cpu%u owned by no trap: %s\n",
 				fetch ? "fetch" : write ? "write" : "read", (unsigned long long)gpa, memmap_type_name(type),
 				(unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index,
-				sunk > 0 ? "page mapped to the sink" : "mapped again meanwhile, run again");
+				dropped ? "the store dropped" : "page mapped to the sink");
 		return;
 	}
 	bool user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) == 3;
-	ept_live_lock();
-	int sunk = ept_map_sink(vmx_env.cfg.eptp, gpa, (paddr_t)(uintptr_t)sink_page());
-	ept_live_unlock();
+	int sunk = map_sink(gpa, false);
+	bool dropped = sunk >= 0 && write && drop_write();
+	if (dropped) {
+		if (v->denied.ept_hv_pages++ < 8)
+			pr_warn("hv: EPT: guest write of hypervisor memory at GPA 0x%llx (linear 0x%llx, rip 0x%llx) on cpu%u: denied, the store dropped\n",
+				(unsigned long long)gpa, (unsigned long long)gla, (unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index);
+		return;
+	}
+	if (sunk >= 0 && write)
+		sunk = map_sink(gpa, true);      /* a store the decoder does not know: the page that takes writes */
 	if (sunk >= 0) {
 		/* A not-present entry made present needs no INVEPT: EPT
 		 * violations are not cached (SDM Vol. 3C, "Caching Translation

@@ -502,29 +502,36 @@ TEST(ept_region_class_cases)
 	CHECK_EQ(ept_region_class(&h, 0, MIB(1)), C_UC);                 /* nothing covers it */
 }
 
-/* The sink: a hypervisor page the guest touched becomes a mapping of one
- * shared page (RWX, WB), once; large-page memory has no slot to fill. */
+/* The sink: a hypervisor page the guest read becomes a mapping of one
+ * shared all-ones page, read and execute only (SDM Vol. 3C, "EPT
+ * Translation Mechanism": bit 1 write access), so that no write of the
+ * guest's changes what every such page reads; a write there maps the
+ * other sink page, writable. Large-page memory has no slot to fill. */
 TEST(ept_sink_fills_a_hole_once)
 {
 	struct built b;
 	const struct memmap *m = main_map();
 	build(&b, m, true, true, memmap_end(m));
-	static uint8_t sink_page[4096] __attribute__((aligned(4096)));
-	paddr_t sink = (paddr_t)(uintptr_t)sink_page;
+	static uint8_t sink_page[4096] __attribute__((aligned(4096))), wsink_page[4096] __attribute__((aligned(4096)));
+	paddr_t sink = (paddr_t)(uintptr_t)sink_page, wsink = (paddr_t)(uintptr_t)wsink_page;
 	int mt, level;
 	bool present;
-	CHECK_EQ(ept_map_sink(b.eptp, MIB(200) + 0x5123, sink), 1);
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(200) + 0x5123, sink, wsink, false), 1);
 	uint64_t e = ept_walk(b.eptp, MIB(200) + 0x5123, &mt, &present, &level);
 	CHECK(present);
-	CHECK_EQ(e, sink | 7 | (6 << 3));                           /* RWX, WB */
+	CHECK_EQ(e, sink | 5 | (6 << 3));                           /* R-X, WB (501bce7: RWX) */
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(200) + 0x5123, sink, wsink, true), 1);   /* a write: the other page */
+	e = ept_walk(b.eptp, MIB(200) + 0x5123, &mt, &present, &level);
+	CHECK_EQ(e, wsink | 7 | (6 << 3));                          /* RWX, WB */
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(200) + 0x5123, sink, wsink, false), 0);  /* a read there: fine as it is */
 	CHECK_EQ(mt, 6);
 	CHECK_EQ(level, 1);
-	CHECK_EQ(ept_map_sink(b.eptp, MIB(200) + 0x5000, sink), 0); /* again: still the sink */
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(200) + 0x5000, sink, wsink, false), 0); /* again: still the sink */
 	ept_walk(b.eptp, MIB(200) + 0x6000, &mt, &present, &level); /* its neighbour stays a hole */
 	CHECK(!present);
-	CHECK_EQ(ept_map_sink(b.eptp, MIB(2) + 0x1000, sink), 1);   /* a hole in a split 2M */
-	CHECK_EQ(ept_map_sink(b.eptp, MIB(4), sink), -1);           /* RAM in a 2M page: no slot */
-	CHECK_EQ(ept_map_sink(b.eptp, GIB(1), sink), -1);           /* a 1G page */
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(2) + 0x1000, sink, wsink, false), 1);   /* a hole in a split 2M */
+	CHECK_EQ(ept_map_sink(b.eptp, MIB(4), sink, wsink, false), -1);           /* RAM in a 2M page: no slot */
+	CHECK_EQ(ept_map_sink(b.eptp, GIB(1), sink, wsink, false), -1);           /* a 1G page */
 	done(&b);
 }
 
@@ -659,6 +666,6 @@ TEST(ept_live_unmap_budget_and_restore)
 	CHECK_EQ(e & ADDR_MASK, GIB(3));
 	/* A page taken out and never given back: the sink may take it. */
 	CHECK(ept_live_unmap(b.eptp, GIB(3) + PAGE_SIZE, 16, true));
-	CHECK_EQ(ept_map_sink(b.eptp, GIB(3) + PAGE_SIZE, MIB(200)), 1);
+	CHECK_EQ(ept_map_sink(b.eptp, GIB(3) + PAGE_SIZE, MIB(200), MIB(201), false), 1);
 	done(&b);
 }
