@@ -37,3 +37,8 @@ bool rdmsr_safe(uint32_t msr, uint64_t *v) { (void)msr; *v = 0; return false; }
 uint64_t rdmsr(uint32_t msr) { (void)msr; return 0; }
 void wrmsr(uint32_t msr, uint64_t v) { (void)msr; (void)v; }
 uint64_t rdtsc(void) { return 0; }
+/* CPUID (lib/cpu.h declares it under HV_HOST_TEST): the build machine's. */
+void cpuid_count(uint32_t leaf, uint32_t sub, uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
+{
+	__asm__ volatile("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d) : "a"(leaf), "c"(sub));
+}

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include "../../lib/printk.h"
 #include "../../lib/acpi.h"
+#include "cpu_fake.h"
 
 #define MAX_TESTS 1024
 static struct { const char *name; void (*fn)(void); } tests[MAX_TESTS];
@@ -11,6 +12,9 @@ static int ntests, cur_failed;
 static char logbuf[1 << 16];
 static size_t loglen;
 static jmp_buf *panic_jmp;
+static jmp_buf test_jmp;             /* test_bail: back to the runner */
+static jmp_buf *bail_jmp;            /* test_expect_bail's, while it runs */
+static char bail_msg[256];
 
 int log_level = LOG_DEBUG;
 
@@ -24,7 +28,31 @@ void test_register(const char *name, void (*fn)(void))
 void test_fail(const char *file, int line, const char *msg)
 {
 	printf("    %s:%d: CHECK failed: %s\n", file, line, msg);
-	cur_failed++;
+	__atomic_fetch_add(&cur_failed, 1, __ATOMIC_RELAXED);   /* a two-thread test may fail on both */
+}
+
+void test_bail(const char *file, int line, const char *msg)
+{
+	if (bail_jmp) {
+		snprintf(bail_msg, sizeof bail_msg, "%s", msg);
+		longjmp(*bail_jmp, 1);
+	}
+	test_fail(file, line, msg);
+	longjmp(test_jmp, 1);
+}
+
+bool test_expect_bail(void (*fn)(void *), void *arg, char *msg, size_t len)
+{
+	jmp_buf jb;
+	bail_jmp = &jb;
+	if (setjmp(jb)) {
+		bail_jmp = NULL;
+		snprintf(msg, len, "%s", bail_msg);
+		return true;
+	}
+	fn(arg);
+	bail_jmp = NULL;
+	return false;
 }
 
 void printk_write(const char *s, size_t n)
@@ -131,6 +159,15 @@ static void *test_acpi_alloc(size_t n)
 	return acpi_rooms[i] = calloc(1, n ? n : 1);
 }
 
+/* One test, from which test_bail comes back here. */
+static void run_one(void (*fn)(void))
+{
+	panic_jmp = NULL;
+	bail_jmp = NULL;
+	if (!setjmp(test_jmp))
+		fn();
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
@@ -144,7 +181,8 @@ int main(int argc, char **argv)
 		cur_failed = 0;
 		test_log_clear();
 		acpi_alloc = test_acpi_alloc;
-		tests[i].fn();
+		cpu_fake_reset();
+		run_one(tests[i].fn);
 		if (cur_failed) {
 			failed++;
 			printf("FAIL unit/%s\n", tests[i].name);

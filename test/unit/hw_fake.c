@@ -1,5 +1,6 @@
 /* See hw_fake.h. */
 #include "hw_fake.h"
+#include "test.h"
 #include "vmcs_record.h"
 #include "../../vmx/vcpu.h"
 #include "../../vmx/virq.h"
@@ -24,6 +25,7 @@ volatile bool hv_panicking;
 uint64_t hw_tsc;
 
 static struct percpu cur;
+static __thread struct percpu *thread_cpu;   /* a two-thread test's second CPU */
 static uint8_t isr[256], tmr[256], irr[256];
 static unsigned eois, bcast[256];
 static struct { uint32_t dest, icr; } sent[4096];
@@ -72,16 +74,20 @@ void wrmsr(uint32_t msr, uint64_t v)
 	msr_accessed();
 }
 uint64_t hw_msr(uint32_t msr) { return rdmsr(msr); }
-struct percpu *this_cpu(void) { return &cur; }
+struct percpu *this_cpu(void) { return thread_cpu ? thread_cpu : &cur; }
+void hw_thread_cpu(struct percpu *p) { thread_cpu = p; }
 __noreturn void cpu_halt_forever(void) { abort(); }
 void (*hw_wait_hook)(void);
 unsigned hw_wait_turns;
 void cpu_wait_turn(void)
 {
-	hw_wait_turns++;
-	if (!hw_wait_hook) {
-		fprintf(stderr, "hw_fake: a root-mode wait with nothing to end it: the CPU would wait for good\n");
-		abort();
+	unsigned n = __atomic_add_fetch(&hw_wait_turns, 1, __ATOMIC_RELAXED);
+	if (!hw_wait_hook)
+		test_bail(__FILE__, __LINE__, "hw_fake: a root-mode wait with nothing to end it: the CPU would wait for good");
+	if (n > HW_WAIT_TURNS_MAX) {
+		char m[160];
+		snprintf(m, sizeof m, "hw_fake: a root-mode wait still going after %u turns: it would never end", n - 1);
+		test_bail(__FILE__, __LINE__, m);
 	}
 	hw_wait_hook();
 }
@@ -131,16 +137,19 @@ bool lapic_requested(uint8_t vec)   /* the IRR, read through MSR 0x820 + vec / 3
 bool lapic_level(uint8_t vec) { return tmr[vec]; }
 void lapic_send(uint32_t apic_id, uint32_t icr_low)
 {
-	if (nsent < 4096)
-		sent[nsent] = (typeof(sent[0])){ apic_id, icr_low };
-	nsent++;
+	unsigned n = __atomic_fetch_add(&nsent, 1, __ATOMIC_SEQ_CST);   /* two-thread tests send from both */
+	if (n < 4096)
+		sent[n] = (typeof(sent[0])){ apic_id, icr_low };
 }
 /* INVEPT (vmx/ept.c's, left out of host tests): counted per CPU. */
 static unsigned invepts[64];
+void (*hw_invept_hook)(void);
 void ept_invalidate(uint64_t eptp, const struct vmx_caps *c)
 {
 	(void)eptp, (void)c;
-	invepts[cur.index % 64]++;
+	invepts[this_cpu()->index % 64]++;
+	if (hw_invept_hook)
+		hw_invept_hook();
 }
 unsigned hw_invepts(unsigned cpu) { return invepts[cpu % 64]; }
 unsigned hw_lapic_eois(void) { return eois; }
@@ -183,6 +192,7 @@ void hw_reset(unsigned n)
 	memset(bcast, 0, sizeof bcast);
 	eois = nsent = nmsrs = 0;
 	hw_wait_hook = NULL;
+	hw_invept_hook = NULL;
 	hw_wait_turns = 0;
 	hw_root_fire_after = -1;
 	hw_tsc = 1000000;

@@ -34,8 +34,10 @@ unsigned hw_eoi_broadcasts(uint8_t vec);   /* EOIs that reached the IOAPIC for v
 unsigned hw_sent(void);
 uint32_t hw_sent_dest(unsigned n), hw_sent_icr(unsigned n);
 uint64_t hw_msr(uint32_t msr);
-/* INVEPTs executed on CPU 'cpu' (every type, since the start). */
+/* INVEPTs executed on CPU 'cpu' (every type, since the start); the hook,
+ * when set, runs in each (an INVEPT takes its time). */
 unsigned hw_invepts(unsigned cpu);
+extern void (*hw_invept_hook)(void);
 
 /* An exit as the CPU would report it, and the handler run as vmx/exit.c does
  * (the handler, then virq_before_entry). */
@@ -82,9 +84,16 @@ unsigned hw_msr_exits(void);
 unsigned hw_guest_host_msr_writes(void);        /* guest WRMSRs that reached the physical MSR */
 unsigned hw_vtimer_fires(uint8_t vec);          /* the CPU's virtual-timer expiries, by vector */
 /* A turn of a root-mode wait loop (cpu_wait_turn): runs this hook, which
- * stands for what another CPU does meanwhile; without one it aborts. */
+ * stands for what another CPU does meanwhile. Without one, or past
+ * HW_WAIT_TURNS_MAX turns since hw_reset, the wait would never end: the
+ * test fails there with a message (test_bail), it does not hang. */
+#define HW_WAIT_TURNS_MAX 1000000u
 extern void (*hw_wait_hook)(void);
 extern unsigned hw_wait_turns;
+/* this_cpu() on the calling host thread from now on (NULL: the one that
+ * hw_set_cpu sets); for tests where two threads play two CPUs. */
+struct percpu;
+void hw_thread_cpu(struct percpu *p);
 /* The guest's RDTSC: the host TSC plus the VMCS TSC offset. */
 uint64_t hw_guest_rdtsc(void);
 /* A host TSC deadline reached in root mode fires when it is due at the

@@ -11,6 +11,12 @@
 
 void test_register(const char *name, void (*fn)(void));
 void test_fail(const char *file, int line, const char *msg);
+/* A failure the test cannot go on from (a wait that would never end): the
+ * test fails with msg and the runner goes on with the next one. Only from
+ * the test's own thread. */
+__attribute__((noreturn)) void test_bail(const char *file, int line, const char *msg);
+/* Runs fn; true when it bailed (its message in msg), which then is no failure. */
+bool test_expect_bail(void (*fn)(void *), void *arg, char *msg, size_t len);
 
 #define TEST(name) \
 	static void name(void); \

@@ -1,0 +1,222 @@
+/* See pci_fn_model.h. */
+#include "test.h"
+#include "pci_fn_model.h"
+
+static void put(struct pfm_fn *f, unsigned off, unsigned size, uint32_t v, uint32_t wmask)
+{
+	for (unsigned i = 0; i < size; i++) {
+		f->cfg[off + i] = (uint8_t)(v >> 8 * i);
+		f->wmask[off + i] = (uint8_t)(wmask >> 8 * i);
+	}
+}
+
+uint32_t pfm_cfg(const struct pfm_fn *f, unsigned off, unsigned size)
+{
+	uint32_t v = 0;
+	for (unsigned i = 0; i < size; i++)
+		v |= (uint32_t)f->cfg[(off + i) & 0xff] << 8 * i;
+	return v;
+}
+
+uint64_t pfm_bar_base(const struct pfm_fn *f)
+{
+	unsigned o = 0x10 + 4 * f->bar;
+	uint32_t lo = pfm_cfg(f, o, 4);
+	uint64_t b = lo & ~0xfull;
+	if ((lo & 6) == 4)
+		b |= (uint64_t)pfm_cfg(f, o + 4, 4) << 32;
+	return b;
+}
+
+static struct pfm_fn *by_bdf(struct pfm *m, uint16_t bdf)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->f[i].bdf == bdf)
+			return &m->f[i];
+	return NULL;
+}
+
+/* The function whose BAR decodes pa, and the offset there. */
+static struct pfm_fn *by_pa(const struct pfm *m, uint64_t pa, uint32_t *off)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		uint64_t b = pfm_bar_base(&m->f[i]);
+		if (b && pa >= b && pa - b < PFM_MEM) {
+			*off = (uint32_t)(pa - b);
+			return (struct pfm_fn *)&m->f[i];
+		}
+	}
+	return NULL;
+}
+
+static uint32_t h_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
+{
+	struct pfm_fn *f = by_bdf(ctx, bdf);
+	return f ? pfm_cfg(f, off, size) : 0xffffffffu >> (32 - 8 * size);
+}
+
+static void h_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uint32_t val)
+{
+	struct pfm *m = ctx;
+	struct pfm_fn *f = by_bdf(m, bdf);
+	m->n_cfg_w++;
+	for (unsigned i = 0; f && i < size; i++) {
+		unsigned o = (off + i) & 0xff;
+		f->cfg[o] = (uint8_t)((f->cfg[o] & ~f->wmask[o]) | ((val >> 8 * i) & f->wmask[o]));
+	}
+}
+
+static uint32_t h_io_read(void *ctx, uint16_t port, unsigned size)
+{
+	(void)ctx, (void)port;
+	return 0xffffffffu >> (32 - 8 * size);
+}
+
+static void h_io_write(void *ctx, uint16_t port, unsigned size, uint32_t val)
+{
+	(void)ctx, (void)port, (void)size, (void)val;
+}
+
+uint32_t pfm_mem(const struct pfm *m, uint64_t pa)
+{
+	uint32_t off, v;
+	const struct pfm_fn *f = by_pa(m, pa, &off);
+	if (!f || off > PFM_MEM - 4)
+		return 0xffffffffu;              /* nothing decodes it: the master aborts, all ones */
+	memcpy(&v, f->mem + off, 4);
+	return v;
+}
+
+static uint32_t h_mem_read(void *ctx, uint64_t pa)
+{
+	struct pfm *m = ctx;
+	m->n_mem_r++;
+	return pfm_mem(m, pa);
+}
+
+static void h_mem_write(void *ctx, uint64_t pa, uint32_t val)
+{
+	struct pfm *m = ctx;
+	uint32_t off;
+	if (m->n_mem_w < PFM_LOG)
+		m->mem_w[m->n_mem_w] = (struct pfm_write){ pa, val };
+	m->n_mem_w++;
+	struct pfm_fn *f = by_pa(m, pa, &off);
+	if (!f || off > PFM_MEM - 4 || (off >= f->mem_ro_from && off < f->mem_ro_to))
+		return;
+	if (f->msix_nent && off >= f->msix_table_off && off < f->msix_table_off + 16 * f->msix_nent &&
+	    (off - f->msix_table_off) % 16 == 12)
+		val &= 1;                        /* vector control: 31:1 reserved */
+	memcpy(f->mem + off, &val, 4);
+}
+
+static void h_table_at(void *ctx, uint64_t pa, uint32_t len)
+{
+	struct pfm *m = ctx;
+	m->n_table_at++;
+	m->table_at_pa = pa;
+	m->table_at_len = len;
+}
+
+static bool h_mem_ok(void *ctx, uint64_t pa, uint32_t len)
+{
+	struct pfm *m = ctx;
+	return pa + len <= m->reach;
+}
+
+static void h_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
+{
+	struct pfm *m = ctx;
+	if (index < 1024) {
+		m->irt[2 * index] = e->lo;
+		m->irt[2 * index + 1] = e->hi;
+	}
+	if (!m->n_irte++)
+		m->irte_first = index;
+	m->irte_last = index;
+}
+
+void pfm_init(struct pfm *m, struct vmsi_hw *hw)
+{
+	memset(m, 0, sizeof *m);
+	m->reach = 1ull << 46;
+	*hw = (struct vmsi_hw){ h_cfg_read, h_cfg_write, h_io_read, h_io_write, h_mem_read, h_mem_write, h_table_at,
+				h_mem_ok, m, h_irte };
+}
+
+struct pfm_fn *pfm_add(struct pfm *m, uint16_t bdf, unsigned bar, uint64_t base, bool bar64)
+{
+	struct pfm_fn *f = &m->f[m->n++];
+	f->bdf = bdf;
+	f->bar = bar;
+	put(f, 0x00, 4, 0x7e57u << 16 | 0x8086u, 0);   /* vendor, device */
+	put(f, 0x04, 2, 0, 0x0547);                    /* command: I/O, memory, master, parity, SERR, INTx disable */
+	put(f, 0x0e, 1, 0x00, 0);                      /* header type 0, single function */
+	unsigned o = 0x10 + 4 * bar;
+	put(f, o, 4, (uint32_t)base | (bar64 ? 4u : 0u), ~(uint32_t)(PFM_MEM - 1));
+	if (bar64)
+		put(f, o + 4, 4, (uint32_t)(base >> 32), 0xffffffffu);
+	return f;
+}
+
+/* Links the capability with this ID at off after the last one. */
+static void link(struct pfm_fn *f, uint8_t off, uint8_t id)
+{
+	put(f, off, 2, id, 0);
+	if (!(f->cfg[0x06] & 0x10)) {
+		put(f, 0x06, 2, 0x0010, 0);              /* status: capabilities list */
+		put(f, 0x34, 1, off, 0);
+		return;
+	}
+	uint8_t p = f->cfg[0x34];
+	while (f->cfg[p + 1])
+		p = f->cfg[p + 1];
+	f->cfg[p + 1] = off;
+}
+
+void pfm_msi(struct pfm_fn *f, uint8_t off, unsigned mmc, bool addr64, bool pvm)
+{
+	link(f, off, 0x05);
+	put(f, off + 2, 2, mmc << 1 | (addr64 ? 1u << 7 : 0) | (pvm ? 1u << 8 : 0), 0x0071);
+	put(f, off + 4, 4, 0, 0xfffffffcu);
+	unsigned d = off + 8;
+	if (addr64) {
+		put(f, off + 8, 4, 0, 0xffffffffu);
+		d = off + 12;
+	}
+	put(f, d, 2, 0, 0xffff);
+	if (pvm) {
+		unsigned n = 1u << mmc;
+		put(f, d + 4, 4, 0, n >= 32 ? 0xffffffffu : (1u << n) - 1);
+		put(f, d + 8, 4, 0, 0);                  /* pending: read-only */
+	}
+}
+
+void pfm_msix(struct pfm_fn *f, uint8_t off, unsigned nent, uint32_t table_off, uint32_t pba_off)
+{
+	link(f, off, 0x11);
+	put(f, off + 2, 2, nent - 1, 0xc000);
+	put(f, off + 4, 4, table_off | f->bar, 0);
+	put(f, off + 8, 4, pba_off | f->bar, 0);
+	f->msix_nent = nent;
+	f->msix_table_off = table_off;
+	for (unsigned i = 0; i < nent; i++)
+		memcpy(&f->mem[table_off + 16 * i], (uint32_t[4]){ 0xfee00000u, 0, 0x30 + i, 0 }, 16);
+	f->mem[pba_off] = 0xa5;
+	f->mem_ro_from = pba_off;
+	f->mem_ro_to = pba_off + 8;
+}
+
+void pfm_clear_log(struct pfm *m)
+{
+	m->n_mem_w = m->n_mem_r = m->n_cfg_w = m->n_table_at = m->n_irte = 0;
+	m->irte_first = m->irte_last = 0;
+}
+
+unsigned pfm_writes_in(const struct pfm *m, uint64_t pa, uint64_t len)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < m->n_mem_w && i < PFM_LOG; i++)
+		n += m->mem_w[i].pa >= pa && m->mem_w[i].pa - pa < len;
+	return n;
+}
