@@ -110,18 +110,19 @@ static void h_mem_write(void *ctx, uint64_t pa, uint32_t val)
 	memcpy(f->mem + off, &val, 4);
 }
 
-static void h_table_at(void *ctx, uint64_t pa, uint32_t len)
+static bool h_table_at(void *ctx, uint64_t pa, uint32_t len)
 {
 	struct pfm *m = ctx;
 	m->n_table_at++;
 	m->table_at_pa = pa;
 	m->table_at_len = len;
+	return true;
 }
 
-static bool h_mem_ok(void *ctx, uint64_t pa, uint32_t len)
+static unsigned h_place(void *ctx, uint64_t pa, uint32_t len)
 {
 	struct pfm *m = ctx;
-	return pa + len <= m->reach;
+	return pa + len <= m->reach ? VR_NONE : VM_TABLE_BEYOND_MAP;
 }
 
 static void h_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
@@ -141,7 +142,7 @@ void pfm_init(struct pfm *m, struct vmsi_hw *hw)
 	memset(m, 0, sizeof *m);
 	m->reach = 1ull << 46;
 	*hw = (struct vmsi_hw){ h_cfg_read, h_cfg_write, h_io_read, h_io_write, h_mem_read, h_mem_write, h_table_at,
-				h_mem_ok, m, h_irte };
+				h_place, m, h_irte, NULL };
 }
 
 struct pfm_fn *pfm_add(struct pfm *m, uint16_t bdf, unsigned bar, uint64_t base, bool bar64)
@@ -150,7 +151,7 @@ struct pfm_fn *pfm_add(struct pfm *m, uint16_t bdf, unsigned bar, uint64_t base,
 	f->bdf = bdf;
 	f->bar = bar;
 	put(f, 0x00, 4, 0x7e57u << 16 | 0x8086u, 0);   /* vendor, device */
-	put(f, 0x04, 2, 0, 0x0547);                    /* command: I/O, memory, master, parity, SERR, INTx disable */
+	put(f, 0x04, 2, 0x0002, 0x0547);               /* command: memory decoding on, as firmware leaves it; I/O, master, parity, SERR, INTx disable writable */
 	put(f, 0x0e, 1, 0x00, 0);                      /* header type 0, single function */
 	unsigned o = 0x10 + 4 * bar;
 	put(f, o, 4, (uint32_t)base | (bar64 ? 4u : 0u), ~(uint32_t)(PFM_MEM - 1));

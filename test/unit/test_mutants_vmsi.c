@@ -16,7 +16,7 @@ static struct vioapic_dom dom(bool remap)
 {
 	struct vioapic_dom d = { .apic_id = gids, .host_apic_id = hids, .n = 2, .guest_x2apic = true,
 				 .remap = remap, .eim = remap };
-	d.host_vectors[3] = 0x7fffull << 48 | 1ull << (0xeb - 0xc0);
+	d.host_vectors[3] = 0x7fffull << 48 | 1ull << (0xd5 - 0xc0);   /* 0xf0-0xfe and 0xd5: classes 0xD and up refused */
 	return d;
 }
 
@@ -197,29 +197,30 @@ TEST(mutant_vmsi_function_mask_toggle_leaves_the_table_alone)
 }
 
 /* Fault 1: multiple-message MSI without remapping. The device puts its
- * message number in the data's low bits, so MME = 2 (4 vectors) from
- * 0xE8 sends 0xE8-0xEB; the last of them the hypervisor's refuses the
- * whole route. Pure, then through the function. */
+ * message number in the data's low bits, so 32 vectors from 0xC0 send
+ * 0xC0-0xDF; those from 0xD0 are in the class of the hypervisor's 0xD5
+ * (issue 33, item 6): the whole route refused, though its first vector is
+ * the guest's. Pure, then through the function. */
 TEST(mutant_vmsi_multiple_message_checks_every_vector)
 {
 	struct vioapic_dom d = dom(false);
 	uint64_t pa;
 	uint32_t pd;
-	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee00000u, 0x00e8, 4, &pa, &pd)), "vector_of_hypervisor");
+	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee00000u, 0x00c0, 32, 0, 0, NULL, &pa, &pd)), "vector_in_hypervisor_class");
 	CHECK_EQ(pa, 0);
-	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee00000u, 0x00e8, 2, &pa, &pd)), "routed");   /* 0xe8-0xe9 */
-	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee00000u, 0x00e4, 4, &pa, &pd)), "routed");   /* 0xe4-0xe7 */
-	d.host_vectors[0] = 1ull << 0x13;                                               /* 0x10-0x13: the fourth */
-	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee00000u, 0x0010, 4, &pa, &pd)), "vector_of_hypervisor");
-	/* Function A (per-vector masking), the same through its registers. */
+	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee00000u, 0x00c0, 16, 0, 0, NULL, &pa, &pd)), "routed");  /* 0xc0-0xcf */
+	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee00000u, 0x00c4, 4, 0, 0, NULL, &pa, &pd)), "routed");   /* 0xc4-0xc7 */
+	d.host_vectors[0] = 1ull << 0x30;                                               /* 0x30: the 17th vector of 0x20-0x3f */
+	CHECK_STR(vmsi_refusal_name(vmsi_route(&d, 0xfee00000u, 0x0020, 32, 0, 0, NULL, &pa, &pd)), "vector_of_hypervisor");
+	/* Function A (per-vector masking), through its registers. */
 	setup(false);
 	g_wr(A, 0x44, 4, 0xfee00000u);
 	g_wr(A, 0x48, 4, 0);
-	g_wr(A, 0x4c, 2, 0x00e9);                          /* the base is 0xE8: the device sets bits 1:0 */
+	g_wr(A, 0x4c, 2, 0x00d5);                          /* the base is 0xD4: the hypervisor's class */
 	g_wr(A, 0x42, 2, 0x0021);                          /* MME 2, enable */
-	CHECK_STR(vmsi_refusal_name(fn(A)->last_refusal), "vector_of_hypervisor");
+	CHECK_STR(vmsi_refusal_name(fn(A)->last_refusal), "vector_in_hypervisor_class");
 	CHECK_EQ(dev_cfg(A, 0x50, 4), 0xf);                /* every vector masked on the device */
-	g_wr(A, 0x4c, 2, 0x00e4);                          /* 0xe4-0xe7 */
+	g_wr(A, 0x4c, 2, 0x00c4);                          /* 0xc4-0xc7 */
 	CHECK_EQ(fn(A)->last_refusal, VR_NONE);
 	CHECK_EQ(dev_cfg(A, 0x50, 4), 0);
 	CHECK_EQ(dev_cfg(A, 0x44, 4), 0xfee04000u);
