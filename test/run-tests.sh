@@ -1004,7 +1004,10 @@ msi_checks() {
 # it), each placement onto those pages was refused (at least 4 refusals
 # other than the rewrite's), the driver's vectors still take interrupts,
 # the physical IOAPIC was never written for the guest (Bochs logs an ID
-# write) and the device never held a forbidden route.
+# write; its model stops the emulator at a write it does not decode) and
+# the device never held a forbidden route. On 501bce7 the hypervisor reads
+# and writes the canary page for the guest, then panics in the 65 pages
+# (issue 33 items 1 and 2).
 msix_attack_checks() {
   local n=$1 bl text line r c others=0 want bad_r=""
   bl=${log%.ser}.bochslog
@@ -1033,7 +1036,7 @@ msix_attack_checks() {
   else bad "$n/rewrite-refusals-counted" "${bad_r:- no hvstat: msi line} in '${line:-}'"; fi
   if [ $others -ge 4 ]; then ok "$n/placements-refused"
   else bad "$n/placements-refused" "$others refusals besides the rewrite's (want at least 4: the canary, IOAPIC, LAPIC and HPET pages) in '${line:-}'"; fi
-  expect_not "$n/ioapic-untouched" "$bl" 'IOAPIC: setting id'
+  expect_not "$n/ioapic-untouched" "$bl" 'IOAPIC: setting id|\[IOAPIC\] >>PANIC<<'
   msix_device_checks "$n" "$bl"
   echo "  ${n#linux/}: $(grep -c '^hvattack: msix' <<<"$text") attack lines; $(grep -m1 '^hv: canary' <<<"$text"); ${line:-no hvstat: msi line}"
 }

@@ -37,6 +37,20 @@
  *                                                driver's own message restored (the runner
  *                                                checks all seven refused, counted, and
  *                                                none on the device)
+ *   msix entry=I addr=... data=... ctrl=...     (msix_show=1, alone) the first enabled MSI-X
+ *                                                table as the guest reads it
+ *   msix rewrite entry=I unmasked ... -> written   (msix_attack=1, alone; issue 33) ten
+ *                                                forbidden messages into an unmasked entry of the
+ *                                                driver's, never masked, then its own back
+ *   msix table on hv page 0x... (canary): read pattern=N ... -> not readable   the table's
+ *                                                BAR onto the hypervisor's canary page
+ *                                                (canary=, from hv.canary=): the rest of the
+ *                                                page read (its pattern seen: READ HYPERVISOR
+ *                                                MEMORY) and written
+ *   msix table on lapic|hpet|ioapic 0x... -> survived   the BAR onto register pages (the
+ *                                                HPET's configuration must not change)
+ *   msix pages=65 [a-b] touched=65 -> survived   the BAR through msix_pages= distinct pages
+ *   msix restored bar=... entries=8/8 ... -> restored   BAR and entries as the driver's
  *   ioregsel hammer cpu=N selects=K lines=L rtes=same -> survived   (hammer_ms=, alone)
  *                                                one CPU writes IOREGSEL (every
  *                                                register in turn) and reads IOWIN as fast
@@ -843,7 +857,8 @@ static void msix_rewrite(void __iomem *t, int e)
 static void msix_on_canary(void)
 {
 	u32 v, pat = 0, ones = 0, other = 0, faults = 0, w = 0;
-	char what[96];
+	char what[160];
+	pr_info("hvattack: msix table onto hv page 0x%lx (canary)\n", canary);
 	if (!canary || (canary & ~PAGE_MASK)) {
 		outcome("msix table on the canary", false, "NO CANARY ADDRESS (hv.canary=)");
 		return;
@@ -878,35 +893,36 @@ static void msix_on_canary(void)
 	outcome(what, pat == 0, pat ? "READ HYPERVISOR MEMORY" : "not readable");
 }
 
-/* (b) The table onto register pages the hypervisor owns or the platform's:
- * the IOAPIC's, the LAPIC's (x2APIC mode: no xAPIC page decoded), the
+/* (b) The table onto a register page the hypervisor owns or the
+ * platform's: the LAPIC's (x2APIC mode: no xAPIC page decoded), the
  * HPET's (Bochs has no VT-d unit: the HPET is the register page of that
- * kind here). The HPET's general configuration must not change. */
-static void msix_on_registers(void)
+ * kind here), the IOAPIC's (last: Bochs's IOAPIC model stops the emulator
+ * at a write it does not decode, which only a hypervisor writing there for
+ * the guest makes). The HPET's general configuration must not change. */
+static void msix_on_register_page(const char *name, u32 pa)
 {
-	static const struct { const char *name; u32 pa; } tg[] = {
-		{ "ioapic", 0xfec00000 }, { "lapic", 0xfee00000 }, { "hpet", 0xfed00000 },
-	};
 	u8 __iomem *hpet = ioremap(0xfed00000, 0x400);
-	for (int i = 0; i < ARRAY_SIZE(tg); i++) {
-		u32 v0 = 0, v1 = 0;
-		u64 cfg0 = hpet ? readq(hpet + 0x10) : 0, cfg1;
-		char what[96];
-		msix_move(tg[i].pa);
-		void __iomem *p = ioremap(tg[i].pa, PAGE_SIZE);
-		if (p) {
-			read32_trap(p + PCI_MSIX_ENTRY_VECTOR_CTRL, &v0);
-			read32_trap(p + 0x800, &v1);
-			iounmap(p);
-		}
-		msix_move(mx.bar0);
-		cfg1 = hpet ? readq(hpet + 0x10) : 0;
-		snprintf(what, sizeof(what), "msix table on %s 0x%x: read ctrl0=0x%x +0x800=0x%x hpet_cfg=0x%llx->0x%llx",
-			 tg[i].name, tg[i].pa, v0, v1, cfg0, cfg1);
-		outcome(what, cfg0 == cfg1, cfg0 == cfg1 ? "survived" : "HPET CONFIGURATION CHANGED");
-		if (hpet && cfg0 != cfg1)
-			writeq(cfg0, hpet + 0x10);
+	u32 v0 = 0, v1 = 0, cfg0 = 0, cfg1 = 0;
+	char what[128];
+	/* (32-bit reads: a page the MSI trap keeps emulates no wider ones) */
+	if (hpet)
+		read32_trap(hpet + 0x10, &cfg0);
+	pr_info("hvattack: msix table onto %s 0x%x\n", name, pa);
+	msix_move(pa);
+	void __iomem *p = ioremap(pa, PAGE_SIZE);
+	if (p) {
+		read32_trap(p + PCI_MSIX_ENTRY_VECTOR_CTRL, &v0);
+		read32_trap(p + 0x800, &v1);
+		iounmap(p);
 	}
+	msix_move(mx.bar0);
+	if (hpet)
+		read32_trap(hpet + 0x10, &cfg1);
+	snprintf(what, sizeof(what), "msix table on %s 0x%x: read ctrl0=0x%x +0x800=0x%x hpet_cfg=0x%x->0x%x",
+		 name, pa, v0, v1, cfg0, cfg1);
+	outcome(what, cfg0 == cfg1, cfg0 == cfg1 ? "survived" : "HPET CONFIGURATION CHANGED");
+	if (hpet && cfg0 != cfg1)
+		writel(cfg0, hpet + 0x10);
 	if (hpet)
 		iounmap(hpet);
 }
@@ -966,8 +982,10 @@ static void attack_msix(void)
 	}
 	msix_rewrite(t, e);
 	msix_on_canary();
-	msix_on_registers();
+	msix_on_register_page("lapic", 0xfee00000);
+	msix_on_register_page("hpet", 0xfed00000);
 	msix_through_pages();
+	msix_on_register_page("ioapic", 0xfec00000);
 	/* Restored: the BAR (above, each time), then every entry as the
 	 * driver had it, masked ones masked. */
 	for (int i = 0; i < mx.nent; i++)
