@@ -53,12 +53,15 @@ all: $(B)/hv.elf $(B)/hv.efi
 
 help:
 	@echo "make            build build/hv.elf (Multiboot2) and build/hv.efi (UEFI)"
-	@echo "make run        build, set up Bochs 3.0, boot hv.elf and Debian's kernel on 2 CPUs, show the console"
-	@echo "make test       unit tests, lint, fuzzing (10 s a target), QEMU+OVMF (UEFI) and Bochs 3.0 runs; ends 'N passed, N failed'"
+	@echo "make run        build, boot hv.elf and Debian's kernel on 2 CPUs on the project's patched Bochs 3.0 (built once),"
+	@echo "                show the console (RUN_BOCHS=stock: Debian's Bochs 3.0, whose defect H kills some 2-CPU boots)"
+	@echo "make test       unit tests, lint, fuzzing (10 s a target), QEMU+OVMF (UEFI), Bochs 3.0 and Linux runs, make run;"
+	@echo "                ends 'N passed, N failed' (docs/testing.md)"
 	@echo "make test-unit  only the host unit tests"
 	@echo "make test-qemu  only the UEFI boot under QEMU+OVMF"
 	@echo "make test-bochs only the Bochs 3.0 platform runs (no guest)"
-	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (16 runs: both models, the IPI and timer tiers, partition, 4 vCPUs, CPU hotplug, the hostile guest, the patched Bochs)"
+	@echo "make test-linux only Linux under the hypervisor in Bochs 3.0 (22 runs: both models, the IPI and timer tiers, partition,"
+	@echo "                4 and 8 vCPUs, CPU hotplug, the hostile guest, a guest that panics and one that halts, make run)"
 	@echo "make soak       SOAK_BOOTS (default 49, about an hour; 100 about two) Linux boots through the tiers, no retries, then one boot of 10^6 IPIs"
 	@echo "make lint       the include layers (tools/check-includes.py), cppcheck and clang-tidy over the sources"
 	@echo "make fuzz       each fuzz target for FUZZ_LONG seconds (default 600), corpus in build/fuzz/"

@@ -1,13 +1,23 @@
-/* The few intercepted ports: those that end the machine, and the 8 of the
- * hypervisor's console UART (the guest's are a virtual 16550A there,
- * guest/vuart.c). Not 0xcf9 (reset control): a 32-bit access to
- * PCI's 0xcf8 covers it, and every PCI configuration access would exit. */
+/* The few intercepted ports: those that end the machine, those that reset
+ * it, and the 8 of the hypervisor's console UART (the guest's are a virtual
+ * 16550A there, guest/vuart.c). Not 0xcf9 (reset control) here: a 32-bit
+ * access to PCI's 0xcf8 covers it, and every PCI configuration access would
+ * exit; msi=trap, which takes 0xcf8-0xcff anyway, sees it. */
 #include "io.h"
 #include "../lib/string.h"
 
 #define PORT_BOCHS_SHUTDOWN 0x8900
 #define PORT_QEMU_DEBUG_EXIT 0xf4
+#define PORT_KBC_COMMAND 0x64
+#define PORT_RESET_CONTROL 0xcf9
+#define RESET_CONTROL_RST_CPU BIT(2)
 #define ACPI_SLP_EN BIT(13)
+
+/* A port of PCI's configuration mechanism #1 (0xcf8-0xcff). */
+static bool pci_conf1_port(uint64_t port)
+{
+	return port >= 0xcf8 && port <= 0xcff;
+}
 
 static void set_port(uint8_t *a, uint8_t *b, uint32_t port)
 {
@@ -29,6 +39,9 @@ void io_bitmaps_build(uint8_t *a, uint8_t *b, const struct acpi_info *acpi, uint
 			set_port(a, b, acpi->pm1b_cnt + i);
 	}
 	set_port(a, b, PORT_BOCHS_SHUTDOWN);
+	set_port(a, b, PORT_KBC_COMMAND);     /* its reads (the status) pass through */
+	if (acpi->reset_valid && acpi->reset_space == ACPI_SPACE_IO && !pci_conf1_port(acpi->reset_addr))
+		set_port(a, b, (uint32_t)acpi->reset_addr);
 	for (int i = 0; i < 4; i++)
 		set_port(a, b, PORT_QEMU_DEBUG_EXIT + i);
 	for (uint32_t i = 0; console && i < IO_CONSOLE_PORTS; i++)
@@ -98,6 +111,26 @@ bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t
 	}
 	if (port >= PORT_QEMU_DEBUG_EXIT && port < PORT_QEMU_DEBUG_EXIT + 4) {
 		*why = "QEMU isa-debug-exit";
+		return true;
+	}
+	return false;
+}
+
+bool io_write_resets(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size, const char **why)
+{
+	uint8_t byte = (uint8_t)value;     /* every register below is a byte at its port */
+	(void)size;
+	if (port == PORT_KBC_COMMAND && (byte & 0xf0) == 0xf0 && !(byte & 1)) {
+		*why = "the keyboard controller's reset line";
+		return true;
+	}
+	if (port == PORT_RESET_CONTROL && (byte & RESET_CONTROL_RST_CPU)) {
+		*why = "the reset control register";
+		return true;
+	}
+	if (acpi->reset_valid && acpi->reset_space == ACPI_SPACE_IO && port == acpi->reset_addr &&
+	    byte == acpi->reset_value) {
+		*why = "the FADT's reset register";
 		return true;
 	}
 	return false;

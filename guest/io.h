@@ -1,6 +1,8 @@
 /* Port I/O passes through, except the ports that end the machine (their
- * writes are seen first so the exit report reaches the console) and the
- * hypervisor's console UART (the guest gets a virtual one there). */
+ * writes are seen first so the exit report reaches the console), the ports
+ * that reset it (a guest that asks for a reset died: a panic with panic=N,
+ * an oops with oops=panic, a reboot) and the hypervisor's console UART (the
+ * guest gets a virtual one there). */
 #ifndef GUEST_IO_H
 #define GUEST_IO_H
 #include "../lib/types.h"
@@ -25,4 +27,11 @@ bool io_bitmap_intercepts(const uint8_t *a, const uint8_t *b, uint16_t port);
 bool io_write_is_sleep(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size);
 bool io_write_ends_machine(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size,
 			   const char **why);
+/* An intercepted OUT that resets the machine, and how: the keyboard
+ * controller's reset pulse (port 0x64, commands 0xf0-0xfe with bit 0 clear:
+ * Linux writes 0xfe), the reset control register (port 0xcf9 with RST_CPU,
+ * bit 2: seen where PCI's ports exit, msi=trap), the FADT's reset register
+ * when it is a port (its reset value). The hypervisor cannot restart the
+ * guest, so the run ends there (vmx/exit_io.c). */
+bool io_write_resets(const struct acpi_info *acpi, uint16_t port, uint32_t value, unsigned size, const char **why);
 #endif

@@ -8,6 +8,13 @@
 volatile bool hv_panicking;
 void (*panic_stop_others)(void);
 
+void stop_other_cpus(void)
+{
+	__atomic_store_n(&hv_panicking, true, __ATOMIC_SEQ_CST);
+	if (ncpus > 1 && panic_stop_others)
+		panic_stop_others();
+}
+
 __noreturn void panic(const char *fmt, ...)
 {
 	char buf[400];

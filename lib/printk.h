@@ -27,4 +27,8 @@ extern volatile bool hv_panicking;
 /* Set by the platform once the local APIC is up: stops every other CPU
  * (an NMI to all but self, which trap_handler halts on). */
 extern void (*panic_stop_others)(void);
+/* Stops every other CPU as panic() does (hv_panicking set: their NMI halts
+ * them, printk no longer waits on a lock they may hold), without its PANIC
+ * line: for an end said already (a guest that died, vmx/exit_io.c). */
+void stop_other_cpus(void);
 #endif

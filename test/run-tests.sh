@@ -89,6 +89,7 @@ qemu_numa() {
 
 level_qemu() {
   echo "== QEMU + OVMF (UEFI, hv.efi from a FAT USB stick)"
+  echo "   (a run ends when the hypervisor says its result, or at its timeout: 120 s, 300 s with QEMU 10, 400 s for 64 CPUs)"
   [ -f $B/hv.efi ] || { bad qemu/build "build/hv.efi missing"; return; }
   command -v qemu-system-x86_64 >/dev/null || { bad qemu/tool "qemu-system-x86_64 missing (apt-get install qemu-system-x86 ovmf)"; return; }
   # A stand-in guest kernel and initrd: the UEFI path must find and load them from the stick.
@@ -112,7 +113,8 @@ level_qemu() {
   elif ! tools/mkinitrd.sh $B/initrd.cpio.gz >/dev/null 2>&1; then
     bad qemu/native-linux "tools/mkinitrd.sh failed"
   else
-    qemu_run qemu-native "exit=qemu" 4 "$kernel" $B/initrd.cpio.gz "console=ttyS0 hv.ipirounds=0"
+    # (panic=1: a native kernel that dies reboots, and QEMU, -no-reboot, ends at once)
+    qemu_run qemu-native "exit=qemu" 4 "$kernel" $B/initrd.cpio.gz "console=ttyS0 hv.ipirounds=0 panic=1 oops=panic"
     [ "$rc" = 0 ] && ok qemu/native-linux-powers-off || { bad qemu/native-linux-powers-off "QEMU exit $rc (0: the guest's ACPI power-off)"; show_tail "$log"; }
     expect qemu/native-linux "$log" 'handing the machine to Linux natively \(novmx=linux' 'hv: native boot: entering the kernel at 0x' \
       'Linux version 6\.' 'BIOS-e820: .* reserved' 'guest: init started' 'guest: cpus=4$' 'guest: done'
@@ -423,7 +425,7 @@ linux_checks() {
   for ((c = 1; c < cpus; c++)); do sipis+=("vmx: cpu$c started by the guest's SIPI"); done
   expect "$n/result" "$log" 'hv: result=pass'
   expect "$n/canary-intact" "$log" '^hv: canary intact'
-  expect_not "$n/no-panic" "$log" '^PANIC|^EXCEPTION|VM entry failed'
+  expect_not "$n/no-panic" "$log" '^PANIC|^EXCEPTION|VM entry failed|^hv: guest died: '
   expect_not "$n/guest-healthy" "$log" 'Kernel panic - not syncing|BUG: soft lockup|rcu: INFO: .* detected stalls'
   # The hypervisor's hang check (hangcheck=, default 10 s): no vCPU kept an
   # interrupt pending without an exit that long.
@@ -1097,6 +1099,14 @@ declare -A lx_pid=() lx_checks=() lx_bochs=()
 # What Linux prints when it notices that it hangs (an RCU stall, a task
 # blocked for 120 s, a soft or hard lockup): the run is stopped; it fails.
 lx_hang_re='rcu: INFO: rcu_(preempt|sched) (self-)?detected stall|INFO: task .* blocked for more than [0-9]+ seconds|watchdog: BUG: soft lockup|Watchdog detected hard LOCKUP'
+# A death the serial watcher sees: the guest kernel's panic, the hypervisor's,
+# Bochs 3.0 defect 3's. The hypervisor ends the run itself at a guest's death
+# (the kernel's panic=1 reboot, trapped; a triple fault; every vCPU halted with
+# IF = 0: "hv: guest died: ..."), so the watcher only waits for that.
+lx_death_re='---\[ end Kernel panic|^PANIC|BUG: ENTRY_TRAMPOLINE stack guard page was hit|^hv: guest died: '
+# Every Linux guest reboots when it panics, and panics at an oops: a guest
+# that dies ends its run at once (the hypervisor traps the reset).
+lx_guest_base="panic=1 oops=panic"
 # LINUX_ONLY=REGEX (a developer's aid) makes only the runs whose name matches.
 linux_spawn() {
   [ -n "${LINUX_ONLY:-}" ] && ! [[ $1 =~ $LINUX_ONLY ]] && return
@@ -1117,17 +1127,30 @@ linux_spawn() {
     # LX_BOCHSRC (set for one linux_spawn call): more bochsrc lines (devices).
     [ -n "${LX_BOCHSRC:-}" ] && export HV_BOCHSRC_EXTRA=$LX_BOCHSRC
     [ -n "$HV_BOCHS" ] || unset HV_BOCHS
-    bochs_run "$1" "$2" "$3" "$hv_opts" "$6" "$kernel" $B/initrd.cpio.gz "$5" &
-    local bp=$! p
+    bochs_run "$1" "$2" "$3" "$hv_opts" "$6" "$kernel" $B/initrd.cpio.gz "$lx_guest_base $5" &
+    local bp=$! p t_death=-1 t_result=-1
     local size=0 quiet=0
     while kill -0 $bp 2>/dev/null; do
       sleep 5
-      # (Also Bochs 3.0 defect 3's death at the first user-space page fault,
-      # after which the console stays silent: stopped now, not 240 s later.)
-      if tr -d '\r' < "$LOGS/$1.ser" 2>/dev/null | grep -Eq -- '---\[ end Kernel panic|^PANIC|BUG: ENTRY_TRAMPOLINE stack guard page was hit'; then
-        sleep 5    # the rest of the message
-        echo "  $1: stopped: the guest kernel or the hypervisor panicked"
+      # A death (also Bochs 3.0 defect 3's, at the first user-space page
+      # fault, after which the console stays silent): the hypervisor ends
+      # Bochs itself within seconds; stopped here if it has not after
+      # LINUX_DEATH_GRACE (30) s, not 240 s later.
+      if [ $t_death -lt 0 ] && tr -d '\r' < "$LOGS/$1.ser" 2>/dev/null | grep -Eq -- "$lx_death_re"; then
+        t_death=$SECONDS
+        echo "  $1: the guest or the hypervisor died: $(tr -d '\r' < "$LOGS/$1.ser" | grep -Em1 -- "$lx_death_re" | cut -c1-120)"
+      fi
+      if [ $t_death -ge 0 ] && [ $((SECONDS - t_death)) -ge "${LINUX_DEATH_GRACE:-30}" ]; then
+        echo "  $1: stopped: a death ${LINUX_DEATH_GRACE:-30} s ago and Bochs still ran"
         for p in $(pgrep -P $bp); do pkill -TERM -P "$p"; done   # run-bochs.sh's timeout, which ends Bochs
+        break
+      fi
+      # The hypervisor's result ends the run (exit=bochs): Bochs still
+      # running 15 s after it is stopped.
+      if [ $t_result -lt 0 ] && grep -q 'hv: result=' "$LOGS/$1.ser" 2>/dev/null; then t_result=$SECONDS; fi
+      if [ $t_result -ge 0 ] && [ $((SECONDS - t_result)) -ge 15 ]; then
+        echo "  $1: stopped: the hypervisor gave its result 15 s ago and Bochs still ran"
+        for p in $(pgrep -P $bp); do pkill -TERM -P "$p"; done
         break
       fi
       # An RCU stall, a hung task or a soft lockup report is the open
@@ -1151,10 +1174,30 @@ linux_spawn() {
       fi
     done
     wait $bp
+    [ $t_death -lt 0 ] || echo "  $1: Bochs ended $((SECONDS - t_death)) s (+-5) after the death was seen"
   ) > "$LOGS/$1.run" 2>&1 &
   lx_pid[$1]=$!
   lx_checks[$1]=$7
   sleep 5    # run-bochs.sh rewrites the shared bochs.cont; let this Bochs read it first
+}
+# make run (issue 37), the command a newcomer types, in this checkout's own
+# path, as one of the level's parallel runs (RUN_TIMEOUT as the others'):
+# it must end with "run: hv reported pass". Its log: make-run.out, and its
+# serial console copied to make-run.ser.
+linux_make_run() {
+  local name=make-run
+  [ -n "${LINUX_ONLY:-}" ] && ! [[ $name =~ $LINUX_ONLY ]] && return
+  while [ ${#lx_pid[@]} -ge "${LINUX_JOBS:-2}" ]; do linux_reap; done
+  (
+    local t0=$SECONDS rc
+    RUN_TIMEOUT=$1 make run > "$LOGS/$name.out" 2>&1; rc=$?
+    echo "  $name: make run in $PWD: exit $rc after $((SECONDS - t0)) s"
+    cp $B/run.ser "$LOGS/$name.ser" 2>/dev/null
+  ) > "$LOGS/$name.run" 2>&1 &
+  lx_pid[$name]=$!
+  lx_checks[$name]="expect run/make-run \"\$LOGS/$name.out\" '^run: the project.s patched Bochs 3.0' \
+    '^run: the patched Bochs 3.0, corei7_skylake_x with 2 CPUs; hv: exit=bochs hlt=guest; guest: console=ttyS0 panic=1 oops=panic\$' \
+    'hv: result=pass' '^run: hv reported pass\$'"
 }
 # linux_reap: waits for one run to end, prints its summary and runs its checks.
 linux_reap() {
@@ -1175,6 +1218,9 @@ linux_reap() {
   # UART; the die line after it stands alone.)
   tr -d '\r' < "$log" | grep -Eq 'BUG: ENTRY_TRAMPOLINE stack guard page was hit|^\[ *[0-9.]+\] stack guard page: 0000 \[#1\]' &&
     why="the guest died at its first user-space page fault (Bochs 3.0 defect 3)"
+  local died
+  died=$(tr -d '\r' < "$log" | grep -m1 -o 'hv: guest died: .*')
+  [ -z "$why" ] && [ -n "$died" ] && why="the hypervisor says ${died#hv: }"
   grep -q 'stopped: the console was silent' "$LOGS/$name.run" && why="the guest hung silent"
   grep -q 'stopped: the guest reported an RCU stall' "$LOGS/$name.run" && why="the guest stalled (RCU stall or hung-task report)"
   # A run that reached its timeout without a result line hung too (in a way
@@ -1191,6 +1237,8 @@ linux_reap() {
 
 level_linux() {
   echo "== Linux under the hypervisor in Bochs 3.0 (Debian's kernel, busybox initramfs, ipigen.ko)"
+  echo "   (a run ends at its guest's death, at once: the hypervisor ends Bochs, else the watcher ${LINUX_DEATH_GRACE:-30} s"
+  echo "   later; a hung one after ${LINUX_QUIET:-240} s of silence or at its ${LINUX_TIMEOUT:-480} s timeout, the longest wait)"
   local kernel t0=$SECONDS
   kernel=$(tools/guest-kernel.sh) || { bad linux/kernel "tools/guest-kernel.sh failed"; return; }
   tools/mkinitrd.sh $B/initrd.cpio.gz || { bad linux/initrd "tools/mkinitrd.sh failed (it builds ipigen.ko: tools/build-ipigen.sh)"; return; }
@@ -1328,7 +1376,30 @@ level_linux() {
          'hvstat: summary reason=EXTERNAL_INTERRUPT code=1 total=[1-9]' 'hvstat: summary in_hv_permille total=[0-9]+ cpus=1' \
          'hvstat: cpu=0 exits=[1-9]'
        interval_checks linux/hv-failcheck 1"
+    # A guest that dies ends its run at once (issue 37): the kernel panics on
+    # purpose (hv.panic=1), reboots a second later (panic=1), and the
+    # hypervisor, which traps the reset, says so, reports, and ends Bochs:
+    # exit 1 (the hypervisor's exit port), not the watcher, not the timeout.
+    LX_BOCHS=$hvb linux_spawn linux-hv-panic "corei7_skylake_x" 2 "exit=bochs hlt=guest" "hv.panic=1 hv.ipirounds=0" "$tmo" \
+      "expect_order linux/hv-panic/died \"\$log\" '^guest: cpus=2\$' '^guest: panic: the kernel panics on purpose' \
+         'Kernel panic - not syncing: ' '^hv: guest died: it reset the machine through the keyboard controller.s reset line \(port 0x64, value 0xfe\)' \
+         '^hvstat: begin why=death cpus=2' '^hvstat: cpu=0 exit_time reason=' '^hvstat: end total_exits=[0-9]+' '^hv: result=fail\$'
+       expect_not linux/hv-panic/not-pass \"\$log\" 'hv: result=pass|guest: panic: the kernel is still here|^PANIC'
+       expect linux/hv-panic/ended-by-hv \"\$LOGS/linux-hv-panic.run\" 'linux-hv-panic: Bochs corei7_skylake_x x2 .* exit 1 after' \
+         'linux-hv-panic: Bochs ended ([0-9]|1[0-9]|20) s \\(\\+-5\\) after the death was seen'
+       expect_not linux/hv-panic/not-stopped \"\$LOGS/linux-hv-panic.run\" 'stopped:'"
+    # ... and a guest whose every vCPU halts with interrupts off (halt -f:
+    # Linux's machine_halt): with hlt=guest seen at each halted vCPU's next
+    # exit, the hang check's VMX-preemption timer (hangcheck=: 2 s here, not
+    # the default 10 s, which Bochs takes about a minute to emulate).
+    LX_BOCHS=$hvb linux_spawn linux-hv-halt "corei7_skylake_x" 2 "exit=bochs hlt=guest hangcheck=2" "hv.halt=1 hv.ipirounds=0" "$tmo" \
+      "expect_order linux/hv-halt/died \"\$log\" '^guest: cpus=2\$' '^guest: halt: every CPU halts' 'reboot: System halted' \
+         '^hv: guest died: every vCPU halted with interrupts off' '^hvstat: begin why=death cpus=2' '^hvstat: end total_exits=[0-9]+' '^hv: result=fail\$'
+       expect_not linux/hv-halt/not-pass \"\$log\" 'hv: result=pass|guest: halt: still here|^PANIC'
+       expect linux/hv-halt/ended-by-hv \"\$LOGS/linux-hv-halt.run\" 'linux-hv-halt: Bochs corei7_skylake_x x2 .* exit 1 after'
+       expect_not linux/hv-halt/not-stopped \"\$LOGS/linux-hv-halt.run\" 'stopped:'"
   fi
+  linux_make_run "$tmo"
   while [ ${#lx_pid[@]} -gt 0 ]; do linux_reap; done
   unset LX_PATCHED
   # tools/hvreport.py on a real serial log of this level, not only on fixtures.
@@ -1349,6 +1420,8 @@ level_linux() {
 
 level_bochs() {
   echo "== Bochs 3.0 (hv.elf by GRUB Multiboot2)"
+  echo "   (a run ends when the hypervisor says its result, a death included, or at its timeout: 180 s, 120 s"
+  echo "   for the probe, 60 s for the patched bochstest runs; the stock one reaches its 40 s on purpose: defect A's HLT)"
   [ -f $B/hv.elf ] || { bad bochs/build "build/hv.elf missing"; return; }
   tools/bochs-chroot.sh >/dev/null || { bad bochs/chroot "no Bochs 3.0 chroot (tools/bochs-chroot.sh failed)"; return; }
   bochs_run bochs-skx "corei7_skylake_x" 2 "exit=bochs guest=none"
@@ -1545,10 +1618,11 @@ level_tools() {
 # about an hour on two cores, LINUX_JOBS at a time), cycling through the
 # tiers, each with the exact-count IPI generator and (where the tier has one)
 # the timer balance; then one boot that sends SOAK_MILLION (10^6) unicast IPIs
-# with exact counts. No retry. Each boot is classed: passed, death (Bochs
-# defect 3's signature), hang (a silent console, an RCU stall or hung task,
+# with exact counts. No retry. Each boot is classed: passed, death (the
+# hypervisor's "guest died", Bochs defect 3's signature), hang (a silent console, an RCU stall or hung task,
 # the run's timeout, or the hypervisor's hang check), lost or duplicated
 # interrupts (an IPI count or a timer balance that does not add up), other.
+# A death (the hypervisor's "guest died", a panic) ends its boot at once.
 declare -A soak_fail0=()
 soak_pass=0 soak_death=0 soak_hang=0 soak_lost=0 soak_other=0 soak_boots=0
 soak_begin() { soak_fail0[$1]=$failed_names; }
@@ -1557,7 +1631,7 @@ soak_end() {
   mine=${failed_names#"${soak_fail0[$name]}"}
   soak_boots=$((soak_boots + 1))
   if [ -z "$mine" ]; then soak_pass=$((soak_pass + 1))
-  elif tr -d '\r' < "$log" | grep -Eq 'BUG: ENTRY_TRAMPOLINE stack guard page was hit|^\[ *[0-9.]+\] stack guard page: 0000 \[#1\]'; then
+  elif tr -d '\r' < "$log" | grep -Eq 'BUG: ENTRY_TRAMPOLINE stack guard page was hit|^\[ *[0-9.]+\] stack guard page: 0000 \[#1\]|^hv: guest died: '; then
     why=death; soak_death=$((soak_death + 1))
   elif grep -Eq 'stopped: the (console was silent|guest reported an RCU stall)|exit 124 after' "$LOGS/$name.run" ||
        tr -d '\r' < "$log" | grep -Eq '^hvdiag: cpu=[0-9]+ stuck'; then

@@ -38,6 +38,11 @@
 #                      from user mode ("guest: attack: ... N answered")
 #   hv.failcheck=1  -> one check fails on purpose ("guest: check failed: failcheck"):
 #                      the guest's verdict (hvcall verdict, at the end) is fail
+#   hv.panic=1      -> "guest: panic: ...", then the kernel panics on purpose (echo c >
+#                      /proc/sysrq-trigger); with panic=N it reboots N s later, which the
+#                      hypervisor takes for the guest's death (result=fail, the run ends)
+#   hv.halt=1       -> "guest: halt: ...", then halt -f: every CPU halted with IF = 0, which
+#                      the hypervisor takes for the guest's death too
 #   hv.ipivtab=1    -> insmod /lib/ipivtab.ko: "ipivtab: row=K icr=... verdict=..." lines
 #                      (before ipigen), for the IPI-virtualization agreement test
 #   hv.timercheck=S -> "guest: timercheck jiffies=+J seconds=T hz=H": jiffies against
@@ -314,6 +319,26 @@ echo "guest: cpus=$(count_cpus)"
 
 # hv.failcheck=1: a check that always fails, to show result=fail follows.
 [ "$(opt hv.failcheck)" = 1 ] && check_failed failcheck
+
+# hv.panic=1: the kernel panics on purpose (SysRq c); with panic=N on the
+# kernel command line it reboots N seconds later, and the hypervisor, which
+# traps the reset, ends the run: "hv: guest died: ...", result=fail.
+if [ "$(opt hv.panic)" = 1 ]; then
+	echo "guest: panic: the kernel panics on purpose (echo c > /proc/sysrq-trigger; panic=$(opt panic))"
+	sleep 1      # the console drains first
+	echo c >/proc/sysrq-trigger
+	check_failed panic-survived
+	echo "guest: panic: the kernel is still here"
+fi
+# hv.halt=1: the kernel halts (halt -f): every CPU stops with interrupts off
+# (Linux's machine_halt), which the hypervisor takes for the guest's death.
+if [ "$(opt hv.halt)" = 1 ]; then
+	echo "guest: halt: every CPU halts with interrupts off (halt -f)"
+	sleep 1
+	halt -f
+	check_failed halt-survived
+	echo "guest: halt: still here"
+fi
 
 if [ "$(opt hv.init)" = shell ]; then
 	echo "guest: hv.init=shell: starting a shell (exit to power off)"

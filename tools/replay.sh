@@ -23,13 +23,15 @@ echo "replay: $name: $model x$cpus seed=$seed${bochs:+ (patched: $bochs)}${extra
 : > "$out"   # (the watcher below must not read a previous replay's death)
 HV_BOCHS=$bochs HV_BOCHS_SEED=$seed HV_BOCHSRC_EXTRA=$extra tools/run-bochs.sh "$iso" "$out" "$model" "$cpus" "$tmo" "$megs" &
 rb=$!
-# A guest that died (a panic, Bochs defect 3) stays silent until the timeout:
-# stopped 10 s after its first words of the death, as test/run-tests.sh does.
+# A guest that died (a panic, Bochs defect 3): the hypervisor ends Bochs
+# itself ("hv: guest died: ..."); if Bochs still runs 30 s after the first
+# words of the death, it is stopped, as test/run-tests.sh does.
 while kill -0 $rb 2>/dev/null; do
   sleep 5
-  if tr -d '\r' < "$out" 2>/dev/null | grep -Eq -- '---\[ end Kernel panic|^PANIC|BUG: ENTRY_TRAMPOLINE stack guard page was hit'; then
-    sleep 10
-    echo "replay: the guest or the hypervisor died; stopping Bochs"
+  if tr -d '\r' < "$out" 2>/dev/null | grep -Eq -- '---\[ end Kernel panic|^PANIC|BUG: ENTRY_TRAMPOLINE stack guard page was hit|^hv: guest died: '; then
+    for ((w = 0; w < 30; w++)); do kill -0 $rb 2>/dev/null || break; sleep 1; done
+    kill -0 $rb 2>/dev/null || break
+    echo "replay: the guest or the hypervisor died 30 s ago; stopping Bochs"
     for p in $(pgrep -P $rb); do pkill -TERM -P "$p"; done
     break
   fi

@@ -51,7 +51,7 @@ esac
 [ "$check_only" = 1 ] && { echo "run-qemu-kvm: host ready (Intel, vmx, /dev/kvm, nested VMX, QEMU, OVMF)"; exit 0; }
 
 [ -f "$img" ] ||
-	missing "$img missing: make it first with 'make usb KERNEL=... INITRD=...' (README, 'A USB stick')"
+	missing "$img missing: make it first with 'make usb KERNEL=... INITRD=...' (docs/usage.md, 'A USB stick')"
 [ ! -f build/hv.efi ] || [ ! build/hv.efi -nt "$img" ] ||
 	echo "run-qemu-kvm: note: build/hv.efi is newer than $img, which boots its own copy ('make usb ...' again to use it)" >&2
 

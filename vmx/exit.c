@@ -165,11 +165,12 @@ static void exit_unhandled(struct vcpu *v)
 	panic("unhandled VM exit %u (%s) on cpu%u\n", v->reason & 0xffff, exit_reason_name(v->reason & 0xffff), v->index);
 }
 
+/* The guest's shutdown (an exception it could not deliver; Linux's last
+ * way to reboot, after the reset ports): it died. */
 static void exit_triple_fault(struct vcpu *v)
 {
 	vcpu_dump(v);
-	report_print("triple-fault");
-	panic("guest triple fault on cpu%u\n", v->index);
+	vmx_guest_died(v, "triple fault (the guest's shutdown)");
 }
 
 /* CR4 as the guest reads it: its own bits, and the read shadow for those
@@ -663,6 +664,8 @@ void vmx_exit_handler(struct guest_regs *r)
 		bochs_test_after_exit(v, basic);
 	events_commit(v);
 	virq_before_entry(v);
+	if (v->died)
+		vmx_guest_died(v, v->died);
 	if (vmx_env.bochs_test)
 		bochs_test_before_entry(v, basic);
 	if (basic < EXIT_REASON_MAX)

@@ -1,5 +1,7 @@
 /* Port I/O exits (IN/OUT and INS/OUTS to intercepted ports) and the run's
- * verdict, printed when the guest ends the machine through one. */
+ * verdict, printed when the guest ends the machine through one, or when the
+ * guest dies (a reset it asks for, a triple fault, every vCPU halted with
+ * interrupts off). */
 #include "exit_io.h"
 #include "vcpu.h"
 #include "vmcs_ops.h"
@@ -13,6 +15,7 @@
 #include "../lib/cpu.h"
 #include "../lib/memmap.h"
 #include "../lib/percpu.h"
+#include "../lib/power.h"
 #include "../lib/printk.h"
 #include "../lib/serial.h"
 #include "../lib/string.h"
@@ -170,6 +173,12 @@ static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned 
 				port, val);
 		return;
 	}
+	if (io_write_resets(vmx_env.acpi, port, val, size, &why)) {
+		char buf[200];
+		snprintf(buf, sizeof buf, "it reset the machine through %s (port 0x%x, value 0x%x), as Linux reboots after a panic with panic=N",
+			 why, port, val & 0xff);
+		vmx_guest_died(v, buf);
+	}
 	if (io_write_ends_machine(vmx_env.acpi, port, val, size, &why) &&
 	    !__atomic_exchange_n(&machine_ending, true, __ATOMIC_SEQ_CST)) {
 		vconsole_flush();
@@ -183,3 +192,17 @@ static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned 
 	port_out(port, size, val);
 }
 
+/* The guest died: said, the exit report, result=fail, every other CPU
+ * stopped, and the run ended as exit= asks (hv_exit: the emulators stop at
+ * once; exit=none halts). Nothing restarts a guest here, so a reset it asks
+ * for ends the run too. */
+__noreturn void vmx_guest_died(struct vcpu *v, const char *why)
+{
+	if (__atomic_exchange_n(&machine_ending, true, __ATOMIC_SEQ_CST))
+		cpu_halt_forever();     /* the run is ending already: another vCPU says why */
+	vconsole_flush();
+	pr_err("hv: guest died: %s (cpu%u)\n", why, v->index);
+	report_print("death");
+	stop_other_cpus();
+	hv_exit(false);
+}

@@ -6,4 +6,7 @@ struct vcpu;
 void exit_io(struct vcpu *v);
 /* HC_HV_VERDICT: the guest's own checks passed or failed. */
 void hc_verdict(uint32_t cpu, bool pass);
+/* The guest died (why: one line): "hv: guest died: <why>", the exit report,
+ * result=fail, every other CPU stopped, the run ended. */
+__noreturn void vmx_guest_died(struct vcpu *v, const char *why);
 #endif

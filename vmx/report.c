@@ -125,8 +125,9 @@ void report_print(const char *why)
 	/* The exit times, guest time and projection only in the report at the
 	 * end: a report asked for by the guest keeps its vCPU in the hypervisor
 	 * while the UART prints, and 4-vCPU Linux under Bochs 3.0 died right
-	 * after the longer report (defect 3's symptom) in 3 of 3 boots. */
-	bool detail = !strcmp(why, "shutdown");
+	 * after the longer report (defect 3's symptom) in 3 of 3 boots. The
+	 * report of a guest that died ends the run too. */
+	bool detail = !strcmp(why, "shutdown") || !strcmp(why, "death");
 	if (detail)
 		vconsole_flush();      /* the guest's last partial line, before the report */
 	spin_lock(&report_lock);

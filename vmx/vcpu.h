@@ -110,6 +110,8 @@ struct vcpu {
 	uint64_t timer_exits_arm, timer_exits_fire;   /* exits the guest's timer cost: its writes, its expiries */
 	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
 	bool hlt_wanted;                 /* its HLT exited: halt at the entry unless something ends it */
+	bool halted_off;                 /* entered halted with IF = 0, nothing to deliver (atomic; vmx/virq.c) */
+	const char *died;                /* virq_before_entry: the guest died, why (vmx/exit.c ends the run) */
 	bool bochs_test_wake;            /* HC_BT_HLT_PENDING: its next external-interrupt exit ends the HLT state */
 	bool bochs_test_sti;             /* HC_BT_VIRQ_CLI, HC_BT_EXC_KICK: this entry with blocking by STI */
 	bool bochs_test_hlt;             /* HC_BT_VIRQ_HLT: this entry in the HLT state, a vector in RVI */

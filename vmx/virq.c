@@ -242,8 +242,9 @@ void exit_intr_window(struct vcpu *v)
 
 /* The guest asked to halt (exit_hlt): it halts unless something that ends
  * the HLT state is pending now, the last thing decided before the entry
- * (after the timer check, which may have posted its vector). */
-static void hlt_finish(struct vcpu *v)
+ * (after the timer check, which may have posted its vector). True when it
+ * halts. */
+static bool hlt_finish(struct vcpu *v)
 {
 	v->hlt_wanted = false;
 	bool deliverable;
@@ -265,16 +266,58 @@ static void hlt_finish(struct vcpu *v)
 	/* An event injected at this entry (an NMI, an exception) runs at once. */
 	if (hlt_ends(&h) || (vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID)) {
 		v->hlt_skipped++;
-		return;
+		return false;
 	}
 	/* (TF = 1 in the HLT state needs BS pending, a VM-entry check:
 	 * exit_hlt's vcpu_skip_insn set it when the HLT retired.) */
 	vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_HLT);
+	return true;
+}
+
+/* A guest that died without a word: every vCPU halted with interrupts off
+ * (RFLAGS.IF = 0) and nothing to deliver at its entry, or waiting for a
+ * SIPI. Only an NMI, an INIT or a SIPI ends such a HLT, and no vCPU is left
+ * to send one (Linux halts so on the CPUs a panic stops, and on the last
+ * when it cannot reboot; a guest's CLI; HLT everywhere). Each vCPU says so
+ * at its entries into the HLT state, where the activity state is read
+ * anyway: with hlt=exit at its HLT's exit; with hlt=guest at the halted
+ * vCPU's next exit (its timer, or the hang check's VMX-preemption timer
+ * within hangcheck= seconds). The vCPU that makes the set whole says so
+ * (v->died), and its exit handler ends the run (vmx/exit.c,
+ * vmx_guest_died). Virtual model only. */
+static bool halted_off_now(struct vcpu *v)
+{
+	return !(vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) && !v->bochs_test_wake &&   /* bochstest's HLT is woken */
+	       !__atomic_load_n(&v->nmi_pending, __ATOMIC_SEQ_CST) && !virq_startup_due(v) &&
+	       !(vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID);
+}
+
+bool virq_all_halted_off(void)
+{
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct vcpu *o = vcpus[i];
+		if (!o)
+			continue;
+		if (__atomic_load_n(&o->nmi_pending, __ATOMIC_SEQ_CST) || virq_startup_due(o))
+			return false;     /* something is on its way to wake it */
+		if (!__atomic_load_n(&o->halted_off, __ATOMIC_SEQ_CST) && !__atomic_load_n(&o->parked, __ATOMIC_SEQ_CST))
+			return false;
+	}
+	return true;
+}
+
+static void halted_off_note(struct vcpu *v, bool off)
+{
+	if (off == v->halted_off)
+		return;
+	__atomic_store_n(&v->halted_off, off, __ATOMIC_SEQ_CST);   /* before the look at the others */
+	if (off && virq_all_halted_off())
+		v->died = "every vCPU halted with interrupts off (RFLAGS.IF = 0): none is left to wake another";
 }
 
 void virq_before_entry(struct vcpu *v)
 {
-	bool virt = vmx_env.cfg.irq_model == IRQ_VIRTUAL;
+	bool virt = vmx_env.cfg.irq_model == IRQ_VIRTUAL, off = false;
 	if (virt && virq_startup_due(v))
 		virq_startup_step(v);
 	if (vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_WAIT_SIPI) {
@@ -284,6 +327,8 @@ void virq_before_entry(struct vcpu *v)
 			v->nmis_dropped++;
 		memset(v->pic_pending, 0, sizeof v->pic_pending);
 		v->hlt_wanted = false;
+		if (v->halted_off)
+			__atomic_store_n(&v->halted_off, false, __ATOMIC_SEQ_CST);   /* it waits: parked says so */
 		if (v->at_window)   /* the UART's: another vCPU may take it */
 			run_at_window(v);
 		return;
@@ -303,10 +348,13 @@ void virq_before_entry(struct vcpu *v)
 		 * wake it for a notification already pending at entry. A wake-up
 		 * the guest did not need costs it one pass of its idle loop. With
 		 * IF = 0 no interrupt would end its HLT: it stays halted. */
-		if (!v->hlt_wanted && vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT &&
-		    (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9))) {
-			vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
-			v->hlt_resumes++;
+		if (!v->hlt_wanted && vmcs_read(VMCS_GUEST_ACTIVITY_STATE) == GUEST_ACTIVITY_HLT) {
+			if (vmcs_read(VMCS_GUEST_RFLAGS) & BIT(9)) {
+				vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
+				v->hlt_resumes++;
+			} else {
+				off = halted_off_now(v);
+			}
 		}
 		/* Posted vectors need nothing here: whoever set ON sent the
 		 * notification, this vCPU's own posts included, and the CPU
@@ -320,8 +368,10 @@ void virq_before_entry(struct vcpu *v)
 		if (vmx_env.cfg.sw_apic)
 			virq_sw_before_entry(v);
 	}
-	if (v->hlt_wanted)
-		hlt_finish(v);
+	if (v->hlt_wanted && hlt_finish(v) && virt)
+		off = halted_off_now(v);
+	if (virt)
+		halted_off_note(v, off);
 }
 
 /* With acknowledge-interrupt-on-exit the vector is in the exit information

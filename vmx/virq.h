@@ -25,8 +25,12 @@ extern struct ipi_domain virq_domain;
 /* Per vCPU, before its first VM entry (on its own CPU). */
 void virq_vcpu_start(struct vcpu *v);
 /* Before every VM entry: posted vectors into the virtual APIC, a pending
- * NMI, the host timer. */
+ * NMI, the host timer; v->died set when with this vCPU every vCPU is
+ * halted with interrupts off (the caller ends the run). */
 void virq_before_entry(struct vcpu *v);
+/* Every vCPU halted with IF = 0 (as its last entry said) or waiting for a
+ * SIPI, and nothing on its way to wake one. */
+bool virq_all_halted_off(void);
 /* bochstest=1: vec into the virtual IRR of the vCPU running here, RVI raised. */
 void virq_test_virr(struct vcpu *v, uint8_t vec);
 /* After the guest's INIT: the virtual APIC and timer as after INIT. */

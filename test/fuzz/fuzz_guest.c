@@ -97,6 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 			unsigned size = 1u << (b % 3);
 			(void)io_write_is_sleep(&acpi, (uint16_t)a, (uint32_t)b, size);
 			(void)io_write_ends_machine(&acpi, (uint16_t)a, (uint32_t)b, size, &why);
+			(void)io_write_resets(&acpi, (uint16_t)a, (uint32_t)b, size, &why);
 			break;
 		}
 		case 5:

@@ -502,9 +502,11 @@ TEST(io_bitmaps_intercept_ending_ports_only)
 		CHECK(!IO(p));
 	CHECK(!IO(0x3f8));
 	CHECK(!IO(0x80));
+	CHECK(IO(0x64));                                    /* the keyboard controller's command port (its reset) */
+	CHECK(!IO(0x60) && !IO(0x63) && !IO(0x65));
 	CHECK(!IO(0));                                      /* pm1b absent: not "port 0" */
 	CHECK(!IO(0xffff));
-	CHECK_EQ(io_bits(), 2 + 1 + 4);
+	CHECK_EQ(io_bits(), 2 + 1 + 1 + 4);
 	/* Bitmap B covers 0x8000-0xffff from its bit 0. */
 	CHECK_EQ(io_b[(0xb004 - 0x8000) / 8], 0x30);
 	CHECK_EQ(io_b[(0x8900 - 0x8000) / 8], 0x01);
@@ -515,7 +517,7 @@ TEST(io_bitmaps_intercept_ending_ports_only)
 	CHECK(IO(0x805));
 	CHECK(!IO(0x806));
 	CHECK(IO(0xb004));
-	CHECK_EQ(io_bits(), 4 + 1 + 4);
+	CHECK_EQ(io_bits(), 4 + 1 + 1 + 4);
 	CHECK_EQ(io_a[0x804 / 8], 0x30);
 
 	/* The console UART: its 8 ports, no more. */
@@ -525,7 +527,75 @@ TEST(io_bitmaps_intercept_ending_ports_only)
 	CHECK(!IO(0x3f7) && !io_is_console(0x3f8, 0x3f7));
 	CHECK(!IO(0x400) && !io_is_console(0x3f8, 0x400));
 	CHECK(!io_is_console(0, 0));
-	CHECK_EQ(io_bits(), 2 + 1 + 4 + 8);
+	CHECK_EQ(io_bits(), 2 + 1 + 1 + 4 + 8);
+
+	/* The FADT's reset register, when it is a port: intercepted, unless it
+	 * is one of PCI's (0xcf9: every configuration access would exit). */
+	struct acpi_info *r = pm1(0xb004, 0);
+	r->reset_valid = true;
+	r->reset_space = ACPI_SPACE_IO;
+	r->reset_addr = 0xb2;
+	io_bitmaps_build(io_a, io_b, r, 0);
+	CHECK(IO(0xb2) && !IO(0xb1) && !IO(0xb3));
+	CHECK_EQ(io_bits(), 2 + 1 + 1 + 1 + 4);
+	r->reset_addr = 0xcf9;
+	io_bitmaps_build(io_a, io_b, r, 0);
+	CHECK(!IO(0xcf9) && !IO(0xcf8));
+	CHECK_EQ(io_bits(), 2 + 1 + 1 + 4);
+	r->reset_space = ACPI_SPACE_MEMORY;                 /* not a port: nothing */
+	r->reset_addr = 0xb2;
+	io_bitmaps_build(io_a, io_b, r, 0);
+	CHECK(!IO(0xb2));
+	r->reset_space = ACPI_SPACE_IO;
+	r->reset_valid = false;                             /* no RESET_REG_SUP: nothing */
+	io_bitmaps_build(io_a, io_b, r, 0);
+	CHECK(!IO(0xb2));
+}
+
+/* The writes that reset the machine, each as the hardware defines it: the
+ * 8042's "pulse output port" commands 0xf0-0xff pulse bits 3:0 that are 0
+ * in the command, bit 0 being the reset line (Linux: outb(0xfe, 0x64));
+ * the ICH/PIIX reset control register 0xcf9 resets on RST_CPU (bit 2),
+ * SYS_RST (bit 1) only selecting the kind (Linux writes 0x02, then 0x06
+ * or 0x0e); the FADT's reset register takes its reset value. */
+TEST(io_write_resets_cases)
+{
+	struct acpi_info *a = pm1(0xb004, 0);
+	const char *why = NULL;
+	CHECK(io_write_resets(a, 0x64, 0xfe, 1, &why));
+	CHECK_CONTAINS(why, "keyboard controller");
+	CHECK(io_write_resets(a, 0x64, 0xf0, 1, &why));     /* pulses every line, reset included */
+	CHECK(!io_write_resets(a, 0x64, 0xff, 1, &why));    /* pulses none */
+	CHECK(!io_write_resets(a, 0x64, 0xf1, 1, &why));    /* bit 0 set: not the reset line */
+	static const uint8_t kbc_ok[] = { 0x20, 0x60, 0xa7, 0xa8, 0xad, 0xae, 0xd1, 0xd4, 0xdd, 0xdf, 0xaa };
+	for (size_t i = 0; i < ARRAY_SIZE(kbc_ok); i++)
+		CHECK(!io_write_resets(a, 0x64, kbc_ok[i], 1, &why));
+	CHECK(!io_write_resets(a, 0x60, 0xfe, 1, &why));    /* the data port: a byte for the keyboard */
+	why = NULL;
+	CHECK(!io_write_resets(a, 0xcf9, 0x02, 1, &why));   /* SYS_RST alone: the kind, no reset yet */
+	CHECK(why == NULL);
+	CHECK(io_write_resets(a, 0xcf9, 0x06, 1, &why));
+	CHECK_CONTAINS(why, "reset control register");
+	CHECK(io_write_resets(a, 0xcf9, 0x0e, 1, &why));
+	CHECK(io_write_resets(a, 0xcf9, 0x04, 1, &why));
+	CHECK(!io_write_resets(a, 0xcf8, 0x80000600, 4, &why));   /* a PCI address, not reset control */
+	CHECK(!io_write_resets(a, 0xcfc, 0x06, 1, &why));
+	/* The FADT's reset register: its value at its port, nothing else. */
+	a->reset_valid = true;
+	a->reset_space = ACPI_SPACE_IO;
+	a->reset_addr = 0xb2;
+	a->reset_value = 0x5a;
+	why = NULL;
+	CHECK(io_write_resets(a, 0xb2, 0x5a, 1, &why));
+	CHECK_CONTAINS(why, "FADT");
+	CHECK(!io_write_resets(a, 0xb2, 0x5b, 1, &why));
+	CHECK(!io_write_resets(a, 0xb3, 0x5a, 1, &why));
+	a->reset_space = ACPI_SPACE_MEMORY;
+	CHECK(!io_write_resets(a, 0xb2, 0x5a, 1, &why));
+	/* The ports that end the machine (S5, the emulators') do not reset it. */
+	CHECK(!io_write_resets(a, 0xb004, BIT(13) | (5 << 10), 2, &why));
+	CHECK(!io_write_resets(a, 0x8900, 'S', 1, &why));
+	CHECK(!io_write_resets(a, 0xf4, 0x11, 4, &why));
 }
 
 TEST(io_write_ends_machine_cases)
