@@ -171,4 +171,28 @@ void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
  * data's low bits: index + message). Pure. */
 unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
 		    uint16_t sid, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata);
+/* Internal to apic/vmsi.c and apic/vmsi_place.c: where an MSI-X table
+ * lies. Its place from the BAR as the function decodes it, judged by the
+ * wall above and checks of its own (inside the BAR as sized at boot,
+ * inside the parent bridge's windows, over no other table); only the
+ * placed tables' pages trapped, each given back when no table covers it
+ * any more. PCI 3.0, "Command Register" (bit 1 memory space), "Base
+ * Address Registers" (sizing); PCI-to-PCI Bridge Architecture, memory
+ * base/limit registers. */
+#define CFG_BAR0      0x10
+#define CFG_COMMAND   0x04
+#define CMD_MEM       BIT(1)              /* memory space decoding */
+
+/* Places f's table where its BAR puts it now (decode: memory decoding on,
+ * as the function has it or is about to): new pages trapped first, then
+ * those no table covers given back. VR_NONE, or why the place was refused
+ * (the table is then not placed). */
+unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, bool decode);
+/* Whether the function decodes memory now. */
+bool vmsi_decoding(const struct vmsi_hw *hw, const struct vmsi_fn *f);
+/* The size of BAR bir, sized at boot (decoding off meanwhile); 0: an I/O
+ * or unusable BAR. */
+uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir);
+/* Is pa inside the BAR of a function whose table is placed? */
+bool vmsi_in_placed_bar(const struct vmsi *s, uint64_t pa);
 #endif

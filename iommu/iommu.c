@@ -343,7 +343,7 @@ uint16_t iommu_ioapic_sid(uint32_t k) { return io.sid[k]; }
 void irte_store128(volatile uint64_t *e, uint64_t lo, uint64_t hi)
 {
 	uint64_t olo = e[0], ohi = e[1];
-	bool done;
+	bool done = false;
 	do {
 		__asm__ volatile("lock cmpxchg16b %1"
 				 : "=@ccz"(done), "+m"(*(volatile unsigned __int128 *)e), "+a"(olo), "+d"(ohi)

@@ -828,7 +828,7 @@ static u32 canary_pattern(u32 i)
  * nmi_not_one_vcpu once, not_an_msi_address twice). */
 static void msix_rewrite(void __iomem *t, int e)
 {
-	void __iomem *a = t + e * PCI_MSIX_ENTRY_SIZE, *d = a + PCI_MSIX_ENTRY_DATA;
+	void __iomem *a = (u8 __iomem *)t + e * PCI_MSIX_ENTRY_SIZE, *d = (u8 __iomem *)a + PCI_MSIX_ENTRY_DATA;
 	const u32 a0 = mx.ent[e][0], d0 = mx.ent[e][2];
 	static const struct { bool addr; u32 v; } w[] = {
 		{ false, 2u << 8 | 0x40 }, { false, 5u << 8 }, { false, 7u << 8 }, { false, 0x05 }, { false, 0xf1 },

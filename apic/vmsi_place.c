@@ -1,0 +1,210 @@
+/* Where an MSI-X table lies (vmsi.h, the last part): the trap's wall, the table's
+ * place from its BAR, the pages trapped for it. */
+#include "vmsi.h"
+
+bool vmsi_claim(struct vmsi_claims *c, uint64_t base, uint64_t len)
+{
+	if (c->n >= VMSI_MAX_CLAIMS)
+		return false;
+	c->r[c->n].base = base;
+	c->r[c->n++].len = len;
+	return true;
+}
+
+static bool overlaps(uint64_t a, uint64_t b, uint64_t lo, uint64_t len) { return lo < b && lo + len > a; }
+
+unsigned vmsi_place_judge(struct vmsi_claims *c, uint64_t pa, uint64_t len)
+{
+	uint64_t end = pa + len;
+	if (end < pa || end > c->reach_end)
+		return VM_TABLE_BEYOND_MAP;
+	if (!c->mem)
+		return VM_TABLE_OVER_MEMORY;     /* no memory map to judge by: nowhere is safe */
+	for (uint32_t i = 0; c->mem && i < c->mem->count; i++) {
+		const struct mem_range *m = &c->mem->r[i];
+		if (!overlaps(pa, end, m->base, m->len))
+			continue;
+		if (m->type == MEM_RESERVED && i < 64 && (c->boot || (c->window_ranges >> i & 1))) {
+			c->window_ranges |= c->boot ? 1ull << i : 0;
+			continue;
+		}
+		return VM_TABLE_OVER_MEMORY;
+	}
+	for (uint32_t i = 0; i < c->n; i++)
+		if (overlaps(pa, end, c->r[i].base, c->r[i].len))
+			return VM_TABLE_OVER_CLAIMED;
+	return VR_NONE;
+}
+
+/* The table's BAR as the function decodes it now: its base (memory, 32
+ * or 64 bits), 0 when not assigned or when memory decoding is off (PCI
+ * 3.0, "Command Register" bit 1: the device answers no memory access). */
+static uint64_t table_bar(const struct vmsi_hw *hw, const struct vmsi_fn *f, bool decode)
+{
+	unsigned bir = f->msix_table & 7;
+	if (bir > 5 || !decode)
+		return 0;
+	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
+	uint32_t lo = hw->cfg_read(hw->ctx, f->bdf, bar, 4);
+	if (lo & 1)
+		return 0;                        /* an I/O BAR cannot hold a table */
+	uint64_t base = lo & ~0xfull;
+	if ((lo & 6) == 4 && bir < 5)
+		base |= (uint64_t)hw->cfg_read(hw->ctx, f->bdf, bar + 4, 4) << 32;
+	return base;
+}
+
+bool vmsi_decoding(const struct vmsi_hw *hw, const struct vmsi_fn *f)
+{
+	return hw->cfg_read(hw->ctx, f->bdf, CFG_COMMAND, 2) & CMD_MEM;
+}
+
+static uint64_t table_len(const struct vmsi_fn *f) { return 16ull * f->nent; }
+static uint64_t first_page(uint64_t pa) { return pa & ~0xfffull; }
+static uint64_t end_page(uint64_t pa, uint64_t len) { return (pa + len + 0xfff) & ~0xfffull; }
+
+/* Does a placed table other than f's (or f's at pa) cover page pg? */
+static bool page_in_use(const struct vmsi *s, uint64_t pg)
+{
+	for (uint32_t k = 0; k < s->nfn; k++) {
+		const struct vmsi_fn *g = &s->fn[k];
+		if (g->table_pa && pg >= first_page(g->table_pa) && pg < end_page(g->table_pa, table_len(g)))
+			return true;
+	}
+	return false;
+}
+
+static bool page_listed(const struct vmsi *s, uint64_t pg)
+{
+	for (uint32_t i = 0; i < s->npages; i++)
+		if (s->page[i] == pg)
+			return true;
+	return false;
+}
+
+/* The bridge's memory windows ("PCI-to-PCI Bridge Architecture", memory
+ * base/limit at 0x20, 31:20 in bits 15:4 of each word; prefetchable at
+ * 0x24, 64-bit when its low nibble is 1, upper halves at 0x28/0x2C): does
+ * one of them hold [a, b)? */
+static bool in_window(const struct vmsi_hw *hw, uint16_t br, uint64_t a, uint64_t b)
+{
+	uint32_t m = hw->cfg_read(hw->ctx, br, 0x20, 4), p = hw->cfg_read(hw->ctx, br, 0x24, 4);
+	uint64_t mlo = (uint64_t)(m & 0xfff0) << 16, mhi = (uint64_t)(m & 0xfff00000u) | 0xfffff;
+	uint64_t plo = (uint64_t)(p & 0xfff0) << 16, phi = (uint64_t)(p & 0xfff00000u) | 0xfffff;
+	if ((p & 0xf) == 1) {
+		plo |= (uint64_t)hw->cfg_read(hw->ctx, br, 0x28, 4) << 32;
+		phi |= (uint64_t)hw->cfg_read(hw->ctx, br, 0x2c, 4) << 32;
+	}
+	return (mlo <= mhi && a >= mlo && b - 1 <= mhi) || (plo <= phi && a >= plo && b - 1 <= phi);
+}
+
+/* May f's table lie at pa (its BAR at bar)? The wall: the hypervisor
+ * writes a table's entries and passes the rest of its pages only where
+ * the device alone decodes them (on hardware a BAR over DRAM or another
+ * range is not decoded by the device: only the hypervisor's stores would
+ * land there). */
+static unsigned place_check(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f, uint64_t bar,
+			    uint64_t pa)
+{
+	uint64_t len = table_len(f), off = pa - bar;
+	if (f->bar_size && (off >= f->bar_size || len > f->bar_size - off))
+		return VM_TABLE_OUTSIDE_BAR;
+	uint64_t lo = f->bar_size ? bar : pa, hi = f->bar_size ? bar + f->bar_size : pa + len;
+	if (hi < lo)
+		return VM_TABLE_OUTSIDE_BAR;     /* wraps */
+	if (f->parent != VMSI_NO_PARENT && !in_window(hw, f->parent, lo, hi))
+		return VM_TABLE_OUTSIDE_WINDOW;
+	for (uint64_t pg = first_page(pa); pg < end_page(pa, len); pg += 0x1000)
+		for (uint32_t k = 0; k < s->nfn; k++) {
+			const struct vmsi_fn *g = &s->fn[k];
+			if (g != f && g->table_pa && pg >= first_page(g->table_pa) && pg < end_page(g->table_pa, table_len(g)))
+				return VM_TABLE_OVER_TABLE;
+		}
+	unsigned r = hw->place ? hw->place(hw->ctx, first_page(lo), (uint32_t)(end_page(lo, hi - lo) - first_page(lo))) : VR_NONE;
+	if (r != VR_NONE)
+		return r;
+	uint32_t fresh = 0;
+	for (uint64_t pg = first_page(pa); pg < end_page(pa, len); pg += 0x1000)
+		fresh += !page_listed(s, pg);
+	if (s->npages + fresh > VMSI_MAX_PAGES)
+		return VM_TABLE_NO_ROOM;
+	return VR_NONE;
+}
+
+/* The table placed where the BAR puts it now (decode: memory decoding on,
+ * as the function has it or is about to): its new pages trapped first,
+ * then the pages no table covers any more given back. VR_NONE, or why the
+ * place was refused (the table is then not placed). */
+unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, bool decode)
+{
+	uint64_t bar = table_bar(hw, f, decode);
+	uint64_t pa = bar ? bar + (f->msix_table & ~7u) : 0, old = f->table_pa;
+	if (pa == old)
+		return VR_NONE;
+	unsigned r = pa ? place_check(s, hw, f, bar, pa) : VR_NONE;
+	if (r == VR_NONE && pa && hw->table_at && !hw->table_at(hw->ctx, pa, (uint32_t)table_len(f)))
+		r = VM_TABLE_NO_ROOM;
+	if (r != VR_NONE)
+		pa = 0;
+	for (uint64_t pg = first_page(pa); pa && pg < end_page(pa, table_len(f)); pg += 0x1000)
+		if (!page_listed(s, pg))
+			s->page[s->npages++] = pg;
+	f->table_pa = pa;
+	for (uint64_t pg = first_page(old); old && pg < end_page(old, table_len(f)); pg += 0x1000) {
+		if (page_in_use(s, pg))
+			continue;
+		for (uint32_t i = 0; i < s->npages; i++)
+			if (s->page[i] == pg) {
+				s->page[i] = s->page[--s->npages];
+				break;
+			}
+		if (hw->table_gone)
+			hw->table_gone(hw->ctx, pg);
+	}
+	return r;
+}
+
+/* The table BAR's size (PCI 3.0, "Base Address Registers": all ones
+ * written, the read-back's writable bits; decoding off meanwhile), at
+ * boot, before the guest runs. */
+uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir)
+{
+	if (bir > 5)
+		return 0;
+	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
+	uint32_t cmd = hw->cfg_read(hw->ctx, bdf, CFG_COMMAND, 2);
+	uint32_t lo = hw->cfg_read(hw->ctx, bdf, bar, 4);
+	if (lo & 1)
+		return 0;
+	bool wide = (lo & 6) == 4 && bir < 5;
+	uint32_t hi = wide ? hw->cfg_read(hw->ctx, bdf, bar + 4, 4) : 0;
+	hw->cfg_write(hw->ctx, bdf, CFG_COMMAND, 2, cmd & ~CMD_MEM);
+	hw->cfg_write(hw->ctx, bdf, bar, 4, 0xffffffffu);
+	uint64_t mask = hw->cfg_read(hw->ctx, bdf, bar, 4) & ~0xfull;
+	if (wide) {
+		hw->cfg_write(hw->ctx, bdf, bar + 4, 4, 0xffffffffu);
+		mask |= (uint64_t)hw->cfg_read(hw->ctx, bdf, bar + 4, 4) << 32;
+		hw->cfg_write(hw->ctx, bdf, bar + 4, 4, hi);
+	} else {
+		mask |= 0xffffffff00000000ull;
+	}
+	hw->cfg_write(hw->ctx, bdf, bar, 4, lo);
+	hw->cfg_write(hw->ctx, bdf, CFG_COMMAND, 2, cmd);
+	return (mask & ~0xfull) ? ~(mask & ~0xfull) + 1 : 0;
+}
+
+/* Is pa inside the BAR of a function whose table is placed (the rest of
+ * a table's page: its PBA, the device's other registers)? */
+bool vmsi_in_placed_bar(const struct vmsi *s, uint64_t pa)
+{
+	for (uint32_t k = 0; k < s->nfn; k++) {
+		const struct vmsi_fn *f = &s->fn[k];
+		if (!f->msix || !f->table_pa)
+			continue;
+		uint64_t lo = f->bar_size ? f->table_pa - (f->msix_table & ~7u) : f->table_pa;
+		uint64_t len = f->bar_size ? f->bar_size : table_len(f);
+		if (pa >= lo && pa - lo < len)
+			return true;
+	}
+	return false;
+}
