@@ -343,13 +343,15 @@ uint16_t iommu_ioapic_sid(uint32_t k) { return io.sid[k]; }
 void irte_store128(volatile uint64_t *e, uint64_t lo, uint64_t hi)
 {
 	uint64_t olo = e[0], ohi = e[1];
-	bool done = false;
-	do {
+	for (;;) {
+		bool done;
 		__asm__ volatile("lock cmpxchg16b %1"
 				 : "=@ccz"(done), "+m"(*(volatile unsigned __int128 *)e), "+a"(olo), "+d"(ohi)
 				 : "b"(lo), "c"(hi)
 				 : "memory");
-	} while (!done);
+		if (done)
+			return;              /* else olo:ohi hold what the entry held: try again */
+	}
 }
 
 void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi)
