@@ -975,6 +975,14 @@ msi_checks() {
   else bad "$n/no-forbidden-route-on-the-device" "${badm:-no MSI write in $bl}"; fi
   expect_not "$n/no-guest-write-reached-the-device" "$bl" 'MSI write .* vmx_guest_cpus=([0-9]+)/\1$'
   msix_device_checks "$n" "$bl"
+  # A pending bit end to end (/init: the driver's entry 0 masked, an event
+  # raised, the entry unmasked): the guest reads it in the PBA through the
+  # trap, the device sends the held message on the unmask, and the driver
+  # goes on.
+  expect "$n/msix-pending" "$log" 'hvattack: msix mask entry=0 pba=0x0 -> 0x0' 'hvattack: msix unmask entry=0 pba=0x1 -> 0x0' \
+    'guest: xhci pending: irqs=\+[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}'
+  expect_order "$n/msix-pending-on-the-device" "$bl" 'MSI-X pending entry=0: .* mask=1 .* pba=0x01 ' \
+    'MSI-X write entry=0 \+0x0c/4: .* mask=0 .* pba=0x01 ' 'MSI-X message entry=0: .* mask=0 .* pba=0x00 '
   # The device's table against the guest's: each entry the guest reads
   # unmasked, as Bochs last logged it unmasked.
   while read -r e ga gd; do
