@@ -39,6 +39,8 @@
  *                                                none on the device)
  *   msix entry=I addr=... data=... ctrl=...     (msix_show=1, alone) the first enabled MSI-X
  *                                                table as the guest reads it
+ *   msix mask|unmask entry=I pba=0x.. -> 0x..   (msix_mask=I, msix_unmask=I, alone) an entry
+ *                                                masked or unmasked, the PBA before and after
  *   msix rewrite entry=I unmasked ... -> written   (msix_attack=1, alone; issue 33) ten
  *                                                forbidden messages into an unmasked entry of the
  *                                                driver's, never masked, then its own back
@@ -128,6 +130,12 @@ MODULE_PARM_DESC(msi_attack, "only the MSI attack: forbidden routes into the fir
 static bool msix_show;
 module_param(msix_show, bool, 0444);
 MODULE_PARM_DESC(msix_show, "only print the first enabled MSI-X table as the guest reads it");
+
+static int msix_mask = -1, msix_unmask = -1;
+module_param(msix_mask, int, 0444);
+MODULE_PARM_DESC(msix_mask, "only mask this entry of the first enabled MSI-X table (the driver's kept)");
+module_param(msix_unmask, int, 0444);
+MODULE_PARM_DESC(msix_unmask, "only unmask this entry of the first enabled MSI-X table");
 
 static bool msix_attack;
 module_param(msix_attack, bool, 0444);
@@ -764,7 +772,7 @@ static u64 msix_table_pa(u32 bar)
  * when 'say' (msix_show: the runner compares it with Bochs's log). */
 static int msix_read_table(u32 (*ent)[4], bool say)
 {
-	void __iomem *t = ioremap(msix_table_pa(mx.bar0), mx.nent * PCI_MSIX_ENTRY_SIZE);
+	u8 __iomem *t = ioremap(msix_table_pa(mx.bar0), mx.nent * PCI_MSIX_ENTRY_SIZE);
 	if (!t)
 		return -ENOMEM;
 	for (int i = 0; i < mx.nent; i++) {
@@ -793,6 +801,38 @@ static void show_msix(void)
 	msix_say_dev();
 	if (msix_read_table(mx.ent, true))
 		outcome("msix show", false, "TABLE NOT MAPPABLE");
+	pci_dev_put(mx.pdev);
+}
+
+/* Entry e masked or unmasked behind the driver's back (msix_mask=,
+ * msix_unmask=: /init masks the driver's entry 0, makes the device raise an
+ * event, then unmasks it), with the PBA's first dword before and after: the
+ * pending bit the device set while masked, cleared when it sent the
+ * message on the unmask (PCI 3.0). */
+static void msix_set_mask(int e, bool mask)
+{
+	u32 pba_bar = 0, p0 = 0, p1 = 0, c;
+	if (!msix_find() || e < 0 || e >= mx.nent) {
+		outcome(mask ? "msix mask" : "msix unmask", false, "NO SUCH ENABLED MSI-X ENTRY");
+		return;
+	}
+	pci_read_config_dword(mx.pdev, PCI_BASE_ADDRESS_0 + 4 * (mx.pba & PCI_MSIX_PBA_BIR), &pba_bar);
+	u8 __iomem *t = ioremap(msix_table_pa(mx.bar0), mx.nent * PCI_MSIX_ENTRY_SIZE);
+	u8 __iomem *pba = ioremap((u64)(pba_bar & PCI_BASE_ADDRESS_MEM_MASK) + (mx.pba & PCI_MSIX_PBA_OFFSET), 4);
+	if (t && pba) {
+		p0 = readl(pba);
+		c = readl(t + e * PCI_MSIX_ENTRY_SIZE + PCI_MSIX_ENTRY_VECTOR_CTRL);
+		c = mask ? c | PCI_MSIX_ENTRY_CTRL_MASKBIT : c & ~PCI_MSIX_ENTRY_CTRL_MASKBIT;
+		writel(c, t + e * PCI_MSIX_ENTRY_SIZE + PCI_MSIX_ENTRY_VECTOR_CTRL);
+		p1 = readl(pba);
+		pr_info("hvattack: msix %s entry=%d pba=0x%x -> 0x%x\n", mask ? "mask" : "unmask", e, p0, p1);
+	} else {
+		outcome(mask ? "msix mask" : "msix unmask", false, "TABLE OR PBA NOT MAPPABLE");
+	}
+	if (t)
+		iounmap(t);
+	if (pba)
+		iounmap(pba);
 	pci_dev_put(mx.pdev);
 }
 
@@ -826,9 +866,9 @@ static u32 canary_pattern(u32 i)
  * (the runner checks each reason counted: smi init extint vector_below_16
  * vector_of_hypervisor no_vcpu ext_dest_or_remappable fixed_multicast
  * nmi_not_one_vcpu once, not_an_msi_address twice). */
-static void msix_rewrite(void __iomem *t, int e)
+static void msix_rewrite(u8 __iomem *t, int e)
 {
-	void __iomem *a = (u8 __iomem *)t + e * PCI_MSIX_ENTRY_SIZE, *d = (u8 __iomem *)a + PCI_MSIX_ENTRY_DATA;
+	u8 __iomem *a = t + e * PCI_MSIX_ENTRY_SIZE, *d = a + PCI_MSIX_ENTRY_DATA;
 	const u32 a0 = mx.ent[e][0], d0 = mx.ent[e][2];
 	static const struct { bool addr; u32 v; } w[] = {
 		{ false, 2u << 8 | 0x40 }, { false, 5u << 8 }, { false, 7u << 8 }, { false, 0x05 }, { false, 0xf1 },
@@ -864,7 +904,7 @@ static void msix_on_canary(void)
 		return;
 	}
 	msix_move((u32)canary | (mx.bar0 & ~PCI_BASE_ADDRESS_MEM_MASK));
-	void __iomem *p = ioremap(canary, PAGE_SIZE);
+	u8 __iomem *p = ioremap(canary, PAGE_SIZE);
 	if (!p) {
 		msix_move(mx.bar0);
 		outcome("msix table on the canary", false, "NOT MAPPABLE");
@@ -909,7 +949,7 @@ static void msix_on_register_page(const char *name, u32 pa)
 		read32_trap(hpet + 0x10, &cfg0);
 	pr_info("hvattack: msix table onto %s 0x%x\n", name, pa);
 	msix_move(pa);
-	void __iomem *p = ioremap(pa, PAGE_SIZE);
+	u8 __iomem *p = ioremap(pa, PAGE_SIZE);
 	if (p) {
 		read32_trap(p + PCI_MSIX_ENTRY_VECTOR_CTRL, &v0);
 		read32_trap(p + 0x800, &v1);
@@ -936,7 +976,7 @@ static void msix_through_pages(void)
 	for (int i = 0; i < msix_pages; i++) {
 		u32 pa = base + i * PAGE_SIZE;
 		msix_move(pa | (mx.bar0 & ~PCI_BASE_ADDRESS_MEM_MASK));
-		void __iomem *p = ioremap(msix_table_pa(pa), PCI_MSIX_ENTRY_SIZE);
+		u8 __iomem *p = ioremap(msix_table_pa(pa), PCI_MSIX_ENTRY_SIZE);
 		if (p) {
 			touched += !read32_trap(p + PCI_MSIX_ENTRY_VECTOR_CTRL, &v);
 			iounmap(p);
@@ -975,7 +1015,7 @@ static void attack_msix(void)
 	for (int i = 0; i < mx.nent; i++)
 		if (!(mx.ent[i][3] & PCI_MSIX_ENTRY_CTRL_MASKBIT))
 			e = i;
-	void __iomem *t = ioremap(msix_table_pa(mx.bar0), mx.nent * PCI_MSIX_ENTRY_SIZE);
+	u8 __iomem *t = ioremap(msix_table_pa(mx.bar0), mx.nent * PCI_MSIX_ENTRY_SIZE);
 	if (!t) {
 		outcome("msix", false, "TABLE NOT MAPPABLE");
 		goto out;
@@ -1262,13 +1302,17 @@ static int __init hvattack_init(void)
 		pr_info("hvattack: needs x2APIC mode; done failures=1\n");
 		return -ENODEV;
 	}
-	if (hammer_ms || msi_attack || msix_show || msix_attack) {
+	if (hammer_ms || msi_attack || msix_show || msix_attack || msix_mask >= 0 || msix_unmask >= 0) {
 		if (hammer_ms)
 			attack_ioregsel_hammer();
 		if (msi_attack)
 			attack_msi_modes();
 		if (msix_show)
 			show_msix();
+		if (msix_mask >= 0)
+			msix_set_mask(msix_mask, true);
+		if (msix_unmask >= 0)
+			msix_set_mask(msix_unmask, false);
 		if (msix_attack)
 			attack_msix();
 		pr_info("hvattack: done failures=%d\n", failures);
