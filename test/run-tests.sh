@@ -1137,6 +1137,7 @@ linux_spawn() {
     # LX_BOCHSRC (set for one linux_spawn call): more bochsrc lines (devices).
     [ -n "${LX_BOCHSRC:-}" ] && export HV_BOCHSRC_EXTRA=$LX_BOCHSRC
     [ -n "$HV_BOCHS" ] || unset HV_BOCHS
+    : > "$LOGS/$1.ser"    # the watcher below must not read a previous run's result or death
     bochs_run "$1" "$2" "$3" "$hv_opts" "$6" "$kernel" $B/initrd.cpio.gz "$lx_guest_base $5" &
     local bp=$! p t_death=-1 t_result=-1
     local size=0 quiet=0

@@ -46,6 +46,7 @@ HV_CMDLINE="$hv_cmdline" GUEST_CMDLINE="$guest_cmdline" \
   tools/mkiso.sh build/run.iso build/hv.elf "${guest[@]}" || exit 1
 echo "run: $what, ${RUN_MODEL:-corei7_skylake_x} with ${RUN_CPUS:-2} CPUs; hv: $hv_cmdline; guest: $guest_cmdline"
 echo "run: serial log in build/run.ser"
+: > build/run.ser    # not the last run's log: neither tail nor the watcher below may read it
 tools/run-bochs.sh build/run.iso build/run.ser "${RUN_MODEL:-corei7_skylake_x}" "${RUN_CPUS:-2}" "${RUN_TIMEOUT:-900}" 512 &
 pid=$!
 # The hypervisor ends the run itself (exit=bochs) when the guest powers off
