@@ -63,12 +63,13 @@ static uint64_t table_len(const struct vmsi_fn *f) { return 16ull * f->nent; }
 static uint64_t first_page(uint64_t pa) { return pa & ~0xfffull; }
 static uint64_t end_page(uint64_t pa, uint64_t len) { return (pa + len + 0xfff) & ~0xfffull; }
 
-/* Does a placed table other than f's (or f's at pa) cover page pg? */
-static bool page_in_use(const struct vmsi *s, uint64_t pg)
+/* Does the placed table of a function other than 'except' (NULL: any)
+ * cover page pg? */
+static bool page_in_use(const struct vmsi *s, uint64_t pg, const struct vmsi_fn *except)
 {
 	for (uint32_t k = 0; k < s->nfn; k++) {
 		const struct vmsi_fn *g = &s->fn[k];
-		if (g->table_pa && pg >= first_page(g->table_pa) && pg < end_page(g->table_pa, table_len(g)))
+		if (g != except && g->table_pa && pg >= first_page(g->table_pa) && pg < end_page(g->table_pa, table_len(g)))
 			return true;
 	}
 	return false;
@@ -115,11 +116,8 @@ static unsigned place_check(const struct vmsi *s, const struct vmsi_hw *hw, cons
 	if (f->parent != VMSI_NO_PARENT && !in_window(hw, f->parent, lo, hi))
 		return VM_TABLE_OUTSIDE_WINDOW;
 	for (uint64_t pg = first_page(pa); pg < end_page(pa, len); pg += 0x1000)
-		for (uint32_t k = 0; k < s->nfn; k++) {
-			const struct vmsi_fn *g = &s->fn[k];
-			if (g != f && g->table_pa && pg >= first_page(g->table_pa) && pg < end_page(g->table_pa, table_len(g)))
-				return VM_TABLE_OVER_TABLE;
-		}
+		if (page_in_use(s, pg, f))
+			return VM_TABLE_OVER_TABLE;
 	unsigned r = hw->place ? hw->place(hw->ctx, first_page(lo), (uint32_t)(end_page(lo, hi - lo) - first_page(lo))) : VR_NONE;
 	if (r != VR_NONE)
 		return r;
@@ -151,7 +149,7 @@ unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_
 			s->page[s->npages++] = pg;
 	f->table_pa = pa;
 	for (uint64_t pg = first_page(old); old && pg < end_page(old, table_len(f)); pg += 0x1000) {
-		if (page_in_use(s, pg))
+		if (page_in_use(s, pg, NULL))
 			continue;
 		for (uint32_t i = 0; i < s->npages; i++)
 			if (s->page[i] == pg) {

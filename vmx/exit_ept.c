@@ -25,24 +25,25 @@
 /* The sink pages, called under ept_live_lock: all ones for reads (mapped
  * read-only, so it stays so), and one that takes writes (and the GiBs
  * beyond the map's budget), whose contents are nobody's. */
+static uint8_t *sink_alloc(uint8_t **page)
+{
+	if (!*page) {
+		*page = page_alloc(1);
+		memset(*page, 0xff, PAGE_SIZE);
+	}
+	return *page;
+}
+
 static uint8_t *sink_page(void)
 {
 	static uint8_t *sink;
-	if (!sink) {
-		sink = page_alloc(1);
-		memset(sink, 0xff, PAGE_SIZE);
-	}
-	return sink;
+	return sink_alloc(&sink);
 }
 
 static uint8_t *wsink_page(void)
 {
 	static uint8_t *wsink;
-	if (!wsink) {
-		wsink = page_alloc(1);
-		memset(wsink, 0xff, PAGE_SIZE);
-	}
-	return wsink;
+	return sink_alloc(&wsink);
 }
 
 /* A store to absent memory: the instruction completes and its store goes
