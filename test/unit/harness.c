@@ -1,6 +1,7 @@
 /* Host-side runner and the stand-ins for the hypervisor's printk and panic. */
 #include "test.h"
 #include <setjmp.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include "../../lib/printk.h"
 #include "../../lib/acpi.h"
@@ -55,8 +56,11 @@ bool test_expect_bail(void (*fn)(void *), void *arg, char *msg, size_t len)
 	return false;
 }
 
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;   /* two-thread tests print from both */
+
 void printk_write(const char *s, size_t n)
 {
+	pthread_mutex_lock(&log_lock);
 	if (loglen + n >= sizeof logbuf)
 		loglen = 0;
 	memcpy(logbuf + loglen, s, n);
@@ -64,6 +68,7 @@ void printk_write(const char *s, size_t n)
 	logbuf[loglen] = 0;
 	if (getenv("UNIT_VERBOSE"))
 		fwrite(s, 1, n, stdout);
+	pthread_mutex_unlock(&log_lock);
 }
 
 void printk_level(int level, const char *fmt, ...)

@@ -9,10 +9,15 @@
 #include "../../lib/spinlock.h"
 
 static __thread char this_thread;   /* its address names the thread */
+unsigned lockcheck_expected;        /* misuses a test provokes on purpose: counted, not failed */
 
 static void misuse(const spinlock_t *l, const char *file, int line, const char *what)
 {
 	char m[200];
+	if (lockcheck_expected) {
+		lockcheck_expected--;
+		return;
+	}
 	snprintf(m, sizeof m, "%s (lock %p)", what, (const void *)l);
 	test_fail(file, line, m);
 }
