@@ -108,7 +108,7 @@ $(B)/hv.efi: $(B)/hv.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
 	    --target efi-app-x86_64 --subsystem=10 $< $@
 
-$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h timer/*.h iommu/*.h test/unit/*.h)
+$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h timer/*.h iommu/*.h test/unit/*.h) tools/bochs-patch/vtd_core.h
 	@mkdir -p $(B)
 	@echo "  HOSTCC $@"
 	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
