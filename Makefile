@@ -113,6 +113,13 @@ $(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h ti
 	@echo "  HOSTCC $@"
 	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
 
+# The patched Bochs's VT-d unit as a device (tools/bochs-patch/vtd.cc with
+# test/unit/vtd_host.h for Bochs): a C++ host test beside the C ones.
+$(B)/vtd-device: test/unit/vtd_device_test.cc test/unit/vtd_host.h tools/bochs-patch/vtd.cc tools/bochs-patch/vtd.h tools/bochs-patch/vtd_core.h
+	@mkdir -p $(B)
+	@echo "  HOSTCXX $@"
+	$(Q)$(CXX) -std=gnu++11 -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Itest/unit -o $@ test/unit/vtd_device_test.cc
+
 # The IPI-virtualization model as a command (the agreement test with the
 # patched Bochs, test/run-tests.sh level bochs-hv).
 $(B)/ipiv-verdict: test/tools/ipiv_verdict.c test/unit/ipiv_model.c test/unit/ipiv_model.h test/unit/sdm_pid.h
@@ -168,8 +175,9 @@ fuzz: fuzz-build
 	  echo "== fuzz $$t for $(FUZZ_LONG) s"; \
 	  $(B)/fuzz/$$t -max_total_time=$(FUZZ_LONG) -artifact_prefix=$(B)/fuzz/$$t- $(B)/fuzz/$$t.corpus test/fuzz/corpus/$$t || exit 1; done
 
-test-unit: $(B)/unit
+test-unit: $(B)/unit $(B)/vtd-device
 	HV_FIXTURES=test/fixtures $(B)/unit
+	$(B)/vtd-device
 
 iso: $(B)/hv.elf
 	tools/mkiso.sh $(B)/hv.iso $(B)/hv.elf
@@ -192,7 +200,7 @@ run: all
 
 test:
 	tools/deps.sh
-	$(MAKE) all $(B)/unit $(B)/ipiv-verdict $(B)/bochstest.bin
+	$(MAKE) all $(B)/unit $(B)/vtd-device $(B)/ipiv-verdict $(B)/bochstest.bin
 	test/run-tests.sh
 
 test-qemu: $(B)/hv.efi

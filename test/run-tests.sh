@@ -60,6 +60,15 @@ level_unit() {
   f=$(echo "$out" | grep -c '^FAIL ')
   pass=$((pass + p)); fail=$((fail + f))
   if [ "$rc" != 0 ] && [ "$f" = 0 ]; then bad unit/runner "exited $rc (crash or sanitizer report)"; fi
+  # The patched Bochs's VT-d unit as a device (C++: test/unit/vtd_device_test.cc).
+  if [ ! -x $B/vtd-device ]; then bad unit/vtd-device-build "build/vtd-device missing (make build/vtd-device)"; return; fi
+  out=$($B/vtd-device 2>/dev/null); rc=$?
+  echo "$out" | grep -E '^(PASS|FAIL) ' | sed 's/^/  /'
+  echo "$out" | grep -vE '^(PASS|FAIL) |^vtd-device: ' | head -30
+  p=$(echo "$out" | grep -c '^PASS ')
+  f=$(echo "$out" | grep -c '^FAIL ')
+  pass=$((pass + p)); fail=$((fail + f))
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then bad unit/vtd-device-runner "exited $rc (crash or sanitizer report)"; fi
 }
 
 # qemu_run NAME HV_CMDLINE SMP [KERNEL INITRD [GUEST_CMDLINE]]: boot the stick under QEMU+OVMF; sets $log and $rc.

@@ -22,11 +22,16 @@
 // the write returns, a queued descriptor completes when IQT is written.
 /////////////////////////////////////////////////////////////////////////
 
+#ifdef BX_VTD_HOST_TEST
+#include "vtd_host.h"   // the host test's stand-ins for Bochs (test/unit/vtd_device_test.cc)
+#else
 #define BX_PLUGGABLE
-
 #include "iodev.h"
+#endif
 #if BX_SUPPORT_PCI && BX_SUPPORT_APIC
+#ifndef BX_VTD_HOST_TEST
 #include "ioapic.h"
+#endif
 #include "vtd.h"
 #include "vtd_core.h"
 #include <map>
