@@ -111,10 +111,17 @@ $(B)/hv.efi: $(B)/hv.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
 	    --target efi-app-x86_64 --subsystem=10 $< $@
 
-$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h timer/*.h iommu/*.h test/unit/*.h)
+$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h timer/*.h iommu/*.h test/unit/*.h) tools/bochs-patch/vtd_core.h
 	@mkdir -p $(B)
 	@echo "  HOSTCC $@"
 	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
+
+# The patched Bochs's VT-d unit as a device (tools/bochs-patch/vtd.cc with
+# test/unit/vtd_host.h for Bochs): a C++ host test beside the C ones.
+$(B)/vtd-device: test/unit/vtd_device_test.cc test/unit/vtd_host.h tools/bochs-patch/vtd.cc tools/bochs-patch/vtd.h tools/bochs-patch/vtd_core.h
+	@mkdir -p $(B)
+	@echo "  HOSTCXX $@"
+	$(Q)$(CXX) -std=gnu++11 -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Itest/unit -o $@ test/unit/vtd_device_test.cc
 
 # The IPI-virtualization model as a command (the agreement test with the
 # patched Bochs, test/run-tests.sh level bochs-hv).
@@ -171,8 +178,9 @@ fuzz: fuzz-build
 	  echo "== fuzz $$t for $(FUZZ_LONG) s"; \
 	  $(B)/fuzz/$$t -max_total_time=$(FUZZ_LONG) -artifact_prefix=$(B)/fuzz/$$t- $(B)/fuzz/$$t.corpus test/fuzz/corpus/$$t || exit 1; done
 
-test-unit: $(B)/unit
+test-unit: $(B)/unit $(B)/vtd-device
 	HV_FIXTURES=test/fixtures $(B)/unit
+	$(B)/vtd-device
 
 iso: $(B)/hv.elf
 	tools/mkiso.sh $(B)/hv.iso $(B)/hv.elf
@@ -195,7 +203,7 @@ run: all
 
 test:
 	tools/deps.sh
-	$(MAKE) all $(B)/unit $(B)/ipiv-verdict $(B)/bochstest.bin
+	$(MAKE) all $(B)/unit $(B)/vtd-device $(B)/ipiv-verdict $(B)/bochstest.bin
 	test/run-tests.sh
 
 test-qemu: $(B)/hv.efi

@@ -5,7 +5,8 @@
 # posted-interrupt descriptors; defects.patch: fixes of 3.0's VMX defects;
 # xhci-msi.patch: an MSI capability on the xHCI, delivered to the local APICs;
 # xhci-msix.patch: an MSI-X capability too, its table and PBA in a BAR of
-# their own).
+# their own; vtd.patch with vtd.cc: VT-d remapping units, "vtd:" in the
+# bochsrc).
 # Prints the path of the binary.
 # The cache key is the hash of the patch and the configure flags:
 # changing any of them builds again. Stock Bochs (tools/bochs-chroot.sh) stays
@@ -73,12 +74,15 @@ rm -rf "$work"; mkdir -p "$work"
 tar -C "$work" -xf "$src/$ORIG"
 tree=$(echo "$work"/bochs-*)
 cp "$PATCH_DIR/vmx_ipiv_timer.cc" "$tree/cpu/"
+cp "$PATCH_DIR/vtd.cc" "$PATCH_DIR/vtd.h" "$PATCH_DIR/vtd_core.h" "$tree/iodev/"
 # hooks.patch first (it wires in vmx_ipiv_timer.cc; the others may use its
 # lines as context), then every other *.patch of the directory in name
 # order (defects.patch: 3.0's VMX defects; profiles.patch: the CPU
 # profiles; xhci-msi.patch: the xHCI's MSI; xhci-msix.patch, after it: its
-# MSI-X; docs/bochs.md).
-for p in "$PATCH_DIR/hooks.patch" $(ls "$PATCH_DIR"/*.patch | grep -v '/hooks\.patch$' | LC_ALL=C sort); do
+# MSI-X; docs/bochs.md), and vtd.patch last: it wires in the VT-d units
+# (vtd.cc) and hooks the devices the xhci-*.patch files shape.
+for p in "$PATCH_DIR/hooks.patch" $(ls "$PATCH_DIR"/*.patch | grep -v '/hooks\.patch$' | grep -v '/vtd\.patch$' | LC_ALL=C sort) \
+         "$PATCH_DIR/vtd.patch"; do
   patch -d "$tree" -p1 --no-backup-if-mismatch < "$p" >&2 ||
     { echo "bochs-patched: $(basename "$p") does not apply" >&2; exit 1; }
 done

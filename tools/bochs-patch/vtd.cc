@@ -1,0 +1,1004 @@
+/////////////////////////////////////////////////////////////////////////
+// hv patch (tools/bochs-patch/vtd.cc, copied to iodev/ by
+// tools/bochs-patched.sh): VT-d remapping units for the project's Bochs.
+//
+// Written from the Intel Virtualization Technology for Directed I/O
+// Architecture Specification (register descriptions, translation and
+// interrupt-remapping structures, invalidation, fault reporting); the
+// stateless decoding is vtd_core.h, shared with a host unit test. No code
+// from another emulator.
+//
+// Two units at fixed register pages (a server has several): unit 0 at
+// 0xFED90000 for the I/OxAPIC and every PCI function not in another unit's
+// scope (its DRHD has INCLUDE_PCI_ALL), unit 1 at 0xFEDA0000 (Bochs's
+// memory handlers take 64 KiB granules: one unit each) for the
+// functions listed by "scope1=" (the USB controllers). Legacy-mode DMA
+// remapping (root and context tables, the second-level walk), protected
+// memory regions, fault recording, register-based and queued invalidation,
+// interrupt remapping and posting. What it caches (context entries, IOTLB
+// entries, IRTEs) is refreshed only by an invalidation, never by a table
+// write, so a missing or misordered invalidation shows as it would on
+// hardware. Everything happens at once: a command's status is set before
+// the write returns, a queued descriptor completes when IQT is written.
+/////////////////////////////////////////////////////////////////////////
+
+#ifdef BX_VTD_HOST_TEST
+#include "vtd_host.h"   // the host test's stand-ins for Bochs (test/unit/vtd_device_test.cc)
+#else
+#define BX_PLUGGABLE
+#include "iodev.h"
+#endif
+#if BX_SUPPORT_PCI && BX_SUPPORT_APIC
+#ifndef BX_VTD_HOST_TEST
+#include "ioapic.h"
+#endif
+#include "vtd.h"
+#include "vtd_core.h"
+#include <map>
+
+#define LOG_THIS theVtd->
+
+static const unsigned VTD_UNITS = 2;
+static const bx_phy_address VTD_BASE = BX_CONST64(0xFED90000);
+static const bx_phy_address VTD_STRIDE = 0x10000;
+static const unsigned VTD_HAW = 40;             // host address width (DMAR byte 39)
+static const unsigned VTD_MAX_SCOPE = 16;
+static const unsigned VTD_FW_PAGES = 3;         // after the registers: the pre-boot tables
+
+class bx_vtd_c : public logfunctions {
+public:
+  bx_vtd_c() { put("VTD"); }
+};
+static bx_vtd_c *theVtd;
+
+// The bochsrc's "vtd:" line.
+static struct {
+  bool enabled;
+  unsigned units;
+  Bit16u scope1[VTD_MAX_SCOPE];
+  unsigned nscope1;
+  Bit16u ioapic_sid;
+  bool preboot;                                  // firmware left TE, IR, QI and a PMR on
+  bool log_dma;                                  // every translated DMA page in the log
+} cfg = { false, VTD_UNITS, { 0 }, 0, 0xF0F8, false, false };
+
+static Bit64u rd64(bx_phy_address pa)
+{
+  Bit8u b[8];
+  DEV_MEM_READ_PHYSICAL(pa, 8, b);
+  Bit64u v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | b[i];
+  return v;
+}
+
+static void wr64(bx_phy_address pa, Bit64u v)
+{
+  Bit8u b[8];
+  for (int i = 0; i < 8; i++) b[i] = (Bit8u) (v >> (8 * i));
+  DEV_MEM_WRITE_PHYSICAL(pa, 8, b);
+}
+
+// The unit's own read of a table entry: beyond the machine's memory
+// nothing answers (fault reasons 7, 8, 9, 0x23, 0x27).
+static bool fw_page(uint64_t pa)
+{
+  return pa >= VTD_BASE + 0x1000 && pa < VTD_BASE + VTD_STRIDE * (VTD_UNITS - 1) + 0x1000 * (1 + VTD_FW_PAGES) &&
+         (pa - VTD_BASE) % VTD_STRIDE >= 0x1000 && (pa - VTD_BASE) % VTD_STRIDE < 0x1000 * (1 + VTD_FW_PAGES);
+}
+
+static bool rd64_cb(void *, uint64_t pa, uint64_t *val)
+{
+  if (pa + 8 > BX_MEM(0)->get_memory_len() && !fw_page(pa)) return false;
+  *val = rd64((bx_phy_address) pa);
+  return true;
+}
+
+// A compatibility-format message (SDM "Message Signalled Interrupts"):
+// destination 19:12 (and, from a unit's own FEUADDR/IEUADDR, 31:8 of an
+// x2APIC ID in the upper address), DM bit 2; vector 7:0, delivery mode
+// 10:8, level 14, trigger 15.
+static bool deliver_compat(Bit64u addr, Bit32u data)
+{
+  Bit8u vector = data & 0xFF, mode = (data >> 8) & 7;
+  bool logical = (addr >> 2) & 1, level = (data >> 14) & 1, trig = (data >> 15) & 1;
+  apic_dest_t dest = (Bit32u) ((addr >> 12) & 0xFF) | (Bit32u) ((addr >> 32) & 0xFFFFFF00);
+  if (mode == 1 && !logical) mode = 0;   // lowest priority to one physical destination: that one
+  return apic_bus_deliver_interrupt(vector, dest, mode, logical, level, trig);
+}
+
+class vtd_unit {
+public:
+  unsigned id;
+  bx_phy_address base;
+  Bit64u cap, ecap;
+  Bit32u gsts;
+  Bit64u rtaddr, root;                 // the register, and what SRTP latched
+  Bit64u ccmd;
+  Bit32u fsts, fectl, fedata, feaddr, feuaddr;
+  Bit32u pmen, plmbase, plmlimit;
+  Bit64u phmbase, phmlimit;
+  Bit64u iqh, iqt, iqa, iqercd;
+  Bit32u ics, iectl, iedata, ieaddr, ieuaddr;
+  Bit64u irta, irt;                    // the register, and what SIRTP latched
+  Bit64u iva, iotlb;
+  Bit64u frcd[VTD_NFR][2];
+  unsigned fault_next;
+  // The caches: context entries by source ID, translations by domain and
+  // page, IRTEs by index. Present and valid entries only (CAP.CM 0).
+  std::map<Bit16u, vtd_ctx> ccache;
+  struct tlb_entry { Bit64u hpa; unsigned shift; bool r, w; };
+  std::map<Bit64u, tlb_entry> tlb;     // key: did << 48 | shift << 40 | page number
+  struct irte_entry { Bit64u lo, hi; };
+  std::map<Bit16u, irte_entry> iec;
+  struct {
+    Bit64u dma_pages, dma_blocked, pmr_blocked, faults, fault_overflows, faults_unrecorded;
+    Bit64u tlb_hits, tlb_misses, ctx_misses;
+    Bit64u ir_remapped, ir_posted, ir_notified, ir_blocked, ir_compat_passed, iec_hits;
+    Bit64u qi_descriptors, qi_errors, waits, cc_inv, iotlb_inv, iec_inv, commands;
+  } st;
+
+  void reset();
+  Bit32u read32(unsigned off);
+  void write32(unsigned off, Bit32u v);
+  void command(Bit32u v);
+  void run_queue();
+  bool do_descriptor(Bit64u lo, Bit64u hi);
+  void cc_invalidate(unsigned g, Bit16u did, Bit16u sid, unsigned fm);
+  void iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am);
+  void iec_invalidate(bool index, unsigned idx, unsigned im);
+  void record_fault(Bit16u sid, Bit64u info, unsigned reason, bool read);
+  void fault_event(Bit32u was_any);
+  bool any_status() const;
+  void fault_status_changed();
+  void send(Bit32u addr, Bit32u uaddr, Bit32u data, const char *what);
+  bool translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit64u *hpa);
+  int interrupt(Bit16u sid, bool rte, Bit64u addr, Bit32u data, Bit64u rte_value);
+  bool pmr_on() const { return (pmen >> 31) & 1; }
+  const char *name() const { return id ? "unit 1" : "unit 0"; }
+};
+
+static vtd_unit units[VTD_UNITS];
+static bool vtd_active;
+
+static vtd_unit *unit_of(Bit16u sid)
+{
+  if (cfg.units > 1)
+    for (unsigned i = 0; i < cfg.nscope1; i++)
+      if (cfg.scope1[i] == sid) return &units[1];
+  return &units[0];
+}
+
+void vtd_unit::reset()
+{
+  Bit64u keep[2] = { cap, ecap };
+  unsigned keep_id = id;
+  bx_phy_address keep_base = base;
+  gsts = 0; rtaddr = root = ccmd = 0;
+  fsts = 0; fectl = VTD_CTL_IM; fedata = feaddr = feuaddr = 0;
+  pmen = plmbase = plmlimit = 0; phmbase = phmlimit = 0;
+  iqh = iqt = iqa = iqercd = 0;
+  ics = 0; iectl = VTD_CTL_IM; iedata = ieaddr = ieuaddr = 0;
+  irta = irt = 0; iva = iotlb = 0;
+  memset(frcd, 0, sizeof(frcd));
+  fault_next = 0;
+  ccache.clear(); tlb.clear(); iec.clear();
+  cap = keep[0]; ecap = keep[1]; id = keep_id; base = keep_base;
+}
+
+// ---- registers ----
+
+Bit32u vtd_unit::read32(unsigned off)
+{
+  if (off >= VTD_REG_FRCD && off < VTD_REG_FRCD + 16 * VTD_NFR) {
+    unsigned n = (off - VTD_REG_FRCD) / 16, w = (off - VTD_REG_FRCD) % 16;
+    return (Bit32u) (frcd[n][w / 8] >> (32 * ((w / 4) & 1)));
+  }
+  switch (off) {
+  case VTD_REG_VER: return 0x10;                 // 1.0
+  case VTD_REG_CAP: return (Bit32u) cap;
+  case VTD_REG_CAP + 4: return (Bit32u) (cap >> 32);
+  case VTD_REG_ECAP: return (Bit32u) ecap;
+  case VTD_REG_ECAP + 4: return (Bit32u) (ecap >> 32);
+  case VTD_REG_GCMD: return 0;
+  case VTD_REG_GSTS: return gsts;
+  case VTD_REG_RTADDR: return (Bit32u) rtaddr;
+  case VTD_REG_RTADDR + 4: return (Bit32u) (rtaddr >> 32);
+  case VTD_REG_CCMD: return (Bit32u) ccmd;
+  case VTD_REG_CCMD + 4: return (Bit32u) (ccmd >> 32);
+  case VTD_REG_FSTS: {
+    Bit32u v = fsts & (VTD_FSTS_PFO | VTD_FSTS_IQE);
+    for (unsigned n = 0; n < VTD_NFR; n++)
+      if (frcd[n][1] >> 63) { v |= VTD_FSTS_PPF; break; }
+    return v | (fsts & 0xff00);                  // FRI
+  }
+  case VTD_REG_FECTL: return fectl;
+  case VTD_REG_FEDATA: return fedata;
+  case VTD_REG_FEADDR: return feaddr;
+  case VTD_REG_FEUADDR: return feuaddr;
+  case VTD_REG_PMEN: return pmen | ((pmen >> 31) & 1);   // PRS follows EPM at once
+  case VTD_REG_PLMBASE: return plmbase;
+  case VTD_REG_PLMLIMIT: return plmlimit;
+  case VTD_REG_PHMBASE: return (Bit32u) phmbase;
+  case VTD_REG_PHMBASE + 4: return (Bit32u) (phmbase >> 32);
+  case VTD_REG_PHMLIMIT: return (Bit32u) phmlimit;
+  case VTD_REG_PHMLIMIT + 4: return (Bit32u) (phmlimit >> 32);
+  case VTD_REG_IQH: return (Bit32u) iqh;
+  case VTD_REG_IQT: return (Bit32u) iqt;
+  case VTD_REG_IQA: return (Bit32u) iqa;
+  case VTD_REG_IQA + 4: return (Bit32u) (iqa >> 32);
+  case VTD_REG_ICS: return ics;
+  case VTD_REG_IECTL: return iectl;
+  case VTD_REG_IEDATA: return iedata;
+  case VTD_REG_IEADDR: return ieaddr;
+  case VTD_REG_IEUADDR: return ieuaddr;
+  case VTD_REG_IQERCD: return (Bit32u) iqercd;
+  case VTD_REG_IRTA: return (Bit32u) irta;
+  case VTD_REG_IRTA + 4: return (Bit32u) (irta >> 32);
+  case VTD_REG_IVA: return (Bit32u) iva;
+  case VTD_REG_IVA + 4: return (Bit32u) (iva >> 32);
+  case VTD_REG_IOTLB: return (Bit32u) iotlb;
+  case VTD_REG_IOTLB + 4: return (Bit32u) (iotlb >> 32);
+  default: return 0;                             // reserved: reads 0
+  }
+}
+
+static Bit64u set_lo(Bit64u r, Bit32u v) { return (r & BX_CONST64(0xFFFFFFFF00000000)) | v; }
+static Bit64u set_hi(Bit64u r, Bit32u v) { return (r & 0xFFFFFFFF) | ((Bit64u) v << 32); }
+
+void vtd_unit::write32(unsigned off, Bit32u v)
+{
+  const Bit64u haw_mask = (BX_CONST64(1) << VTD_HAW) - 1;
+  if (off >= VTD_REG_FRCD && off < VTD_REG_FRCD + 16 * VTD_NFR) {
+    // Only F (bit 127) is writable: write 1 to clear.
+    unsigned n = (off - VTD_REG_FRCD) / 16, w = (off - VTD_REG_FRCD) % 16;
+    if (w == 12 && (v >> 31)) {
+      frcd[n][1] &= ~(BX_CONST64(1) << 63);
+      fault_status_changed();
+    }
+    return;
+  }
+  switch (off) {
+  case VTD_REG_GCMD: command(v); break;
+  case VTD_REG_RTADDR: rtaddr = set_lo(rtaddr, v & 0xFFFFF000); break;   // TTM (11:10) RsvdZ: no SMTS, no ADMS
+  case VTD_REG_RTADDR + 4: rtaddr = set_hi(rtaddr, v) & haw_mask; break;
+  case VTD_REG_CCMD: ccmd = set_lo(ccmd, v); break;
+  case VTD_REG_CCMD + 4:
+    ccmd = set_hi(ccmd, v & 0xE0000003);         // ICC, CIRG, FM; CAIG is the unit's
+    if (ccmd >> 63) {
+      unsigned g = (unsigned) vtd_bits(ccmd, 62, 61), caig = g;
+      if (gsts & VTD_GCMD_QIE) {
+        BX_ERROR(("%s: CCMD written while queued invalidation is on: not performed", name()));
+        caig = 0;
+      } else if (g) {
+        cc_invalidate(g, (Bit16u) ccmd, (Bit16u) (ccmd >> 16), (unsigned) vtd_bits(ccmd, 33, 32));
+      }
+      ccmd = (ccmd & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 59)) | ((Bit64u) caig << 59);
+    }
+    break;
+  case VTD_REG_FSTS: {
+    Bit32u clear = v & (VTD_FSTS_PFO | VTD_FSTS_IQE);   // ICE, ITE RsvdZ: no Device-TLB (ECAP.DT 0)
+    bool resume = (clear & VTD_FSTS_IQE) && (fsts & VTD_FSTS_IQE);
+    fsts &= ~clear;
+    if (resume) iqercd = 0;
+    fault_status_changed();
+    if (resume) run_queue();                     // fetching resumes at IQH
+    break;
+  }
+  case VTD_REG_FECTL: {
+    bool unmask = (fectl & VTD_CTL_IM) && !(v & VTD_CTL_IM);
+    fectl = (fectl & VTD_CTL_IP) | (v & VTD_CTL_IM);
+    if (unmask && (fectl & VTD_CTL_IP)) {
+      fectl &= ~VTD_CTL_IP;
+      send(feaddr, feuaddr, fedata, "fault event");
+    }
+    break;
+  }
+  case VTD_REG_FEDATA: fedata = v; break;
+  case VTD_REG_FEADDR: feaddr = v & ~3u; break;
+  case VTD_REG_FEUADDR: feuaddr = v; break;
+  case VTD_REG_PMEN:
+    pmen = v & 0x80000000;
+    BX_INFO(("%s: protected memory regions %s (low 0x%08x-0x%08x, high 0x" FMT_ADDRX64 "-0x" FMT_ADDRX64 ")", name(),
+             pmr_on() ? "on" : "off", plmbase, plmlimit | 0x1FFFFF, phmbase, phmlimit | 0x1FFFFF));
+    break;
+  case VTD_REG_PLMBASE: plmbase = v & 0xFFE00000; break;     // bits 20:0 RO: 2 MiB granules
+  case VTD_REG_PLMLIMIT: plmlimit = v & 0xFFE00000; break;
+  case VTD_REG_PHMBASE: phmbase = set_lo(phmbase, v & 0xFFE00000); break;
+  case VTD_REG_PHMBASE + 4: phmbase = set_hi(phmbase, v) & haw_mask; break;
+  case VTD_REG_PHMLIMIT: phmlimit = set_lo(phmlimit, v & 0xFFE00000); break;
+  case VTD_REG_PHMLIMIT + 4: phmlimit = set_hi(phmlimit, v) & haw_mask; break;
+  case VTD_REG_IQT:
+    iqt = v & 0x7FFF0;                           // 18:4
+    if (gsts & VTD_GCMD_QIE) run_queue();
+    break;
+  case VTD_REG_IQT + 4: break;
+  case VTD_REG_IQA: iqa = set_lo(iqa, v & 0xFFFFF007); break;   // DW (bit 11) RsvdZ: no scalable mode
+  case VTD_REG_IQA + 4: iqa = set_hi(iqa, v) & (haw_mask | 0xFFF); break;
+  case VTD_REG_ICS:
+    if (v & 1) {
+      ics = 0;
+      iectl &= ~VTD_CTL_IP;                      // the only condition serviced
+    }
+    break;
+  case VTD_REG_IECTL: {
+    bool unmask = (iectl & VTD_CTL_IM) && !(v & VTD_CTL_IM);
+    iectl = (iectl & VTD_CTL_IP) | (v & VTD_CTL_IM);
+    if (unmask && (iectl & VTD_CTL_IP)) {
+      iectl &= ~VTD_CTL_IP;
+      send(ieaddr, ieuaddr, iedata, "invalidation event");
+    }
+    break;
+  }
+  case VTD_REG_IEDATA: iedata = v; break;
+  case VTD_REG_IEADDR: ieaddr = v & ~3u; break;
+  case VTD_REG_IEUADDR: ieuaddr = v; break;
+  case VTD_REG_IRTA: irta = set_lo(irta, v & (0xFFFFF000 | 0x80F)); break;   // EIME (11) with ECAP.EIM, S 3:0
+  case VTD_REG_IRTA + 4: irta = set_hi(irta, v) & (haw_mask | 0xFFF); break;
+  case VTD_REG_IVA: iva = set_lo(iva, v & 0xFFFFF07F); break;
+  case VTD_REG_IVA + 4: iva = set_hi(iva, v) & (haw_mask | 0xFFF); break;
+  case VTD_REG_IOTLB: iotlb = set_lo(iotlb, v & 0); break;
+  case VTD_REG_IOTLB + 4:
+    iotlb = set_hi(iotlb, v & 0xB003FFFF);       // IVT, IIRG, DR, DW, DID
+    if (iotlb >> 63) {
+      unsigned g = (unsigned) vtd_bits(iotlb, 61, 60), iaig = g;
+      unsigned am = (unsigned) vtd_bits(iva, 5, 0);
+      if (gsts & VTD_GCMD_QIE) {
+        BX_ERROR(("%s: IOTLB register written while queued invalidation is on: not performed", name()));
+        iaig = 0;
+      } else if (g == 3 && am > vtd_bits(cap, 53, 48)) {
+        iaig = 0;                                // beyond CAP.MAMV
+      } else if (g) {
+        iotlb_invalidate(g, (Bit16u) (iotlb >> 32), iva & ~BX_CONST64(0xFFF), am);
+      }
+      iotlb = (iotlb & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 57)) | ((Bit64u) iaig << 57);
+    }
+    break;
+  default:
+    break;                                       // read-only or reserved
+  }
+}
+
+// GCMD: software writes the status (one-shot bits clear) with one command
+// changed. Persistent commands set or clear their status; one-shot ones
+// act when written as 1. More than one command in a write is done in the
+// order below and said in the log (the specification asks for one).
+void vtd_unit::command(Bit32u v)
+{
+  Bit32u changed = ((v ^ gsts) & VTD_GCMD_PERSISTENT) | (v & VTD_GCMD_ONESHOT);
+  changed &= ~(VTD_GCMD_EAFL | VTD_GCMD_SFL | VTD_GCMD_WBF);   // no advanced fault log; CAP.RWBF 0
+  if (!changed) return;
+  st.commands++;
+  if (changed & (changed - 1))
+    BX_ERROR(("%s: GCMD 0x%08x changes several commands at once (GSTS 0x%08x)", name(), v, gsts));
+  if (changed & VTD_GCMD_SRTP) {
+    root = rtaddr;                               // no cache is flushed: software invalidates (CAP.ESRTPS 0)
+    gsts |= VTD_GCMD_SRTP;                       // RTPS
+    BX_INFO(("%s: root table 0x" FMT_ADDRX64 " (translation %s)", name(), root, (gsts & VTD_GCMD_TE) ? "on" : "off"));
+  }
+  if (changed & VTD_GCMD_SIRTP) {
+    irt = irta;                                  // the IEC keeps its entries: software invalidates (CAP.ESIRTPS 0)
+    gsts |= VTD_GCMD_SIRTP;                      // IRTPS
+    BX_INFO(("%s: interrupt remapping table 0x" FMT_ADDRX64 ", %u entries, %s", name(), (Bit64u) (irt & ~BX_CONST64(0xFFF)),
+             2u << (irt & 0xF), (irt >> 11) & 1 ? "x2APIC (EIME)" : "xAPIC"));
+  }
+  if (changed & VTD_GCMD_QIE) {
+    if (v & VTD_GCMD_QIE) {
+      gsts |= VTD_GCMD_QIE;
+      BX_INFO(("%s: queued invalidation on (queue 0x" FMT_ADDRX64 ", %u entries)", name(), (Bit64u) (iqa & ~BX_CONST64(0xFFF)),
+               256u << (iqa & 7)));
+      run_queue();
+    } else {
+      if (iqh != iqt)
+        BX_ERROR(("%s: queued invalidation turned off with descriptors not fetched (IQH 0x%x, IQT 0x%x)", name(),
+                  (unsigned) iqh, (unsigned) iqt));
+      gsts &= ~VTD_GCMD_QIE;
+      iqh = 0;                                   // reset whenever the queue is off
+      BX_INFO(("%s: queued invalidation off", name()));
+    }
+  }
+  if (changed & VTD_GCMD_CFI) {
+    gsts = (gsts & ~VTD_GCMD_CFI) | (v & VTD_GCMD_CFI);
+    BX_INFO(("%s: compatibility-format interrupts %s", name(), (v & VTD_GCMD_CFI) ? "passed through (CFI)" : "blocked"));
+  }
+  if (changed & VTD_GCMD_IRE) {
+    gsts = (gsts & ~VTD_GCMD_IRE) | (v & VTD_GCMD_IRE);
+    BX_INFO(("%s: interrupt remapping %s", name(), (v & VTD_GCMD_IRE) ? "on" : "off"));
+  }
+  if (changed & VTD_GCMD_TE) {
+    gsts = (gsts & ~VTD_GCMD_TE) | (v & VTD_GCMD_TE);
+    BX_INFO(("%s: translation %s (root table 0x" FMT_ADDRX64 ")", name(), (v & VTD_GCMD_TE) ? "on" : "off", root));
+  }
+}
+
+// ---- invalidation ----
+
+void vtd_unit::cc_invalidate(unsigned g, Bit16u did, Bit16u sid, unsigned fm)
+{
+  st.cc_inv++;
+  if (g == 1) { ccache.clear(); return; }
+  Bit16u mask = fm == 0 ? 0xFFFF : fm == 1 ? 0xFFFB : fm == 2 ? 0xFFF9 : 0xFFF8;
+  for (std::map<Bit16u, vtd_ctx>::iterator i = ccache.begin(); i != ccache.end(); ) {
+    bool drop = g == 2 ? i->second.did == did : ((i->first & mask) == (sid & mask));
+    if (drop) ccache.erase(i++); else ++i;
+  }
+}
+
+void vtd_unit::iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am)
+{
+  st.iotlb_inv++;
+  if (g == 1) { tlb.clear(); return; }
+  Bit64u lo = addr & ~((BX_CONST64(1) << (12 + am)) - 1), hi = lo + (BX_CONST64(1) << (12 + am));
+  for (std::map<Bit64u, tlb_entry>::iterator i = tlb.begin(); i != tlb.end(); ) {
+    bool drop = (Bit16u) (i->first >> 48) == did;
+    if (drop && g == 3) {
+      unsigned shift = (unsigned) ((i->first >> 40) & 0xFF);
+      Bit64u start = (i->first & ((BX_CONST64(1) << 40) - 1)) << shift, end = start + (BX_CONST64(1) << shift);
+      drop = start < hi && end > lo;
+    }
+    if (drop) tlb.erase(i++); else ++i;
+  }
+}
+
+void vtd_unit::iec_invalidate(bool index, unsigned idx, unsigned im)
+{
+  st.iec_inv++;
+  if (!index) { iec.clear(); return; }
+  unsigned first = idx & ~((1u << im) - 1), count = 1u << im;
+  for (unsigned n = 0; n < count; n++) iec.erase((Bit16u) (first + n));
+}
+
+// One descriptor; false when it stops the queue (IQE).
+bool vtd_unit::do_descriptor(Bit64u lo, Bit64u hi)
+{
+  unsigned iqei, type = vtd_inv_check(lo, hi, cap, ecap, VTD_HAW, &iqei);
+  if (!type) {
+    bool was_any = any_status();
+    fsts |= VTD_FSTS_IQE;
+    iqercd = iqei;
+    st.qi_errors++;
+    BX_ERROR(("%s: invalidation queue error at IQH 0x%x: descriptor 0x%016llx %016llx (IQEI %u)", name(), (unsigned) iqh,
+              (unsigned long long) hi, (unsigned long long) lo, iqei));
+    fault_event(was_any);
+    return false;
+  }
+  st.qi_descriptors++;
+  switch (type) {
+  case VTD_INV_CC:
+    cc_invalidate((unsigned) vtd_bits(lo, 5, 4), (Bit16u) vtd_bits(lo, 31, 16), (Bit16u) vtd_bits(lo, 47, 32),
+                  (unsigned) vtd_bits(lo, 49, 48));
+    break;
+  case VTD_INV_IOTLB:
+    iotlb_invalidate((unsigned) vtd_bits(lo, 5, 4), (Bit16u) vtd_bits(lo, 31, 16), hi & ~BX_CONST64(0xFFF),
+                     (unsigned) vtd_bits(hi, 5, 0));
+    break;
+  case VTD_INV_IEC:
+    iec_invalidate((lo >> 4) & 1, (unsigned) vtd_bits(lo, 47, 32), (unsigned) vtd_bits(lo, 31, 27));
+    break;
+  case VTD_INV_WAIT:
+    // Every earlier descriptor is complete (they complete in order, at
+    // once), so FN has nothing to hold back.
+    st.waits++;
+    if ((lo >> 5) & 1) {                         // SW: status write, not remapped
+      Bit32u data = (Bit32u) (lo >> 32);
+      DEV_MEM_WRITE_PHYSICAL((bx_phy_address) (hi & ~BX_CONST64(3)), 4, (Bit8u *) &data);
+    }
+    if ((lo >> 4) & 1) {                         // IF: ICS.IWC and the invalidation event
+      if (!(ics & 1)) {
+        ics |= 1;
+        iectl |= VTD_CTL_IP;
+        if (!(iectl & VTD_CTL_IM)) {
+          iectl &= ~VTD_CTL_IP;
+          send(ieaddr, ieuaddr, iedata, "invalidation event");
+        }
+      }
+    }
+    break;
+  }
+  return true;
+}
+
+void vtd_unit::run_queue()
+{
+  if (!(gsts & VTD_GCMD_QIE) || (fsts & VTD_FSTS_IQE)) return;
+  Bit64u size = BX_CONST64(4096) << (iqa & 7);
+  if (iqt >= size) {
+    bool was_any = any_status();
+    fsts |= VTD_FSTS_IQE;
+    iqercd = VTD_IQEI_TAIL;
+    st.qi_errors++;
+    BX_ERROR(("%s: invalidation queue tail 0x%x beyond the queue (%u bytes)", name(), (unsigned) iqt, (unsigned) size));
+    fault_event(was_any);
+    return;
+  }
+  Bit64u q = iqa & ~BX_CONST64(0xFFF);
+  while (iqh != iqt) {
+    Bit64u lo, hi;
+    if (!rd64_cb(NULL, q + iqh, &lo) || !rd64_cb(NULL, q + iqh + 8, &hi)) {
+      bool was_any = any_status();
+      fsts |= VTD_FSTS_IQE;
+      iqercd = VTD_IQEI_FETCH;
+      st.qi_errors++;
+      BX_ERROR(("%s: invalidation queue at 0x" FMT_ADDRX64 " cannot be read", name(), q + iqh));
+      fault_event(was_any);
+      return;
+    }
+    if (!do_descriptor(lo, hi)) return;          // IQH stays at the descriptor
+    iqh = (iqh + 16) % size;
+  }
+}
+
+// ---- faults ----
+
+void vtd_unit::send(Bit32u addr, Bit32u uaddr, Bit32u data, const char *what)
+{
+  Bit64u a = ((Bit64u) uaddr << 32) | addr;
+  if ((addr >> 20) != 0xFEE || !deliver_compat(a, data))
+    BX_ERROR(("%s: %s message address 0x%08x%08x data 0x%08x reached no local APIC", name(), what, uaddr, addr, data));
+}
+
+// An interrupt condition (FECTL.IP) arises when a status field is set and
+// none was set before ("Fault Event Control Register", IP).
+void vtd_unit::fault_event(Bit32u was_any)
+{
+  if (was_any) return;
+  fectl |= VTD_CTL_IP;
+  if (!(fectl & VTD_CTL_IM)) {
+    fectl &= ~VTD_CTL_IP;
+    send(feaddr, feuaddr, fedata, "fault event");
+  }
+}
+
+bool vtd_unit::any_status() const
+{
+  if (fsts & (VTD_FSTS_PFO | VTD_FSTS_IQE)) return true;
+  for (unsigned n = 0; n < VTD_NFR; n++)
+    if (frcd[n][1] >> 63) return true;
+  return false;
+}
+
+// Software serviced every status field: the held message goes.
+void vtd_unit::fault_status_changed()
+{
+  if (!any_status()) fectl &= ~VTD_CTL_IP;
+}
+
+// One fault, one record, in the next recording register; PFO when that one
+// still holds a fault software has not cleared.
+void vtd_unit::record_fault(Bit16u sid, Bit64u info, unsigned reason, bool read)
+{
+  static unsigned logged;
+  if (logged < 200) {
+    logged++;
+    BX_INFO(("%s: fault reason 0x%02x, source %02x:%02x.%u, %s 0x" FMT_ADDRX64, name(), reason, sid >> 8, (sid >> 3) & 0x1F,
+             sid & 7, reason >= 0x20 ? "interrupt index/info" : read ? "read" : "write", info));
+  }
+  bool was_any = any_status(), had_pending = false;
+  for (unsigned n = 0; n < VTD_NFR; n++)
+    if (frcd[n][1] >> 63) had_pending = true;
+  if (frcd[fault_next][1] >> 63) {
+    st.fault_overflows++;
+    fsts |= VTD_FSTS_PFO;                        // dropped: no free recording register
+    fault_event(was_any);
+    return;
+  }
+  st.faults++;
+  frcd[fault_next][0] = info & ~BX_CONST64(0xFFF);
+  frcd[fault_next][1] = (BX_CONST64(1) << 63) | ((Bit64u) read << 62) | ((Bit64u) reason << 32) | sid;
+  if (!had_pending)
+    fsts = (fsts & ~0xFF00u) | (fault_next << 8);   // FRI: the first pending fault
+  fault_next = (fault_next + 1) % VTD_NFR;
+  fault_event(was_any);
+}
+
+// ---- DMA remapping ----
+
+bool vtd_unit::translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit64u *hpa)
+{
+  if (!(gsts & VTD_GCMD_TE)) {
+    *hpa = addr;
+    if (pmr_on() && vtd_pmr_hit(plmbase, plmlimit, phmbase, phmlimit, addr, len)) {
+      st.pmr_blocked++;                          // not a remapping fault: not recorded
+      return false;
+    }
+    return true;
+  }
+  vtd_ctx c;
+  std::map<Bit16u, vtd_ctx>::iterator ci = ccache.find(sid);
+  if (ci != ccache.end()) {
+    c = ci->second;
+  } else {
+    st.ctx_misses++;
+    Bit64u re = (root & ~BX_CONST64(0xFFF)) + 16 * (sid >> 8), lo, hi, ctp = 0;
+    int fr;
+    if (!rd64_cb(NULL, re, &lo) || !rd64_cb(NULL, re + 8, &hi)) {
+      fr = VTD_FR_ROOT_ACCESS;
+    } else if (!(fr = vtd_root_entry(lo, hi, VTD_HAW, &ctp))) {
+      Bit64u ce = ctp + 16 * (sid & 0xFF);
+      if (!rd64_cb(NULL, ce, &lo) || !rd64_cb(NULL, ce + 8, &hi)) {
+        fr = VTD_FR_CTX_ACCESS;
+      } else {
+        c.fpd = false;
+        fr = vtd_context_entry(lo, hi, cap, VTD_HAW, &c);
+        if (fr == VTD_FR_CTX_INVALID && c.fpd) {
+          st.dma_blocked++; st.faults_unrecorded++;   // FPD: the entry asks for no record
+          return false;
+        }
+      }
+    }
+    if (fr) {
+      st.dma_blocked++;
+      record_fault(sid, addr, fr, !write);
+      return false;
+    }
+    ccache[sid] = c;
+  }
+  tlb_entry t;
+  bool hit = false;
+  for (unsigned shift = 12; shift <= 30 && !hit; shift += 9) {
+    std::map<Bit64u, tlb_entry>::iterator ti = tlb.find(((Bit64u) c.did << 48) | ((Bit64u) shift << 40) | (addr >> shift));
+    if (ti != tlb.end() && (write ? ti->second.w : ti->second.r)) { t = ti->second; hit = true; }
+  }
+  if (hit) {
+    st.tlb_hits++;
+  } else {
+    // A miss, or a cached entry without the right: walk (hardware may walk
+    // again before it reports a permission fault).
+    st.tlb_misses++;
+    vtd_xlate x;
+    int fr = vtd_sl_walk(rd64_cb, NULL, &c, cap, VTD_HAW, addr, write, &x);
+    if (fr) {
+      st.dma_blocked++;
+      if (c.fpd) st.faults_unrecorded++;
+      else record_fault(sid, addr, fr, !write);
+      return false;
+    }
+    t.hpa = x.hpa; t.shift = x.shift; t.r = x.r; t.w = x.w;
+    if (tlb.size() >= 4096) tlb.clear();         // a full IOTLB drops entries, as hardware may
+    tlb[((Bit64u) c.did << 48) | ((Bit64u) t.shift << 40) | (addr >> t.shift)] = t;
+  }
+  *hpa = t.hpa | (addr & ((BX_CONST64(1) << t.shift) - 1));
+  // With translation on, PMRs "may or may not" block remapped requests:
+  // this unit blocks them, on the translated address.
+  if (pmr_on() && vtd_pmr_hit(plmbase, plmlimit, phmbase, phmlimit, *hpa, len)) {
+    st.pmr_blocked++;
+    return false;
+  }
+  if (cfg.log_dma)
+    BX_INFO(("%s: %02x:%02x.%u %s 0x" FMT_ADDRX64 " -> 0x" FMT_ADDRX64, name(), sid >> 8, (sid >> 3) & 0x1F, sid & 7,
+             write ? "write" : "read", addr, *hpa));
+  return true;
+}
+
+// ---- interrupt remapping ----
+
+// -1: not taken (no remapping: the caller delivers the compatibility-format
+// message); 1: delivered, posted, or blocked and recorded; 0: remapped but
+// no local APIC took it.
+int vtd_unit::interrupt(Bit16u sid, bool rte, Bit64u addr, Bit32u data, Bit64u rte_value)
+{
+  if (!(gsts & VTD_GCMD_IRE)) return -1;
+  bool eime = (irt >> 11) & 1;
+  Bit32u index = 0;
+  int fmt = rte ? vtd_rte_request(rte_value, &index) : vtd_msi_request(addr, data, &index);
+  if (fmt == 1) {
+    // Compatibility format: passed through only with CFI, and never in
+    // x2APIC mode ("Global Command Register", CFI).
+    if ((gsts & VTD_GCMD_CFI) && !eime) { st.ir_compat_passed++; return -1; }
+    st.ir_blocked++;
+    record_fault(sid, 0, VTD_FR_IR_COMPAT, false);
+    return 1;
+  }
+  if (fmt) {
+    st.ir_blocked++;
+    record_fault(sid, (Bit64u) index << 48, fmt, false);
+    return 1;
+  }
+  if (index >= (2u << (irt & 0xF))) {
+    st.ir_blocked++;
+    record_fault(sid, (Bit64u) index << 48, VTD_FR_IR_INDEX, false);
+    return 1;
+  }
+  Bit64u lo, hi;
+  std::map<Bit16u, irte_entry>::iterator ii = iec.find((Bit16u) index);
+  if (ii != iec.end()) {
+    lo = ii->second.lo; hi = ii->second.hi;
+    st.iec_hits++;
+  } else {
+    Bit64u e = (irt & ~BX_CONST64(0xFFF)) + 16 * (Bit64u) index;
+    if (!rd64_cb(NULL, e, &lo) || !rd64_cb(NULL, e + 8, &hi)) {
+      st.ir_blocked++;
+      record_fault(sid, (Bit64u) index << 48, VTD_FR_IR_TABLE, false);
+      return 1;
+    }
+  }
+  vtd_irte r = vtd_irte();
+  int fr = vtd_irte_check(lo, hi, sid, eime, (cap >> 59) & 1, VTD_HAW, &r);
+  if (fr) {
+    st.ir_blocked++;
+    if (!(fr != VTD_FR_IR_NP && vtd_irte_fpd(lo)))
+      record_fault(sid, (Bit64u) index << 48, fr, false);
+    else
+      st.faults_unrecorded++;
+    return 1;
+  }
+  if (ii == iec.end()) {                         // a present, valid entry is cached
+    irte_entry ent = { lo, hi };
+    iec[(Bit16u) index] = ent;
+  }
+  if (r.posted) {
+    // One update of the descriptor: PIR bit, ON; the notification after it.
+    Bit64u pid[5];
+    if (r.pda + 40 > BX_MEM(0)->get_memory_len()) {
+      st.ir_blocked++;
+      if (r.fpd) st.faults_unrecorded++;
+      else record_fault(sid, (Bit64u) index << 48, VTD_FR_IR_PID, false);
+      return 1;
+    }
+    for (unsigned i = 0; i < 5; i++) pid[i] = rd64(r.pda + 8 * i);
+    bool notify = vtd_pid_post(pid, r.vector, r.urgent);
+    for (unsigned i = 0; i < 5; i++) wr64(r.pda + 8 * i, pid[i]);
+    st.ir_posted++;
+    if (notify) {
+      st.ir_notified++;
+      if (!apic_bus_deliver_interrupt(vtd_pid_nv(pid), vtd_pid_ndst(pid, eime), 0, false, true, false))
+        BX_ERROR(("%s: notification vector 0x%02x to 0x%x reached no local APIC", name(), vtd_pid_nv(pid),
+                  vtd_pid_ndst(pid, eime)));
+    }
+    return 1;
+  }
+  st.ir_remapped++;
+  Bit8u vector = r.vector, mode = (Bit8u) r.dlm;
+  bool logical = r.dm;
+  if (mode == 7) vector = DEV_pic_iac();         // ExtINT: the 8259 answers
+  if (mode == 1 && !logical) mode = 0;           // lowest priority to one physical destination: that one
+  return apic_bus_deliver_interrupt(vector, r.dest, mode, logical, true, r.tm) ? 1 : 0;
+}
+
+// ---- the bus ----
+
+// The register page, then the firmware's page (VTD_FW_PAGES pages that
+// read 0 and ignore writes: where the pre-boot tables live, below).
+static bool mmio_read(bx_phy_address a, unsigned len, void *data, void *param)
+{
+  vtd_unit *u = (vtd_unit *) param;
+  Bit8u *out = (Bit8u *) data;
+  for (unsigned i = 0; i < len; i++) {
+    unsigned off = (unsigned) ((a + i) - u->base);
+    out[i] = off < 0x1000 ? (Bit8u) (u->read32(off & ~3u) >> (8 * (off & 3))) : 0;
+  }
+  return true;
+}
+
+static bool mmio_write(bx_phy_address a, unsigned len, void *data, void *param)
+{
+  vtd_unit *u = (vtd_unit *) param;
+  const Bit8u *in = (const Bit8u *) data;
+  unsigned off = (unsigned) (a - u->base);
+  if (off >= 0x1000) return true;                // the firmware's pages: read-only
+  if ((len != 4 && len != 8) || (off & 3)) {
+    BX_ERROR(("%s: %u-byte write at offset 0x%03x: only aligned dword and qword writes are done", u->name(), len, off));
+    return true;
+  }
+  for (unsigned d = 0; d < len / 4; d++) {       // a qword as its two dwords, low first
+    Bit32u v = in[4 * d] | (in[4 * d + 1] << 8) | (in[4 * d + 2] << 16) | ((Bit32u) in[4 * d + 3] << 24);
+    u->write32(off + 4 * d, v);
+  }
+  return true;
+}
+
+static void plain_read(bx_phy_address a, unsigned len, Bit8u *data, bool dma)
+{
+  if (dma) DEV_MEM_READ_PHYSICAL_DMA(a, len, data); else DEV_MEM_READ_PHYSICAL(a, len, data);
+}
+
+static void plain_write(bx_phy_address a, unsigned len, Bit8u *data, bool dma)
+{
+  if (dma) DEV_MEM_WRITE_PHYSICAL_DMA(a, len, data); else DEV_MEM_WRITE_PHYSICAL(a, len, data);
+}
+
+void bx_vtd_dma_read(Bit16u rid, bx_phy_address addr, unsigned len, Bit8u *data, bool dma)
+{
+  if (!vtd_active) { plain_read(addr, len, data, dma); return; }
+  vtd_unit *u = unit_of(rid);
+  while (len) {
+    unsigned n = 0x1000 - (unsigned) (addr & 0xFFF);
+    if (n > len) n = len;
+    Bit64u hpa;
+    if ((addr >> 20) == 0xFEE) {
+      memset(data, 0, n);                        // a read of the interrupt range: no memory there
+    } else if (u->translate(rid, addr, n, false, &hpa)) {
+      u->st.dma_pages++;
+      plain_read((bx_phy_address) hpa, n, data, dma);
+    } else {
+      memset(data, 0, n);                        // blocked: the device sees zeros, memory unread
+    }
+    addr += n; data += n; len -= n;
+  }
+}
+
+void bx_vtd_dma_write(Bit16u rid, bx_phy_address addr, unsigned len, Bit8u *data, bool dma)
+{
+  if (!vtd_active) { plain_write(addr, len, data, dma); return; }
+  vtd_unit *u = unit_of(rid);
+  if ((addr >> 20) == 0xFEE) {
+    // An interrupt request: a DWORD write to the interrupt range, never translated.
+    if (len != 4) {
+      BX_ERROR(("%02x:%02x.%u: %u-byte write to the interrupt range 0x" FMT_ADDRX64 ": dropped", rid >> 8,
+                (rid >> 3) & 0x1F, rid & 7, len, (Bit64u) addr));
+      return;
+    }
+    Bit32u v = data[0] | (data[1] << 8) | (data[2] << 16) | ((Bit32u) data[3] << 24);
+    if (!bx_vtd_msi(rid, addr, v)) deliver_compat(addr, v);
+    return;
+  }
+  while (len) {
+    unsigned n = 0x1000 - (unsigned) (addr & 0xFFF);
+    if (n > len) n = len;
+    Bit64u hpa;
+    if (u->translate(rid, addr, n, true, &hpa)) {
+      u->st.dma_pages++;
+      plain_write((bx_phy_address) hpa, n, data, dma);
+    }
+    addr += n; data += n; len -= n;
+  }
+}
+
+bool bx_vtd_msi(Bit16u rid, Bit64u addr, Bit32u data)
+{
+  if (!vtd_active) return false;
+  return unit_of(rid)->interrupt(rid, false, addr, data, 0) >= 0;
+}
+
+int bx_vtd_ioapic(Bit64u rte)
+{
+  if (!vtd_active) return -1;
+  return units[0].interrupt(cfg.ioapic_sid, true, 0, 0, rte);
+}
+
+// ---- configuration, start, reset ----
+
+static bool parse_bdf(const char *s, Bit16u *sid)
+{
+  unsigned b, d, f;
+  if (sscanf(s, "%x:%x.%x", &b, &d, &f) != 3 || b > 255 || d > 31 || f > 7) return false;
+  *sid = (Bit16u) (b << 8 | d << 3 | f);
+  return true;
+}
+
+bool bx_vtd_parse_option(const char *context, int num_params, char *params[])
+{
+  for (int i = 1; i < num_params; i++) {
+    const char *p = params[i];
+    if (!strncmp(p, "enabled=", 8)) cfg.enabled = atoi(p + 8) != 0;
+    else if (!strncmp(p, "units=", 6)) cfg.units = atoi(p + 6);
+    else if (!strncmp(p, "preboot=", 8)) cfg.preboot = atoi(p + 8) != 0;
+    else if (!strncmp(p, "log_dma=", 8)) cfg.log_dma = atoi(p + 8) != 0;
+    else if (!strncmp(p, "ioapic=", 7)) {
+      if (!parse_bdf(p + 7, &cfg.ioapic_sid)) { fprintf(stderr, "%s: vtd: bad ioapic=%s\n", context, p + 7); return false; }
+    } else if (!strncmp(p, "scope1=", 7)) {
+      // BB:DD.F[+BB:DD.F...]: unit 1's PCI functions
+      char buf[256];
+      strncpy(buf, p + 7, sizeof(buf) - 1); buf[sizeof(buf) - 1] = 0;
+      cfg.nscope1 = 0;
+      for (char *t = strtok(buf, "+"); t; t = strtok(NULL, "+")) {
+        if (cfg.nscope1 >= VTD_MAX_SCOPE || !parse_bdf(t, &cfg.scope1[cfg.nscope1])) {
+          fprintf(stderr, "%s: vtd: bad scope1 entry %s\n", context, t);
+          return false;
+        }
+        cfg.nscope1++;
+      }
+    } else {
+      fprintf(stderr, "%s: vtd: unknown option %s\n", context, p);
+      return false;
+    }
+  }
+  if (cfg.units < 1 || cfg.units > VTD_UNITS) {
+    fprintf(stderr, "%s: vtd: units=%u (1 or 2)\n", context, cfg.units);
+    return false;
+  }
+  return true;
+}
+
+static void print_stats(void)
+{
+  for (unsigned n = 0; n < cfg.units; n++) {
+    vtd_unit *u = &units[n];
+    fprintf(stderr, "bochs-vtd: unit=%u base=0x%llx gsts=0x%08x dma_pages=%llu dma_blocked=%llu pmr_blocked=%llu faults=%llu "
+            "fault_overflows=%llu faults_unrecorded=%llu tlb_hits=%llu tlb_misses=%llu ctx_misses=%llu\n",
+            n, (unsigned long long) u->base, u->gsts, (unsigned long long) u->st.dma_pages,
+            (unsigned long long) u->st.dma_blocked, (unsigned long long) u->st.pmr_blocked, (unsigned long long) u->st.faults,
+            (unsigned long long) u->st.fault_overflows, (unsigned long long) u->st.faults_unrecorded,
+            (unsigned long long) u->st.tlb_hits, (unsigned long long) u->st.tlb_misses, (unsigned long long) u->st.ctx_misses);
+    fprintf(stderr, "bochs-vtd: unit=%u ir_remapped=%llu ir_posted=%llu ir_notified=%llu ir_blocked=%llu ir_compat_passed=%llu "
+            "iec_hits=%llu qi_descriptors=%llu qi_errors=%llu waits=%llu cc_inv=%llu iotlb_inv=%llu iec_inv=%llu commands=%llu\n",
+            n, (unsigned long long) u->st.ir_remapped, (unsigned long long) u->st.ir_posted,
+            (unsigned long long) u->st.ir_notified, (unsigned long long) u->st.ir_blocked,
+            (unsigned long long) u->st.ir_compat_passed, (unsigned long long) u->st.iec_hits,
+            (unsigned long long) u->st.qi_descriptors, (unsigned long long) u->st.qi_errors, (unsigned long long) u->st.waits,
+            (unsigned long long) u->st.cc_inv, (unsigned long long) u->st.iotlb_inv, (unsigned long long) u->st.iec_inv,
+            (unsigned long long) u->st.commands);
+  }
+}
+
+void bx_vtd_init(void)
+{
+  if (!cfg.enabled) return;
+  theVtd = new bx_vtd_c();
+  for (unsigned n = 0; n < cfg.units; n++) {
+    vtd_unit *u = &units[n];
+    u->id = n;
+    u->base = VTD_BASE + VTD_STRIDE * n;
+    // CAP: ND 6 (64K domains), PLMR, PHMR, CM 0, SAGAW 4-level (bit 2), MGAW
+    // 48, FRO 0x40, SLLPS 2 MiB and 1 GiB, PSI, NFR 8, MAMV 18, DWD, DRD, PI.
+    u->cap = 6 | (1 << 5) | (1 << 6) | (BX_CONST64(4) << 8) | (BX_CONST64(47) << 16) |
+             ((Bit64u) (VTD_REG_FRCD / 16) << 24) | (BX_CONST64(3) << 34) | (BX_CONST64(1) << 39) |
+             ((Bit64u) (VTD_NFR - 1) << 40) | (BX_CONST64(18) << 48) | (BX_CONST64(1) << 54) | (BX_CONST64(1) << 55) |
+             (BX_CONST64(1) << 59);
+    // ECAP: C (page walks snoop, as a server's), QI, IR, EIM, IRO 0x50, MHMV
+    // 15; no Device-TLB, no pass-through, no scalable mode.
+    u->ecap = 1 | (1 << 1) | (1 << 3) | (1 << 4) | ((Bit64u) (VTD_REG_IVA / 16) << 8) | (BX_CONST64(15) << 20);
+    memset(&u->st, 0, sizeof(u->st));
+    u->reset();
+    if (!DEV_register_memory_handlers(u, mmio_read, mmio_write, u->base, u->base + 0x1000 * (1 + VTD_FW_PAGES) - 1))
+      BX_PANIC(("VT-d %s: its registers at 0x" FMT_ADDRX64 " overlap another device's", u->name(), (Bit64u) u->base));
+    BX_INFO(("VT-d %s at 0x" FMT_ADDRX64 ": CAP 0x" FMT_ADDRX64 " ECAP 0x" FMT_ADDRX64 "%s", u->name(), (Bit64u) u->base,
+             u->cap, u->ecap, n == 0 ? " (I/OxAPIC and every function not in unit 1)" : ""));
+  }
+  for (unsigned i = 0; i < cfg.nscope1; i++)
+    BX_INFO(("VT-d unit 1 scope: %02x:%02x.%u", cfg.scope1[i] >> 8, (cfg.scope1[i] >> 3) & 0x1F, cfg.scope1[i] & 7));
+  vtd_active = true;
+  atexit(print_stats);
+}
+
+// The state a firmware with pre-boot DMA protection leaves ("DMA_CTRL_
+// PLATFORM_OPT_IN"): a root table with no entry present (every request
+// blocked and recorded, reason 1), an empty invalidation queue and an
+// interrupt-remapping table of two entries, neither present (every
+// interrupt blocked); TE, QIE, IRE on (CFI clear); the low PMR over 0-16
+// MiB on. The firmware's tables live where no OS writes: in three pages
+// after the unit's registers that read as zeros (the DRHD gives the
+// register set one page; the e820 map lists none of these), i.e. memory
+// the firmware kept for itself, as a real one reserves it.
+static void preboot(vtd_unit *u)
+{
+  bx_phy_address t = u->base + 0x1000;
+  u->rtaddr = t;
+  u->command(VTD_GCMD_SRTP);
+  u->command((u->gsts & ~VTD_GCMD_ONESHOT) | VTD_GCMD_TE);
+  u->iqa = t + 0x1000;
+  u->iqt = 0;
+  u->command((u->gsts & ~VTD_GCMD_ONESHOT) | VTD_GCMD_QIE);
+  u->irta = (t + 0x2000) | (BX_CONST64(1) << 11);   // EIME, 2 entries (S 0)
+  u->command((u->gsts & ~VTD_GCMD_ONESHOT) | VTD_GCMD_SIRTP);
+  u->command((u->gsts & ~VTD_GCMD_ONESHOT) | VTD_GCMD_IRE);
+  u->plmbase = 0;
+  u->plmlimit = 0x00E00000;
+  u->write32(VTD_REG_PMEN, 0x80000000);
+  memset(&u->st, 0, sizeof(u->st));                // the counts are the OS's
+  BX_INFO(("VT-d %s: pre-boot DMA protection: root table 0x" FMT_ADDRX64 ", GSTS 0x%08x, PMR 0-16 MiB", u->name(),
+           (Bit64u) t, u->gsts));
+}
+
+void bx_vtd_reset(unsigned)
+{
+  if (!vtd_active) return;
+  for (unsigned n = 0; n < cfg.units; n++) {
+    units[n].reset();
+    if (cfg.preboot) preboot(&units[n]);
+  }
+}
+
+#else  // no PCI or no APIC: nothing to remap
+
+#include "vtd.h"
+bool bx_vtd_parse_option(const char *, int, char *[]) { return false; }
+void bx_vtd_init(void) {}
+void bx_vtd_reset(unsigned) {}
+void bx_vtd_dma_read(Bit16u, bx_phy_address a, unsigned len, Bit8u *d, bool dma)
+{ if (dma) DEV_MEM_READ_PHYSICAL_DMA(a, len, d); else DEV_MEM_READ_PHYSICAL(a, len, d); }
+void bx_vtd_dma_write(Bit16u, bx_phy_address a, unsigned len, Bit8u *d, bool dma)
+{ if (dma) DEV_MEM_WRITE_PHYSICAL_DMA(a, len, d); else DEV_MEM_WRITE_PHYSICAL(a, len, d); }
+bool bx_vtd_msi(Bit16u, Bit64u, Bit32u) { return false; }
+int bx_vtd_ioapic(Bit64u) { return -1; }
+
+#endif
