@@ -218,6 +218,8 @@ void tsc_adjust_report(void)
 	if (set)
 		pr_warn("tsc: IA32_TSC_ADJUST: %u of %u CPUs differed from their package's first CPU, by up to %llu ticks: set equal within each of %u packages, never across\n",
 			set, cpus, (unsigned long long)diff, tsc_pkgs.npkgs);
+	else if (tsc_pkgs.npkgs == 1)
+		pr_info("tsc: IA32_TSC_ADJUST %lld on all %u CPUs (one package)\n", (long long)boot->adjust, cpus);
 	else
 		pr_info("tsc: IA32_TSC_ADJUST equal within each of %u packages (%u CPUs); the boot CPU's package %u holds %lld\n",
 			tsc_pkgs.npkgs, cpus, boot_pkg, (long long)boot->adjust);
