@@ -14,9 +14,11 @@
 #include "../lib/trap.h"
 #include "../lib/paging.h"
 #include "../lib/acpi.h"
+#include "../lib/acpi_print.h"
 #include "../lib/srat.h"
 #include "../lib/nodemem.h"
 #include "../lib/tsc.h"
+#include "../lib/cpusum.h"
 #include "../lib/power.h"
 #include "../lib/cpu.h"
 #include "../lib/string.h"
@@ -153,7 +155,20 @@ static void cpu_vmx_smoke(void)
 	c->vmxon_status = vmx_on(&caps, c->vmxon_region, c->vmxon_msg, sizeof c->vmxon_msg);
 	if (!c->vmxon_status)
 		vmx_off();
-	pr_info("vmx: cpu%u %s%s\n", c->index, c->vmxon_msg, c->vmxon_status ? "" : ", VMXOFF ok");
+}
+
+/* Each CPU's VMXON, said by the boot CPU once all are done: one line a CPU,
+ * or one an outcome on a large machine (lib/cpusum.h). */
+static void vmx_smoke_lines(void)
+{
+	static struct cpusum sum;
+	cpusum_begin(&sum, "vmx: ", "cpu", ncpus);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		const struct percpu *c = cpus[i];
+		cpusum_add(&sum, c->vmxon_status ? LOG_ERR : LOG_INFO, i, c->vmxon_status ? c->vmxon_msg : "VMXON ok, VMXOFF ok",
+			   "cpu%u %s%s", c->index, c->vmxon_msg, c->vmxon_status ? "" : ", VMXOFF ok");
+	}
+	cpusum_end(&sum);
 }
 
 __noreturn void hv_main(struct boot_info *bi)
@@ -166,6 +181,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	options_defaults(&opts);
 	bad_opts = options_parse(bi->cmdline, &opts, err, sizeof err);
 	log_level = opts.loglevel;
+	cpusum_set_limit(opts.report_cpus);
 	power_init(opts.exit_mode, NULL);
 	pr_info("\nhv: thin hypervisor for Intel VT-x, loader=%s\n", bi->loader);
 	pr_info("hv: command line \"%s\"\n", bi->cmdline);
@@ -240,8 +256,8 @@ __noreturn void hv_main(struct boot_info *bi)
 	power_init(opts.exit_mode, &acpi);
 	numa_setup(bi);
 
-	pr_info("hv: phase tsc: calibrating (CPUID 0x15/0x16, PIT channel 2)\n");
-	tsc_calibrate();
+	pr_info("hv: phase tsc: calibrating (CPUID 0x15/0x16, the HPET or the PM timer, PIT channel 2)\n");
+	tsc_calibrate(&acpi);
 
 	/* DMA isolation: decided here, turned on once the boot path is past
 	 * the native hand-over (below).
@@ -349,6 +365,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		cpus[i]->vmxon_region = page_alloc_node(cpus[i]->node, 1);
 	cpu_vmx_smoke();
 	smp_run_on_aps(cpu_vmx_smoke, 1000000);
+	vmx_smoke_lines();
 	uint32_t vmx_ok = 0;
 	for (uint32_t i = 0; i < ncpus; i++)
 		vmx_ok += cpus[i]->vmxon_status == 0;
@@ -377,7 +394,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	}
 	struct vmx_start start = {
 		.bi = bi, .acpi = &acpi, .opts = &opts, .caps = &caps, .tiers = &tiers,
-		.housekeeper = smp_housekeeper, .housekeeper_start = smp_housekeeper_start,
+		.housekeeper = smp_housekeeper, .housekeeper_start = smp_housekeeper_start, .post_work = smp_post_work,
 	};
 	vmx_start_guest(&start);
 }

@@ -17,7 +17,6 @@
 #include "../iommu/iommu.h"
 
 #define MAX_ROWS 48
-#define TOPO_SUBLEAVES 8
 
 static struct probe_row rows[MAX_ROWS];
 static unsigned nrows;
@@ -138,29 +137,6 @@ static void iommu_rows(bool eim_needed)
 	}
 }
 
-/* The package shift from CPUID 0x1F, else 0xB, else CPUID.1:EBX[23:16]. */
-static unsigned pkg_shift(const char **from)
-{
-	uint32_t max, a[TOPO_SUBLEAVES], b[TOPO_SUBLEAVES], c[TOPO_SUBLEAVES], d;
-	cpuid_count(0, 0, &max, &b[0], &c[0], &d);
-	static const uint32_t leaves[] = { 0x1f, 0xb };
-	static const char *const names[] = { "CPUID 0x1F", "CPUID 0xB" };
-	for (unsigned l = 0; l < 2; l++) {
-		if (max < leaves[l])
-			continue;
-		for (unsigned i = 0; i < TOPO_SUBLEAVES; i++)
-			cpuid_count(leaves[l], i, &a[i], &b[i], &c[i], &d);
-		int s = probe_pkg_shift(a, b, c, TOPO_SUBLEAVES);
-		if (s >= 0) {
-			*from = names[l];
-			return (unsigned)s;
-		}
-	}
-	cpuid_count(1, 0, &a[0], &b[0], &c[0], &d);
-	*from = "CPUID.1:EBX[23:16]";
-	return probe_shift_from_count(d & BIT(28), (b[0] >> 16) & 0xff);
-}
-
 static struct probe_layout cpu_rows_layout(const struct acpi_info *acpi)
 {
 	uint32_t n = acpi->ncpus, self = lapic_id();
@@ -170,7 +146,7 @@ static struct probe_layout cpu_rows_layout(const struct acpi_info *acpi)
 	if (!n)
 		ids[n++] = self;
 	const char *from;
-	unsigned shift = pkg_shift(&from);
+	unsigned shift = smp_pkg_shift(&from);
 	struct probe_layout l = probe_apic_layout(ids, n, shift);
 	uint32_t started = ncpus + nparked;
 	char why[96];

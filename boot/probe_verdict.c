@@ -143,12 +143,14 @@ void probe_tsc_row(uint64_t khz, enum tsc_source src, struct probe_row *r)
 		[TSC_FROM_CPUID15] = "CPUID 0x15 (exact)",
 		[TSC_FROM_PIT] = "the PIT, CPUID agreeing or silent",
 		[TSC_FROM_EMULATOR] = "the PIT, an emulator's instruction-counting TSC",
-		[TSC_FROM_CPUID16] = "CPUID 0x16's base frequency (the PIT refused)",
+		[TSC_FROM_CPUID16] = "CPUID 0x16's base frequency (no HPET or PM timer, the PIT refused)",
 		[TSC_FROM_GUESS] = "a guess (nothing believable)",
+		[TSC_FROM_HPET] = "the HPET",
+		[TSC_FROM_PMTMR] = "the ACPI PM timer",
 	};
 	const char *n = (unsigned)src < ARRAY_SIZE(names) && names[src] ? names[src] : "?";
 	ROW(r, "tsc rate", PROBE_OK, "%llu kHz from %s", (unsigned long long)khz, n);
-	if (src == TSC_FROM_EMULATOR)
+	if (src == TSC_FROM_EMULATOR || ((src == TSC_FROM_HPET || src == TSC_FROM_PMTMR) && khz < TSC_EMULATED_KHZ))
 		r->verdict = PROBE_DEGRADED, WHY(r, "an emulator: its time is instructions, not seconds");
 	else if (src == TSC_FROM_CPUID16)
 		r->verdict = PROBE_DEGRADED, WHY(r, "nominal, not measured: the guest's clock may drift");

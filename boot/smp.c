@@ -2,6 +2,7 @@
  * every CPU in turn without waiting for any: one 10 ms INIT wait and one
  * answer timeout for all of them, however many there are. */
 #include "smp.h"
+#include "probe_verdict.h"
 #include "../guest/setup.h"
 #include "../iommu/iommu.h"
 #include "../lib/percpu.h"
@@ -10,6 +11,7 @@
 #include "../lib/cpu.h"
 #include "../lib/msr.h"
 #include "../lib/tsc.h"
+#include "../lib/cpusum.h"
 #include "../apic/lapic.h"
 #include "../lib/memmap.h"
 #include "../lib/nodemem.h"
@@ -45,10 +47,51 @@ struct ap_slot {
 };
 _Static_assert(sizeof(struct ap_slot) == 24, "trampoline slot layout");
 
+/* The package shift from CPUID 0x1F, else 0xB, else CPUID.1:EBX[23:16]
+ * (boot/probe_verdict.c reads the leaves). */
+#define TOPO_SUBLEAVES 8
+unsigned smp_pkg_shift(const char **from)
+{
+	uint32_t max, a[TOPO_SUBLEAVES], b[TOPO_SUBLEAVES], c[TOPO_SUBLEAVES], d;
+	cpuid_count(0, 0, &max, &b[0], &c[0], &d);
+	static const uint32_t leaves[] = { 0x1f, 0xb };
+	static const char *const names[] = { "CPUID 0x1F", "CPUID 0xB" };
+	for (unsigned l = 0; l < 2; l++) {
+		if (max < leaves[l])
+			continue;
+		for (unsigned i = 0; i < TOPO_SUBLEAVES; i++)
+			cpuid_count(leaves[l], i, &a[i], &b[i], &c[i], &d);
+		int s = probe_pkg_shift(a, b, c, TOPO_SUBLEAVES);
+		if (s >= 0) {
+			*from = names[l];
+			return (unsigned)s;
+		}
+	}
+	cpuid_count(1, 0, &a[0], &b[0], &c[0], &d);
+	*from = "CPUID.1:EBX[23:16]";
+	return probe_shift_from_count(d & BIT(28), (b[0] >> 16) & 0xff);
+}
+
+static unsigned pkg_shift;
+uint32_t smp_pkg_of(uint32_t apic_id)
+{
+	return pkg_shift >= 32 ? 0 : apic_id >> pkg_shift;
+}
+
+/* Work for an AP: its mailbox, then an IPI that ends its HLT (ap_entry).
+ * Halted, not spinning, an AP costs nothing while it waits: under an
+ * emulator with hundreds of vCPUs on a few host cores, spinning ones took
+ * the host from the few that had work. */
+void smp_post_work(struct percpu *p, void (*fn)(void))
+{
+	__atomic_store_n(&p->work, fn, __ATOMIC_RELEASE);
+	lapic_send(p->apic_id, APIC_DM_FIXED | SMP_WAKE_VECTOR);
+}
+
 static __noreturn void ap_entry(struct percpu *p)
 {
 	percpu_load(p);
-	tsc_adjust_align();              /* before any TSC here is compared */
+	tsc_adjust_align(smp_pkg_of(p->apic_id));   /* before any TSC here is compared */
 	lapic_enable();
 	uint32_t want = CPU_STARTING;
 	if (lapic_id() != p->apic_id) {  /* its APIC ID register disagrees with its CPUID: named, not used */
@@ -61,9 +104,11 @@ static __noreturn void ap_entry(struct percpu *p)
 	if (!__atomic_compare_exchange_n(&p->state, &want, CPU_ONLINE, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		cpu_halt_forever();
 	for (;;) {                       /* the mailbox: one function at a time */
-		void (*fn)(void) = p->work;
+		void (*fn)(void) = __atomic_load_n(&p->work, __ATOMIC_ACQUIRE);
 		if (!fn) {
-			cpu_relax();
+			/* STI's shadow covers the HLT: a wake-up sent after the
+			 * load above ends it at once (and the handler EOIs it). */
+			cpu_wait_turn();
 			continue;
 		}
 		fn();
@@ -104,13 +149,17 @@ static void send_to_slots(const struct ap_slot *slot, uint32_t n, uint32_t icr, 
 struct percpu *smp_housekeeper;
 
 /* After the start: each CPU, in MADT order, gets its place (a vCPU index,
- * parked, or named as silent). */
+ * parked, or named as silent); one line a CPU on a small machine, one an
+ * outcome on a large one (lib/cpusum.h). */
 static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_cpus, uint64_t timeout_us,
 			   int64_t housekeeping)
 {
+	static struct cpusum sum;
 	uint32_t online = 1, high_parked = 0, high_given = 0;
 	bool ir = iommu_ir_owned();
+	char cls[CPUSUM_CLASS_LEN];
 
+	cpusum_begin(&sum, "smp: ", "APIC ID", n);
 	for (uint32_t k = 0; k < n; k++) {
 		struct percpu *p = (struct percpu *)(uintptr_t)slot[k].percpu;
 		uint32_t id = slot[k].apic_id;
@@ -118,24 +167,28 @@ static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_
 		bool high = !guest_apic_id_usable(id, ir);
 		bool park = keep || high || ncpus >= MAX_CPUS || (max_cpus && ncpus >= max_cpus);
 		if (p->state != CPU_ONLINE && p->id_mismatch) {
-			pr_err("smp: APIC ID %u answered with APIC ID register %u (CPUID and the MADT disagree); left out\n",
-			       id, p->id_seen);
+			cpusum_add(&sum, LOG_ERR, id, "answered with another APIC ID register (CPUID and the MADT disagree); left out",
+				   "APIC ID %u answered with APIC ID register %u (CPUID and the MADT disagree); left out",
+				   id, p->id_seen);
 			continue;
 		}
 		if (p->state != CPU_ONLINE && park) {
-			pr_err("smp: APIC ID %u (not for the guest) did not answer within %llu us\n", id,
-			       (unsigned long long)timeout_us);
+			snprintf(cls, sizeof cls, "not for the guest, did not answer within %llu us", (unsigned long long)timeout_us);
+			cpusum_add(&sum, LOG_ERR, id, cls, "APIC ID %u (not for the guest) did not answer within %llu us", id,
+				   (unsigned long long)timeout_us);
 			continue;
 		}
 		if (p->state != CPU_ONLINE) {
-			pr_err("smp: cpu%u (APIC ID %u) did not answer within %llu us; left out\n",
-			       ncpus, id, (unsigned long long)timeout_us);
+			snprintf(cls, sizeof cls, "did not answer within %llu us; left out", (unsigned long long)timeout_us);
+			cpusum_add(&sum, LOG_ERR, id, cls, "cpu%u (APIC ID %u) did not answer within %llu us; left out",
+				   ncpus, id, (unsigned long long)timeout_us);
 			continue;
 		}
 		if (park && nparked >= MAX_PARKED) {
 			/* Started but not parkable: it waits in its mailbox, outside VMX. */
-			pr_err("smp: cpu with APIC ID %u left out and not parked (more than %u CPUs to park)\n", id,
-			       MAX_PARKED);
+			snprintf(cls, sizeof cls, "left out and not parked (more than %u CPUs to park)", (unsigned)MAX_PARKED);
+			cpusum_add(&sum, LOG_ERR, id, cls, "cpu with APIC ID %u left out and not parked (more than %u CPUs to park)",
+				   id, MAX_PARKED);
 			continue;
 		}
 		if (park) {
@@ -144,26 +197,32 @@ static uint32_t place_cpus(const struct ap_slot *slot, uint32_t n, uint32_t max_
 		}
 		if (keep) {
 			smp_housekeeper = p;
-			pr_info("smp: APIC ID %u kept from the guest for the timer service (housekeeping=%u)\n", id, id);
+			cpusum_add(&sum, LOG_INFO, id, "kept from the guest for the timer service (housekeeping=)",
+				   "APIC ID %u kept from the guest for the timer service (housekeeping=%u)", id, id);
 			continue;
 		}
 		if (high) {
 			high_parked++;
-			pr_warn("smp: APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (interrupt remapping owned where every VT-d unit has IR and EIM, intremap=auto or on; docs/scale.md)\n",
-				id, ir ? GUEST_MAX_APIC_ID_EXT : GUEST_MAX_APIC_ID);
+			snprintf(cls, sizeof cls, "kept from the guest and parked: above APIC ID %u without interrupt remapping owned",
+				 GUEST_MAX_APIC_ID);
+			cpusum_add(&sum, LOG_WARN, id, cls,
+				   "APIC ID %u kept from the guest and parked: Linux without interrupt remapping addresses APIC IDs up to %u only (interrupt remapping owned where every VT-d unit has IR and EIM, intremap=auto or on; docs/scale.md)",
+				   id, ir ? GUEST_MAX_APIC_ID_EXT : GUEST_MAX_APIC_ID);
 			continue;
 		}
 		if (park) {
-			pr_info("smp: APIC ID %u kept from the guest (limit %u CPUs): parked\n", id,
-				max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS);
+			uint32_t lim = max_cpus && max_cpus < MAX_CPUS ? max_cpus : MAX_CPUS;
+			snprintf(cls, sizeof cls, "kept from the guest (limit %u CPUs): parked", lim);
+			cpusum_add(&sum, LOG_INFO, id, cls, "APIC ID %u kept from the guest (limit %u CPUs): parked", id, lim);
 			continue;
 		}
 		high_given += id > GUEST_MAX_APIC_ID;
 		percpu_place(p, ncpus);
-		pr_info("smp: cpu%u apic_id=%u online\n", ncpus, id);
+		cpusum_add(&sum, LOG_INFO, id, "online for the guest", "cpu%u apic_id=%u online", ncpus, id);
 		ncpus++;
 		online++;
 	}
+	cpusum_end(&sum);
 	if (high_parked)
 		pr_warn("smp: %u CPU%s above APIC ID %u parked (given to the guest where the hypervisor owns VT-d interrupt remapping: units with IR and EIM, intremap=auto or on)\n",
 			high_parked, high_parked == 1 ? "" : "s", GUEST_MAX_APIC_ID);
@@ -187,7 +246,9 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 	}
 	if (acpi->ncpus <= 1)
 		return 1;
-	tsc_adjust_record();
+	const char *from;
+	pkg_shift = smp_pkg_shift(&from);
+	tsc_adjust_record(smp_pkg_of(self));
 	memcpy(tp, trampoline_blob, len);
 	/* The blob holds offsets from its start; make them linear addresses. */
 	tp->gdtr_base += page;
@@ -252,7 +313,7 @@ uint32_t smp_start_aps(const struct acpi_info *acpi, paddr_t page, uint64_t cr3,
 #define SKEW_ROUNDS 8
 #define SKEW_BUDGET_US 20000
 struct skew_box {
-	uint32_t ping, pong, stop;
+	uint32_t ready, ping, pong, stop;
 	uint64_t tap;
 } __aligned(64);
 static struct skew_box *skew_cur;
@@ -269,6 +330,7 @@ static void skew_ap(void)
 {
 	struct skew_box *b = __atomic_load_n(&skew_cur, __ATOMIC_ACQUIRE);
 	uint64_t end = rdtsc() + tsc_from_us(SKEW_BUDGET_US);
+	__atomic_store_n(&b->ready, 1, __ATOMIC_RELEASE);
 	for (uint32_t r = 1; r <= SKEW_ROUNDS; r++) {
 		while (__atomic_load_n(&b->ping, __ATOMIC_ACQUIRE) != r) {
 			if (__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) || rdtsc() > end)
@@ -288,9 +350,14 @@ static bool skew_one(struct percpu *p, struct skew_box *b, struct tsc_skew *out)
 	unsigned n = 0;
 
 	__atomic_store_n(&skew_cur, b, __ATOMIC_RELEASE);
-	__atomic_store_n(&p->work, skew_ap, __ATOMIC_RELEASE);
+	smp_post_work(p, skew_ap);
+	/* The rounds' budget from when it is there: waking from its HLT may
+	 * take an emulator longer than the rounds themselves. */
 	uint64_t end = rdtsc() + tsc_from_us(SKEW_BUDGET_US);
-	for (uint32_t r = 1; r <= SKEW_ROUNDS; r++) {
+	while (!__atomic_load_n(&b->ready, __ATOMIC_ACQUIRE) && rdtsc() < end)
+		cpu_relax();
+	end = rdtsc() + tsc_from_us(SKEW_BUDGET_US);
+	for (uint32_t r = 1; r <= SKEW_ROUNDS && __atomic_load_n(&b->ready, __ATOMIC_ACQUIRE); r++) {
 		uint64_t t0 = rdtsc_ordered();
 		__atomic_store_n(&b->ping, r, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&b->pong, __ATOMIC_ACQUIRE) != r && rdtsc() < end)
@@ -310,6 +377,47 @@ static bool skew_one(struct percpu *p, struct skew_box *b, struct tsc_skew *out)
 
 struct smp_skew_result smp_skew;
 
+static int64_t ticks_ns(int64_t t)
+{
+	int64_t khz = (int64_t)(tsc_khz ? tsc_khz : 1);
+	return t / khz * 1000000 + t % khz * 1000000 / khz;
+}
+
+/* Between packages (lib/tsc_sync.h): each package's skew to the boot CPU,
+ * from its best-measured CPU; where it is certain, every CPU of that
+ * package gets it as the guest's TSC offset of its vCPU (vmx/tsc.c), so
+ * that the guest's TSCs agree across sockets to within the bound (what
+ * Linux's TSC synchronization check can see is a step backwards between
+ * two CPUs' reads: beyond the bound). The host's own TSCs stay. */
+static void compensate(const struct tsc_cpu_skew *each, uint32_t total)
+{
+	uint32_t boot = smp_pkg_of(lapic_id());
+	uint32_t made = tsc_pkgs_compensate(&tsc_pkgs, boot, each, total);
+	for (uint32_t i = 0; i < total; i++) {
+		struct percpu *p = i < ncpus - 1 ? cpus[i + 1] : parked[i - (ncpus - 1)];
+		p->tsc_comp = tsc_pkgs_comp(&tsc_pkgs, smp_pkg_of(p->apic_id));
+	}
+	for (uint32_t i = 0; i < TSC_PKG_MAX; i++) {
+		const struct tsc_pkg *k = &tsc_pkgs.p[i];
+		if (k->state != TSC_PKG_READY || k->id == boot)
+			continue;
+		if (!k->measured) {
+			pr_warn("tsc: package %u (%u CPUs): its skew to the boot CPU's package %u not measured: left alone\n",
+				k->id, k->cpus, boot);
+			continue;
+		}
+		if (k->comp)
+			pr_warn("tsc: package %u (%u CPUs) runs %lld ticks (%lld ns) from the boot CPU's package %u, known to +-%llu: beyond the bound, made up for in its vCPUs' TSC offset (%lld): the guest's TSCs agree to within +-%llu ticks\n",
+				k->id, k->cpus, (long long)k->offset, (long long)ticks_ns(k->offset), boot,
+				(unsigned long long)k->bound, (long long)k->comp, (unsigned long long)k->bound);
+		else
+			pr_info("tsc: package %u (%u CPUs) runs %lld ticks (%lld ns) from the boot CPU's package %u, known to +-%llu: within the bound, left alone\n",
+				k->id, k->cpus, (long long)k->offset, (long long)ticks_ns(k->offset), boot,
+				(unsigned long long)k->bound);
+	}
+	smp_skew.packages_made_up = made;
+}
+
 void smp_tsc_skew(void)
 {
 	uint32_t measured = 0, late = 0, late_id = 0, total = ncpus - 1 + nparked;
@@ -320,9 +428,11 @@ void smp_tsc_skew(void)
 	if (!total)
 		return;
 	struct skew_box *box = page_alloc(ALIGN_UP(total * sizeof *box, PAGE_SIZE) / PAGE_SIZE);
+	struct tsc_cpu_skew *each = page_alloc(ALIGN_UP(total * sizeof *each, PAGE_SIZE) / PAGE_SIZE);
 	for (uint32_t i = 0; i < total; i++) {
 		struct percpu *p = i < ncpus - 1 ? cpus[i + 1] : parked[i - (ncpus - 1)];
 		struct tsc_skew k;
+		each[i] = (struct tsc_cpu_skew){ .pkg = smp_pkg_of(p->apic_id) };
 		if (__atomic_load_n(&p->work, __ATOMIC_ACQUIRE)) {
 			late++;    /* still in some earlier work: not measured */
 			late_id = p->apic_id;
@@ -335,6 +445,7 @@ void smp_tsc_skew(void)
 		}
 		if (!left || !k.ok)
 			continue;
+		each[i] = (struct tsc_cpu_skew){ each[i].pkg, true, k.offset, k.bound };
 		measured++;
 		uint64_t a = k.offset < 0 ? -(uint64_t)k.offset : (uint64_t)k.offset;
 		if (measured == 1 || a > worst_abs) {
@@ -346,14 +457,13 @@ void smp_tsc_skew(void)
 	if (late)
 		pr_warn("tsc: skew: %u CPUs (the last APIC ID %u) left their measurement late: not counted (an emulator that runs them seldom)\n",
 			late, late_id);
-	smp_skew = (struct smp_skew_result){ worst, worst_id, measured, total };
+	smp_skew = (struct smp_skew_result){ worst, worst_id, measured, total, 0 };
 	/* Beyond its bound an offset is certain: the TSCs differ. */
-	int64_t khz = (int64_t)(tsc_khz ? tsc_khz : 1);
-	int64_t ns = worst.offset / khz * 1000000 + worst.offset % khz * 1000000 / khz;
 	pr_info("tsc: skew to the boot CPU: largest %lld ticks (%lld ns) at APIC ID %u, known to +-%llu ticks (%s); %u of %u other CPUs measured\n",
-		(long long)worst.offset, (long long)ns, worst_id, (unsigned long long)worst.bound,
+		(long long)worst.offset, (long long)ticks_ns(worst.offset), worst_id, (unsigned long long)worst.bound,
 		!measured ? "none measured" : worst_abs > worst.bound ? "beyond the bound: the TSCs differ" : "within the bound",
 		measured, total);
+	compensate(each, total);
 }
 
 bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us)
@@ -362,7 +472,7 @@ bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us)
 	/* One AP at a time keeps their output apart and makes a hang name its CPU. */
 	for (uint32_t i = 1; i < ncpus; i++) {
 		struct percpu *p = cpus[i];
-		__atomic_store_n(&p->work, fn, __ATOMIC_RELEASE);
+		smp_post_work(p, fn);
 		uint64_t end = rdtsc() + tsc_from_us(timeout_us);
 		while (__atomic_load_n(&p->work, __ATOMIC_ACQUIRE) && rdtsc() < end)
 			cpu_relax();
@@ -410,7 +520,7 @@ uint32_t smp_park(const struct vmx_caps *caps)
 	for (uint32_t i = 0; i < nparked; i++) {
 		struct percpu *p = parked[i];
 		p->vmxon_region = page_alloc_node(p->node, 1);
-		p->work = cpu_park;
+		smp_post_work(p, cpu_park);
 		uint64_t end = rdtsc() + tsc_from_us(1000000);
 		while (!p->launched && rdtsc() < end)
 			cpu_relax();

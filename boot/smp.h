@@ -28,10 +28,20 @@ void ap_main(void);
 /* Runs fn on every online AP in turn, waiting for each; false on timeout. */
 bool smp_run_on_aps(void (*fn)(void), uint64_t timeout_us);
 /* Measures the TSC skew between the boot CPU and every other started CPU
- * (IA32_TSC_ADJUST already made equal) and prints one line. */
+ * (IA32_TSC_ADJUST already made equal within each package) and prints one
+ * line; then one a package other than the boot CPU's: its skew, and where
+ * it is certain the guest TSC offset its CPUs' vCPUs get (percpu tsc_comp). */
 void smp_tsc_skew(void);
+/* The package shift of the APIC IDs (CPUID 0x1F, 0xB, else CPUID.1), and
+ * which source said it; a CPU's package (after smp_start_aps). */
+unsigned smp_pkg_shift(const char **from);
+uint32_t smp_pkg_of(uint32_t apic_id);
+/* Gives an AP in its mailbox fn to run, and wakes it (it waits halted). */
+#define SMP_WAKE_VECTOR 0xf1     /* KICK_VECTOR's (vmx/virq.h): a vector the hypervisor owns */
+struct percpu;
+void smp_post_work(struct percpu *p, void (*fn)(void));
 /* What smp_tsc_skew found (for the probe): the largest offset, at which
  * APIC ID, how many of the other CPUs were measured. */
-struct smp_skew_result { struct tsc_skew worst; uint32_t worst_id, measured, total; };
+struct smp_skew_result { struct tsc_skew worst; uint32_t worst_id, measured, total, packages_made_up; };
 extern struct smp_skew_result smp_skew;
 #endif

@@ -146,23 +146,6 @@ static void parse_mcfg(struct acpi_info *out)
 		}
 }
 
-/* IA-PC HPET Specification 1.0a, "ACPI HPET Description Table": the
- * header, the event timer block ID (4), then the base address as a
- * Generic Address Structure (12: space ID first, the address at +4). Only
- * a memory-space block is kept; a bad table only warns. */
-#define HPET_LEN 56
-static void parse_hpet(struct acpi_info *out)
-{
-	struct sdt t;
-	char e[128];
-	if (load_sdt(out->hpet, "HPET", "HPET", HPET_LEN, &t, e, sizeof e)) {
-		pr_warn("%s: ignored\n", e);
-		return;
-	}
-	if (t.p[40] == 0)                        /* ACPI "Generic Address Structure": 0 = system memory */
-		out->hpet_base = rd64(t.p + 44);
-}
-
 /* ---- MADT ---- */
 
 void *(*acpi_alloc)(size_t bytes);
@@ -476,6 +459,34 @@ static void parse_fadt(const struct sdt *t, struct acpi_info *out)
 	out->dsdt = dsdt;
 }
 
+/* ---- HPET ---- */
+
+/* IA-PC HPET Specification 1.0a, "The ACPI 2.0 HPET Description Table":
+ * after the header, the event timer block ID (4 bytes), the base address
+ * (a GAS, in system memory), the HPET number (1), the main counter's
+ * minimum tick (2) and page protection (1): 56 bytes. The first block
+ * kept; a bad table only warns (the PM timer or the PIT stay). */
+#define HPET_LEN      56
+#define HPET_BASE_GAS 40
+#define HPET_NUMBER   52
+static void parse_hpet(struct acpi_info *out)
+{
+	struct sdt t;
+	char e[128];
+	if (load_sdt(out->hpet, "HPET", "HPET", HPET_LEN, &t, e, sizeof e)) {
+		pr_warn("%s: ignored\n", e);
+		return;
+	}
+	uint64_t base = rd64(t.p + HPET_BASE_GAS + 4);
+	if (t.p[HPET_BASE_GAS] != ACPI_SPACE_MEMORY || !base || base & 0x7) {
+		pr_warn("ACPI: HPET base in address space %u at 0x%llx: not a register block in memory; ignored\n",
+			t.p[HPET_BASE_GAS], (unsigned long long)base);
+		return;
+	}
+	out->hpet_base = base;
+	out->hpet_number = t.p[HPET_NUMBER];
+}
+
 /* ---- RSDP and root table ---- */
 
 int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
@@ -542,12 +553,12 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 			out->fadt = pa;
 		else if (!out->dmar && memcmp(sig, "DMAR", 4) == 0)
 			out->dmar = pa;
+		else if (!out->hpet && memcmp(sig, "HPET", 4) == 0)
+			out->hpet = pa;
 		else if (!out->srat && memcmp(sig, "SRAT", 4) == 0)
 			out->srat = pa;
 		else if (!out->mcfg && memcmp(sig, "MCFG", 4) == 0)
 			out->mcfg = pa;
-		else if (!out->hpet && memcmp(sig, "HPET", 4) == 0)
-			out->hpet = pa;
 	}
 	if (out->mcfg)
 		parse_mcfg(out);
@@ -613,38 +624,3 @@ paddr_t acpi_find_rsdp_legacy(void)
 	return scan_rsdp(0xe0000, 0x100000);
 }
 #endif
-
-/* ---- summary ---- */
-
-void acpi_print(const struct acpi_info *a)
-{
-	char line[160];
-	size_t len;
-
-	pr_info("ACPI: RSDP 0x%llx rev %u, %s 0x%llx\n", (unsigned long long)a->rsdp,
-		a->rsdp_revision, a->xsdt ? "XSDT" : "RSDT", (unsigned long long)a->root);
-	pr_info("ACPI: MADT 0x%llx, FADT 0x%llx, DSDT 0x%llx\n", (unsigned long long)a->madt,
-		(unsigned long long)a->fadt, (unsigned long long)a->dsdt);
-	pr_info("ACPI: LAPIC 0x%x, %u CPUs, max APIC ID %u\n", a->lapic_addr, a->ncpus,
-		a->max_apic_id);
-	for (uint32_t i = 0; i < a->ncpus; i += 8) {
-		len = (size_t)snprintf(line, sizeof line, "ACPI:   APIC ID/UID:");
-		for (uint32_t k = i; k < a->ncpus && k < i + 8 && len < sizeof line; k++)
-			len += (size_t)snprintf(line + len, sizeof line - len, " %u/%u%s",
-						a->cpu[k].apic_id, a->cpu[k].uid,
-						a->cpu[k].x2apic_entry ? "(x2)" : "");
-		pr_info("%s\n", line);
-	}
-	for (uint32_t i = 0; i < a->nioapics; i++)
-		pr_info("ACPI: IOAPIC id %u at 0x%x, GSI base %u\n", a->ioapic[i].id,
-			a->ioapic[i].addr, a->ioapic[i].gsi_base);
-	pr_info("ACPI: PM1a_CNT 0x%x, PM1b_CNT 0x%x, PM timer 0x%x (%s)\n", a->pm1a_cnt,
-		a->pm1b_cnt, a->pm_tmr_port, a->pm_tmr_32bit ? "32-bit" : "24-bit");
-	if (a->s5_valid)
-		pr_info("ACPI: S5 SLP_TYPa %u, SLP_TYPb %u\n", a->slp_typa, a->slp_typb);
-	else
-		pr_info("ACPI: no S5 sleep type; power-off unavailable\n");
-	if (a->reset_valid)
-		pr_info("ACPI: reset register space %u addr 0x%llx value 0x%x\n", a->reset_space,
-			(unsigned long long)a->reset_addr, a->reset_value);
-}

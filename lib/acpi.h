@@ -29,14 +29,15 @@ struct acpi_info {
 	paddr_t rsdp, root, madt, fadt, dsdt;   /* root = XSDT or RSDT; 0 = absent */
 	paddr_t dmar;                           /* VT-d's table, found, not parsed (lib/dmar.h) */
 	paddr_t srat;                           /* NUMA affinity, found, not parsed (lib/srat.h) */
+	paddr_t hpet;                           /* the HPET's table; 0 = absent */
+	uint64_t hpet_base;                     /* its first block's registers (memory); 0 = none usable */
+	uint8_t hpet_number;
 	paddr_t mcfg;                           /* PCI Express's ECAM table; 0 = absent */
 	/* Its entry for segment 0 (PCI Firmware Specification 3.0, "MCFG
 	 * Table Description"): the window's base and bus range; base 0 = none. */
 	uint64_t mcfg_base;
 	uint8_t mcfg_bus_start, mcfg_bus_end;
 	uint32_t mcfg_other_segments;           /* MCFG entries of segments other than 0 (not trapped) */
-	paddr_t hpet;                           /* the HPET's table; 0 = absent */
-	uint64_t hpet_base;                     /* its event timer block (memory space); 0 = none */
 	bool xsdt;                              /* root is an XSDT */
 	uint8_t rsdp_revision;
 	uint32_t lapic_addr;                    /* MADT, or the 64-bit override (type 5) */
@@ -79,7 +80,5 @@ extern paddr_t acpi_readable_lo, acpi_readable_hi;
  * (legacy BIOS).  Returns its physical address, or 0 when not found. */
 paddr_t acpi_find_rsdp_legacy(void);
 
-/* Logs a summary at info level: tables, CPUs, IOAPICs, PM1 ports, S5. */
-void acpi_print(const struct acpi_info *a);
 
 #endif

@@ -25,6 +25,7 @@ struct percpu {
 	volatile uint32_t launched;      /* about to VMLAUNCH its vCPU */
 	volatile bool id_mismatch;       /* an AP whose APIC ID register said id_seen, not apic_id */
 	volatile uint32_t id_seen;
+	int64_t tsc_comp;                /* what its vCPU's TSC offset makes up for between packages (boot/smp.c) */
 	uint64_t stack_top;
 	int vmxon_status;                /* 0 ok, <0 failed, 1 not tried */
 	char vmxon_msg[96];

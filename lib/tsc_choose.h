@@ -1,9 +1,11 @@
-/* Which TSC rate to believe: the CPU's CPUID leaves 0x15/0x16 or a PIT
- * measurement. Pure (tests give it fake CPUID answers and PIT windows);
- * lib/tsc.c gathers the inputs from the hardware. */
+/* Which TSC rate to believe: the CPU's CPUID leaves 0x15/0x16, a
+ * measurement against the HPET or the ACPI PM timer, or one against the
+ * PIT. Pure (tests give it fake CPUID answers, reference windows and PIT
+ * windows); lib/tsc.c gathers the inputs from the hardware. */
 #ifndef LIB_TSC_CHOOSE_H
 #define LIB_TSC_CHOOSE_H
 #include "types.h"
+#include "tsc_ref.h"
 
 /* The 8254's input clock on the PC: 14.31818 MHz / 12. */
 #define TSC_PIT_HZ 1193182ull
@@ -12,8 +14,6 @@
  * `ips`): what hlt=auto and eoi=auto test. No CPU with VMX runs its TSC
  * this slowly. */
 #define TSC_EMULATED_KHZ 500000ull
-/* No CPU's TSC is faster: a PIT window that says more is not a measurement. */
-#define TSC_MAX_KHZ 10000000ull
 /* Below this not even an emulator's TSC is usable for timeouts. */
 #define TSC_MIN_KHZ 1000ull
 /* "A few percent", in basis points: how far a PIT measurement may be from
@@ -33,8 +33,10 @@ enum tsc_source {
 	TSC_FROM_CPUID15,        /* exact: crystal Hz x EBX/EAX */
 	TSC_FROM_PIT,            /* measured, CPUID agreeing or silent */
 	TSC_FROM_EMULATOR,       /* measured: an emulator's instruction-counting TSC */
-	TSC_FROM_CPUID16,        /* the nominal base frequency: the PIT was refused */
+	TSC_FROM_CPUID16,        /* the nominal base frequency: no reference, the PIT refused */
 	TSC_FROM_GUESS,          /* nothing believable: 1 GHz, never an emulator's */
+	TSC_FROM_HPET,           /* measured against the HPET's main counter */
+	TSC_FROM_PMTMR,          /* measured against the ACPI PM timer */
 };
 
 /* How the PIT's windows ended. */
@@ -53,12 +55,17 @@ struct tsc_inputs {
 	unsigned pit_windows;                /* windows that counted (when COUNTED) */
 	uint64_t pit_ticks[TSC_PIT_WINDOWS]; /* TSC ticks per window */
 	uint32_t pit_reads[TSC_PIT_WINDOWS]; /* reads of the OUT bit per window */
+	struct tsc_ref_meas ref;             /* the HPET or the PM timer (kind NONE: neither) */
 };
 
 struct tsc_choice {
 	uint64_t khz;
 	enum tsc_source source;
 	bool warn;               /* a source was refused or disagrees: say it loudly */
+	/* The fastest the TSC can be on this evidence: what timeouts and
+	 * delays are counted in, so that a wrong rate only lengthens them
+	 * (TSC_MAX_KHZ where nothing bounds it: a guess, the PIT alone). */
+	uint64_t ceil_khz;
 };
 
 /* Decides and writes the boot line's text (after "tsc: ") into why. */

@@ -31,7 +31,8 @@ ORIG=bochs_3.0+dfsg.orig.tar.xz
 
 key=$( { cat "$PATCH_DIR"/*; echo "$FLAGS"; } | sha256sum | cut -c1-12)
 bin=$CACHE/$key/bochs
-if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
+# A use marks the build (touch): eviction below goes by last use.
+if [ -x "$bin" ]; then touch "$CACHE/$key" 2>/dev/null; echo "$bin"; exit 0; fi
 
 mkdir -p "$CACHE"
 exec 9>"$CACHE/.lock"; flock 9
@@ -98,10 +99,14 @@ mkdir -p "$CACHE/$key.tmp"
 cp "$tree/bochs" "$CACHE/$key.tmp/bochs"
 rm -rf "$CACHE/$key"; mv "$CACHE/$key.tmp" "$CACHE/$key"
 rm -rf "$work"
-# Builds of older patches go (a 20 MB binary each).
+# Builds of other patch sets unused for 7 days go (a 20 MB binary each).
+# Not sooner: two checkouts of different patch sets share this cache, and
+# one's build must not vanish under the other's running tests.
 for old in "$CACHE"/*/; do
   old=${old%/}
-  case "$(basename "$old")" in src|"$key") ;; *) [ -x "$old/bochs" ] && rm -rf "$old" ;; esac
+  case "$(basename "$old")" in src|"$key") ;; *)
+    [ -x "$old/bochs" ] && [ -n "$(find "$old" -maxdepth 0 -mtime +7)" ] && rm -rf "$old" ;;
+  esac
 done
 echo "bochs-patched: built in $((SECONDS - t0)) s: $bin" >&2
 echo "$bin"

@@ -111,13 +111,13 @@ static void guest_limits(void)
 
 /* Every AP launches its vCPU (they wait for the guest's SIPI), then the
  * boot CPU, at the kernel's 64-bit entry. */
-static __noreturn void launch_all(const struct guest_boot *gb)
+static __noreturn void launch_all(const struct guest_boot *gb, void (*post_work)(struct percpu *, void (*)(void)))
 {
 	struct vmcs_guest g;
 	guest_state_linux64(&g, gb->entry, gb->cr3, gb->gdt, GUEST_GDT_LIMIT);
 	vcpu_set_bsp_guest(&g, gb->zero_page);
 	for (uint32_t i = 1; i < ncpus; i++) {
-		cpus[i]->work = vcpu_launch_this_cpu;
+		post_work(cpus[i], vcpu_launch_this_cpu);
 		uint64_t until = rdtsc() + tsc_from_us(2000000);
 		while (!cpus[i]->launched && rdtsc() < until)
 			cpu_relax();
@@ -251,5 +251,5 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	vmx_env.acpi = acpi;
 
 	pr_info("hv: phase launch: the APs' vCPUs wait for the guest's SIPI, then the boot CPU's first VM entry\n");
-	launch_all(&gb);
+	launch_all(&gb, s->post_work);
 }

@@ -26,6 +26,8 @@ struct vmx_start {
 	 * boot/ hands it its work (it waits parked in VMX root operation). */
 	const struct percpu *housekeeper;
 	void (*housekeeper_start)(void (*fn)(void), uint8_t wake_vector);
+	/* How an AP waiting in its mailbox (halted) is given its launch. */
+	void (*post_work)(struct percpu *p, void (*fn)(void));
 };
 
 /* Never returns: the boot CPU ends in its own vCPU. A setup error prints

@@ -13,7 +13,7 @@
 
 #define CPUID7_EBX_TSC_ADJUST BIT(1)
 
-void vcpu_tsc_init(struct vcpu *v)
+void vcpu_tsc_init(struct vcpu *v, int64_t comp)
 {
 	uint32_t a, b, c, d;
 	uint64_t adj = 0;
@@ -21,6 +21,15 @@ void vcpu_tsc_init(struct vcpu *v)
 	v->tsc_adjust_exists = (b & CPUID7_EBX_TSC_ADJUST) && rdmsr_safe(MSR_IA32_TSC_ADJUST, &adj);
 	v->tsc.offset = 0;
 	v->tsc.adjust = v->tsc_adjust_exists ? adj : 0;
+	if (comp && !(vmx_env.cfg.proc & VMX_PROC_TSC_OFFSETTING))
+		pr_warn("hv: cpu%u: its package's TSC skew (%lld ticks) not made up for: no TSC offsetting\n", v->index,
+			(long long)-comp);
+	else
+		/* Before the guest's first instruction: as if the CPU's TSC had
+		 * started with the boot CPU's package. IA32_TSC_ADJUST reads as
+		 * the CPU holds it (firmware's own word about this socket). */
+		v->tsc.offset = (uint64_t)comp;
+	vmcs_write(VMCS_TSC_OFFSET, v->tsc.offset);
 }
 
 int vcpu_tsc_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)

@@ -14,6 +14,7 @@
 #include "../lib/msr.h"
 #include "../lib/cpu.h"
 #include "../lib/string.h"
+#include "../lib/cpusum.h"
 
 
 static struct vmcs_guest bsp_guest;
@@ -104,12 +105,17 @@ __noreturn void vcpu_launch_this_cpu(void)
 		v->parked = true;
 	}
 	vmcs_write_guest(&vmx_env.cfg, &g);
-	pr_info("vmx: cpu%u VMLAUNCH: %s\n", p->index,
-		!p->index ? "vCPU enters the Linux kernel" :
-		vmx_env.cfg.irq_model == IRQ_VIRTUAL ? "vCPU waits for SIPI (in root mode, then launched)" : "vCPU waits for SIPI");
+	/* One line a CPU on a small machine; on a large one the boot CPU's and
+	 * the last AP's, which says how many came before it (each AP is
+	 * launched in turn, boot CPU last: vmx/setup.c). */
+	if (cpusum_detailed(ncpus) || !p->index || p->index == ncpus - 1)
+		pr_info("vmx: cpu%u VMLAUNCH: %s%s\n", p->index,
+			!p->index ? "vCPU enters the Linux kernel" :
+			vmx_env.cfg.irq_model == IRQ_VIRTUAL ? "vCPU waits for SIPI (in root mode, then launched)" : "vCPU waits for SIPI",
+			p->index && !cpusum_detailed(ncpus) ? " (the last AP: so did the ones before it)" : "");
 	__atomic_store_n(&p->launched, 1, __ATOMIC_RELEASE);
 	v->launch_tsc = rdtsc();
-	vcpu_tsc_init(v);
+	vcpu_tsc_init(v, p->tsc_comp);
 	virq_startup_wait(v);
 	ept_sync_entry(v);
 	rc = vmx_launch(&v->regs);

@@ -8,6 +8,8 @@
 #include "../lib/cpu.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
+#include "../lib/cpusum.h"
+#include "../lib/percpu.h"
 
 /* The vCPU as after INIT: wait-for-SIPI, registers and interrupt state reset. */
 static void park(struct vcpu *v, bool say)
@@ -27,6 +29,8 @@ static void park(struct vcpu *v, bool say)
 	virq_vcpu_reset(v);
 }
 
+static uint32_t aps_started;   /* vCPUs the guest has started at least once */
+
 /* A SIPI: the vCPU starts in real mode at vector << 12 (SDM Vol. 3A, "MP
  * Initialization Protocol"). */
 static void start(struct vcpu *v, uint8_t vector)
@@ -41,8 +45,18 @@ static void start(struct vcpu *v, uint8_t vector)
 	cpuid_count(1, 0, &a, &b, &c, &d);
 	v->regs.rdx = a;          /* the processor signature, as after RESET/INIT */
 	v->sipi_base = g.cs.base;
-	if (v->sipis_taken++ < 2)
-		pr_info("vmx: cpu%u started by the guest's SIPI, vector 0x%02x\n", v->index, vector);
+	/* On a large machine the first AP the guest starts and the last
+	 * (lib/cpusum.h); every one is in the end report. */
+	if (cpusum_detailed(ncpus)) {
+		if (v->sipis_taken < 2)
+			pr_info("vmx: cpu%u started by the guest's SIPI, vector 0x%02x\n", v->index, vector);
+	} else if (!v->sipis_taken) {
+		uint32_t n = __atomic_add_fetch(&aps_started, 1, __ATOMIC_RELAXED);
+		if (n == 1 || n == ncpus - 1)
+			pr_info("vmx: cpu%u started by the guest's SIPI, vector 0x%02x (%s AP of %u: the others are counted, not said)\n",
+				v->index, vector, n == 1 ? "the first" : "the last", ncpus - 1);
+	}
+	v->sipis_taken++;
 }
 
 static bool waiting(void)

@@ -1,6 +1,9 @@
 /* ACPI parser tests on synthetic tables built in memory.  "Physical
  * addresses" are pointers into a static arena. */
 #include "test.h"
+#include "../../lib/cpusum.h"
+#include "../../lib/acpi_print.h"
+#include "../../lib/options.h"
 #include <sys/mman.h>
 #include "../../lib/acpi.h"
 
@@ -332,7 +335,11 @@ TEST(acpi_cpu_no_cap)
 	CHECK_EQ(info.cpu_room, 1069);
 	CHECK_EQ(info.max_apic_id, 1067);
 	CHECK(!strstr(test_log(), "ignored"));
-	acpi_print(&info);              /* long CPU list must not overflow */
+	acpi_print(&info);              /* past reportcpus=auto's 16: runs (lib/cpusum.h) */
+	CHECK_CONTAINS(test_log(), "ACPI:   APIC ID/UID runs: 0-1067/0-1067(x2)\n");
+	cpusum_set_limit(REPORT_CPUS_ALL);
+	acpi_print(&info);              /* every CPU: the long list must not overflow */
+	cpusum_set_limit(REPORT_CPUS_AUTO);
 	CHECK_CONTAINS(test_log(), " 1067/1067(x2)");
 
 	test_log_clear();

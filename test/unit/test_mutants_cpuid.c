@@ -28,14 +28,14 @@ TEST(mutant_tsc_adjust_exists_only_where_cpuid_lists_it)
 	/* CPUID.7:EBX[1] clear, the MSR readable all the same. */
 	cpu_fake_msr(C_TSC_ADJUST, true, 0x1234);
 	cpu_fake_cpuid(7, 0, 0, 0, 0, 0);
-	vcpu_tsc_init(v);
+	vcpu_tsc_init(v, 0);
 	CHECK(!v->tsc_adjust_exists);
 	CHECK_EQ(v->tsc.adjust, 0);
 	CHECK_EQ(vcpu_tsc_rdmsr(v, C_TSC_ADJUST, &val), -1);   /* #GP, as on that CPU */
 	CHECK_EQ(vcpu_tsc_wrmsr(v, C_TSC_ADJUST, 5), -1);
 	/* Listed and readable: the guest's starts at the CPU's value. */
 	cpu_fake_cpuid(7, 0, 0, 1u << 1, 0, 0);
-	vcpu_tsc_init(v);
+	vcpu_tsc_init(v, 0);
 	CHECK(v->tsc_adjust_exists);
 	CHECK_EQ(v->tsc.adjust, 0x1234);
 	CHECK_EQ(v->tsc.offset, 0);
@@ -43,7 +43,7 @@ TEST(mutant_tsc_adjust_exists_only_where_cpuid_lists_it)
 	CHECK_EQ(val, 0x1234);
 	/* Listed, but the read faults: not there. */
 	cpu_fake_msr(C_TSC_ADJUST, false, 0);
-	vcpu_tsc_init(v);
+	vcpu_tsc_init(v, 0);
 	CHECK(!v->tsc_adjust_exists);
 	/* A CPU whose highest basic leaf is 5: leaf 7 answers leaf 5's data
 	 * (SDM), whose EBX bit 1 means nothing here; the MSR faults. */
@@ -52,7 +52,7 @@ TEST(mutant_tsc_adjust_exists_only_where_cpuid_lists_it)
 	uint32_t a, b, c, d;
 	cpuid_count(7, 0, &a, &b, &c, &d);
 	CHECK_EQ(b, 0x42);
-	vcpu_tsc_init(v);
+	vcpu_tsc_init(v, 0);
 	CHECK(!v->tsc_adjust_exists);
 }
 
