@@ -1151,7 +1151,7 @@ vtd_bare_checks() {
     'guest: vtd units=2 functions=([0-9]+) in_groups=\1 ir="DMAR-IR: Enabled IRQ remapping in x2apic mode"'
   expect "$n/usb-on-unit-1" "$log" 'guest: vtd 0000:00:02.0 class=0x0c0330 unit=dmar0 ' 'guest: vtd 0000:00:01.2 class=0x0c0300 unit=dmar0 ' \
     'guest: vtd 0000:00:00.0 class=0x060000 unit=dmar1 '
-  expect "$n/xhci-through-the-unit" "$log" 'guest: xhci msi=1 irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}' \
+  expect "$n/xhci-through-the-unit" "$log" 'guest: xhci msi=1 mode=msix vectors=[1-9][0-9]* irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}' \
     'guest: xhci /proc/interrupts:.*IR-PCI-MSI.*xhci_hcd'
   expect "$n/uhci-through-the-unit" "$log" 'guest: uhci level=1 irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4} pin=[0-9]+$' \
     'guest: uhci /proc/interrupts:.*IR-IO-APIC.*fasteoi.*uhci_hcd'
@@ -1178,7 +1178,7 @@ vtd_preboot_checks() {
     'DMAR-IR: IRQ remapping was enabled on dmar1 but we are not in kdump mode' \
     'DMAR: Translation was enabled for dmar0 but we are not in kdump mode' \
     'DMAR: Translation was enabled for dmar1 but we are not in kdump mode' 'DMAR-IR: Enabled IRQ remapping in x2apic mode'
-  expect "$n/usb-through-the-unit" "$log" 'guest: xhci msi=1 irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}' \
+  expect "$n/usb-through-the-unit" "$log" 'guest: xhci msi=1 mode=msix vectors=[1-9][0-9]* irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}' \
     'guest: vtd units=2 functions=([0-9]+) in_groups=\1 '
   expect "$n/unit-counts" "$out" 'bochs-vtd: unit=1 base=0xfeda0000 .* dma_pages=[1-9]' 'bochs-vtd: unit=0 ir_remapped=[1-9][0-9]* '
   expect_not "$n/no-queue-error" "$out" 'qi_errors=[1-9]'
@@ -1221,12 +1221,12 @@ vtd_hv_checks() {
     'iommu: unit at 0xfeda0000: translation left on by the firmware \(GSTS 0xc7000000\): kept on while the root table is replaced' \
     'iommu: unit at 0xfed90000: protected memory regions left on by the firmware: turned off after translation'
   expect_not "$n/translation-never-off" "$LOGS/${1//\//-}.bochslog" 'VTD +\] unit [01]: translation off'
-  expect "$n/xhci-posted" "$log" 'hvstat: msi 00:02\.0 cap=msi .*now=routed .*route=posted ' \
-    'guest: xhci msi=1 irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}'
+  expect "$n/xhci-posted" "$log" 'hvstat: msi 00:02\.0 cap=msix .*now=routed .*route=posted ' \
+    'guest: xhci msi=1 mode=msix vectors=[1-9][0-9]* irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4}'
   expect "$n/uhci-remapped" "$log" 'hvstat: ioapic=0 pin=11 .*now=routed .*route=remapped .*irqs=[1-9]' \
     'guest: uhci level=1 irqs=[1-9][0-9]* device=[0-9a-f]{4}:[0-9a-f]{4} pin=11$'
   expect "$n/pit-posted" "$log" 'hvstat: ioapic=0 pin=2 .*now=routed .*route=posted '
-  line=$(grep -m1 -E '^hvstat: msi 00:02\.0 cap=msi .*now=routed .*route=posted ' <<<"$text")
+  line=$(grep -m1 -E '^hvstat: msi 00:02\.0 cap=msix .*now=routed .*route=posted ' <<<"$text")
   cpu=$(sed -n 's/.* vcpu=\([0-9]*\) .*/\1/p' <<<"$line") vec=$(sed -n 's/.* vector=\(0x[0-9a-f]*\).*/\1/p' <<<"$line")
   if [ -n "$cpu" ] && [ -n "$vec" ]; then
     expect_not "$n/xhci-no-exit" "$log" "^hvstat: cpu=$cpu extint vector=$vec "
