@@ -6,8 +6,15 @@
 #include "../lib/options.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
+#include "../lib/spinlock.h"
+#include "../lib/trap.h"
+#include "../apic/lapic.h"
 
-#define FAULT_REASONS 16
+/* Fault reasons counted one by one: the DMA remapping ones (1-0xd) and
+ * the interrupt remapping ones (0x20-0x27, VT-d "Interrupt Remapping Fault
+ * Conditions"); any other in the last bucket. */
+#define FAULT_REASONS 0x28
+#define FR_IR_FIRST   0x20
 
 static struct {
 	const char *state;              /* for the banner and the report */
@@ -23,7 +30,7 @@ static struct {
 	struct vtd_unit *unit;          /* nunits of them, page_alloc's */
 	int levels;
 	struct vtd_map_stats st;
-	uint64_t faults, overflows, by_reason[FAULT_REASONS + 1], reads, writes;
+	uint64_t faults, overflows, by_reason[FAULT_REASONS + 1], reads, writes, irq_faults, fault_events;
 } io = { .state = "off: not set up" };
 static char state_buf[256];
 
@@ -190,6 +197,8 @@ int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem
 	return 0;
 }
 
+static void iommu_host_irq(uint8_t vector);
+
 int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
 {
 	if (!io.available)
@@ -223,6 +232,12 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
 				i, (unsigned long long)u->base, (unsigned long long)root);
 	}
 	io.on = true;
+	uint32_t me = lapic_id();
+	for (uint32_t i = 0; i < io.nunits; i++)
+		if (!vtd_fault_event_on(&io.unit[i], me, IOMMU_FAULT_VECTOR))
+			pr_warn("iommu: unit %u: its fault event cannot name APIC ID %u (no EIM): faults read at the report only\n",
+				i, me);
+	host_irq_hook = iommu_host_irq;
 	return 0;
 }
 
@@ -373,10 +388,27 @@ int iommu_iec_invalidate(char *err, size_t errlen)
 	return 0;
 }
 
+/* The fault records of every unit read, cleared and counted by one CPU at a
+ * time: the fault event on the boot CPU, the report and the test aid. */
+static spinlock_t fault_lock;
+
+void iommu_fault_interrupt(void)
+{
+	io.fault_events++;
+	iommu_poll_faults(NULL);
+}
+
+static void iommu_host_irq(uint8_t vector)
+{
+	if (vector == IOMMU_FAULT_VECTOR)
+		iommu_fault_interrupt();
+}
+
 uint32_t iommu_poll_faults(struct vtd_fault *last)
 {
 	struct vtd_fault f[16];
 	uint32_t total = 0;
+	spin_lock(&fault_lock);
 	for (uint32_t i = 0; i < io.nunits; i++) {
 		if (!io.unit[i].on)
 			continue;
@@ -387,8 +419,18 @@ uint32_t iommu_poll_faults(struct vtd_fault *last)
 			pr_warn("iommu: unit %u: fault recording overflowed: faults lost\n", i);
 		}
 		for (uint32_t k = 0; k < n; k++) {
-			io.faults++;
 			io.by_reason[f[k].reason < FAULT_REASONS ? f[k].reason : FAULT_REASONS]++;
+			if (f[k].reason >= FR_IR_FIRST) {
+				/* An interrupt request blocked: the record's FI holds
+				 * its interrupt_index in bits 63:48, not an address. */
+				io.irq_faults++;
+				pr_warn("iommu: interrupt fault %llu on unit %u: source %02x:%02x.%u (0x%04x) index %llu, reason 0x%x (%s): blocked, recorded\n",
+					(unsigned long long)io.irq_faults, i, f[k].sid >> 8, (f[k].sid >> 3) & 31, f[k].sid & 7,
+					f[k].sid, (unsigned long long)(f[k].addr >> 48), f[k].reason,
+					vtd_fault_reason_name(f[k].reason));
+				continue;
+			}
+			io.faults++;
 			if (f[k].read)
 				io.reads++;
 			else
@@ -402,6 +444,7 @@ uint32_t iommu_poll_faults(struct vtd_fault *last)
 		}
 		total += n;
 	}
+	spin_unlock(&fault_lock);
 	return total;
 }
 
@@ -419,11 +462,12 @@ void iommu_report(void)
 		qerr += io.unit[i].qi_iqe + io.unit[i].qi_ite + io.unit[i].qi_ice;
 		qto += io.unit[i].qi_timeouts;
 	}
-	pr_info("hvstat: iommu dma_isolation=%s units=%u levels=%d faults=%llu reads=%llu writes=%llu overflows=%llu invalidation=%s qi_waits=%llu qi_errors=%llu qi_timeouts=%llu\n",
+	pr_info("hvstat: iommu dma_isolation=%s units=%u levels=%d faults=%llu reads=%llu writes=%llu overflows=%llu invalidation=%s qi_waits=%llu qi_errors=%llu qi_timeouts=%llu irq_faults=%llu fault_events=%llu\n",
 		io.on ? "on" : "off", io.nunits, io.levels, (unsigned long long)io.faults, (unsigned long long)io.reads,
 		(unsigned long long)io.writes, (unsigned long long)io.overflows,
 		!io.on ? "none" : queued == io.nunits ? "queued" : queued ? "mixed" : "registers", (unsigned long long)waits,
-		(unsigned long long)qerr, (unsigned long long)qto);
+		(unsigned long long)qerr, (unsigned long long)qto, (unsigned long long)io.irq_faults,
+		(unsigned long long)io.fault_events);
 	for (uint32_t r = 0; r <= FAULT_REASONS; r++)
 		if (io.by_reason[r])
 			pr_info("hvstat: iommu fault_reason=%u count=%llu\n", r, (unsigned long long)io.by_reason[r]);

@@ -20,6 +20,12 @@
  * lists that no unit covers (INCLUDE_PCI_ALL is per segment). Prints the
  * "DMA isolation:" line. */
 int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem, char *err, size_t errlen);
+/* The units' fault events: a hypervisor vector, sent to the boot CPU
+ * (iommu_enable); iommu_fault_interrupt reads the records when it arrives
+ * (exit_external_intr in VMX root, or lib/trap.c's hook in a STI window),
+ * so that the 8 or so records of a unit are read before they overflow. */
+#define IOMMU_FAULT_VECTOR 0xf3
+void iommu_fault_interrupt(void);
 /* Whether iommu_init found units to program. */
 bool iommu_available(void);
 /* Identity tables of everything but the hypervisor's memory (and the RMRRs),

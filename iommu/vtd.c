@@ -329,7 +329,7 @@ int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t 
 	uint32_t sts = rd32(u, VTD_GSTS);
 	if ((step = firmware_ir_qi_off(u)))
 		goto timeout;
-	/* Faults are polled (the report, the test aid), never an interrupt. */
+	/* Masked until vtd_fault_event_on names where the event goes. */
 	wr32(u, VTD_FECTL, VTD_FECTL_IM);
 	clear_faults(u);
 	/* Tables in write-back memory: a unit that does not snoop (ECAP.C
@@ -407,6 +407,21 @@ uint32_t vtd_read_faults(struct vtd_unit *u, struct vtd_fault *f, uint32_t max, 
 	return n < max ? n : max;
 }
 
+bool vtd_fault_event_on(struct vtd_unit *u, uint32_t apic_id, uint8_t vector)
+{
+	/* "Fault Event Data/Address/Upper Address Registers": a compatibility-
+	 * format message the unit sends itself (never remapped), destination
+	 * 7:0 in address bits 19:12 and, with ECAP.EIM, 31:8 in the upper
+	 * address; physical, fixed, edge. */
+	if (apic_id > 0xff && !(u->ecap & VTD_ECAP_EIM))
+		return false;
+	wr32(u, VTD_FEDATA, vector);
+	wr32(u, VTD_FEADDR, 0xfee00000u | (apic_id & 0xff) << 12);
+	wr32(u, VTD_FEUADDR, (u->ecap & VTD_ECAP_EIM) ? apic_id & ~0xffu : 0);
+	wr32(u, VTD_FECTL, 0);   /* IM clear: an event pending since is sent now */
+	return true;
+}
+
 const char *vtd_fault_reason_name(uint8_t r)
 {
 	switch (r) {
@@ -423,6 +438,14 @@ const char *vtd_fault_reason_name(uint8_t r)
 	case 0xb:              return "context entry reserved bits";
 	case 0xc:              return "second-level entry reserved bits";
 	case 0xd:              return "translation type blocked";
+	case 0x20:             return "reserved field in an interrupt request";
+	case 0x21:             return "interrupt index beyond the table";
+	case 0x22:             return "IRTE not present";
+	case 0x23:             return "interrupt table unreadable";
+	case 0x24:             return "IRTE reserved bits";
+	case 0x25:             return "compatibility format blocked";
+	case 0x26:             return "source ID not the IRTE's";
+	case 0x27:             return "posted-interrupt descriptor unreadable";
 	default:               return "other";
 	}
 }

@@ -77,6 +77,10 @@ int vtd_invalidate_iec_index(struct vtd_unit *u, uint32_t index, char *err, size
 /* Reads every recorded fault into f (up to max), clearing each; *overflow
  * is set when the unit dropped faults (FSTS.PFO, cleared). Returns the count. */
 uint32_t vtd_read_faults(struct vtd_unit *u, struct vtd_fault *f, uint32_t max, bool *overflow);
+/* The unit's fault event, masked until now, to APIC ID apic_id with vector
+ * (a fault recorded while the records were clear raises it). False, masked
+ * still, when the unit cannot name that APIC ID (above 255 without EIM). */
+bool vtd_fault_event_on(struct vtd_unit *u, uint32_t apic_id, uint8_t vector);
 /* A short description of a fault reason. */
 const char *vtd_fault_reason_name(uint8_t reason);
 #endif

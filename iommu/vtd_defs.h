@@ -17,6 +17,9 @@
 #define VTD_CCMD     0x28
 #define VTD_FSTS     0x34
 #define VTD_FECTL    0x38
+#define VTD_FEDATA   0x3c
+#define VTD_FEADDR   0x40
+#define VTD_FEUADDR  0x44
 /* Protected Memory Enable: EPM (31) enables the PMRs, PRS (0) is their
  * status ("Protected Memory Enable Register"). */
 #define VTD_PMEN     0x64

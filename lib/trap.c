@@ -7,6 +7,7 @@
 
 bool (*nmi_root_hook)(void);
 void (*host_irq_eoi)(void);
+void (*host_irq_hook)(uint8_t vector);
 uint64_t host_irqs;
 
 static const char *const exc_names[32] = {
@@ -49,6 +50,8 @@ void trap_handler(struct trap_frame *f)
 		host_irqs++;
 		if (host_irq_eoi)
 			host_irq_eoi();
+		if (host_irq_hook)
+			host_irq_hook((uint8_t)f->vector);
 		return;
 	}
 	uint64_t cr2;

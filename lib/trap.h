@@ -18,5 +18,8 @@ extern bool (*nmi_root_hook)(void);
 /* Set by the platform once the local APIC is up (lapic_eoi): ends an
  * interrupt taken through the host IDT. */
 extern void (*host_irq_eoi)(void);
+/* Called with each interrupt met in a STI window, after its EOI (iommu/:
+ * the fault event). */
+extern void (*host_irq_hook)(uint8_t vector);
 extern uint64_t host_irqs;   /* interrupts taken through the host IDT */
 #endif

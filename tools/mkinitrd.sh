@@ -31,6 +31,9 @@
 #                      dropped), entry 0 unmasked a second later (msix_unmask=0:
 #                      "hvattack: msix unmask entry=0 pba=0x1 -> 0x0"), the hub bound again:
 #                      "guest: xhci pending: irqs=+N device=VID:PID"
+#   hv.dmaevents=1  -> insmod /lib/hvattack.ko dma_events=1 canary=<hv.canary> dma_high=<top>:
+#                      the xHCI's event ring on the canary page, above the guest's memory
+#                      and at 0xfee00040 (forged interrupt requests); needs VT-d units
 #   hv.msixattack=1 -> insmod /lib/hvattack.ko msix_attack=1 canary=<hv.canary>: the MSI-X
 #                      table rewritten unmasked and moved onto the hypervisor's canary page,
 #                      register pages and 65 pages (after hv.xhci=1), then the driver checked
@@ -384,6 +387,10 @@ module() {
 		echo "guest: $name: /lib/$name.ko is not in this initramfs"
 		return
 	fi
+	# The console drains first: the tty still sends the lines echoed
+	# before, and the module's printk would land inside them (seen: a
+	# "guest: xhci msi=..." line cut by hvattack's lines in linux-vtd-bare).
+	sleep 1
 	dmesg -n 7
 	echo N >/sys/module/printk/parameters/time 2>/dev/null
 	insmod "/lib/$name.ko" "$@"
@@ -406,7 +413,6 @@ if [ "$(opt hv.attack)" = 1 ]; then
 	else
 		echo "guest: attack: S3 (mem_sleep deep) refused by the kernel: not offered"
 	fi
-	sleep 1   # the console drains first: the module prints straight to it
 	TARGET=$(opt hv.attack_apic)
 	module hvattack target_apic="${TARGET:-1}"
 	hvattack_passed || check_failed hvattack
@@ -482,7 +488,6 @@ fi
 # hub (xhci_replug: xHCI commands and transfers, so interrupts on the
 # driver's restored entry).
 if [ "$(opt hv.msixattack)" = 1 ]; then
-	sleep 1   # the console drains first: the module prints straight to it
 	module hvattack msix_attack=1 canary="$(opt hv.canary)"
 	hvattack_passed || check_failed hvattack-msix
 	xhci_irqs
@@ -552,6 +557,27 @@ if [ "$(opt hv.vtd)" = 1 ]; then
 			esac
 		}
 	fi
+fi
+
+# hv.dmaevents=1 (under the hypervisor, with VT-d units; issue 34): the
+# xHCI made to write by DMA where the guest must not reach (hvattack
+# dma_events=1: its event ring moved onto the canary page, onto the first
+# address above every RAM and ACPI range of the guest's memory map, and
+# onto 0xfee00040, where its events' DWORDs are forged interrupt
+# requests); the unit must block and record each (the runner reads the
+# hypervisor's report). Then only hv.dmaattack: the xHCI's event ring is
+# not the driver's after.
+if [ "$(opt hv.dmaevents)" = 1 ]; then
+	top=0
+	for m in /sys/firmware/memmap/*; do
+		case "$(cat "$m/type" 2>/dev/null)" in
+		"System RAM"|ACPI*) e=$(($(cat "$m/end") + 1)); [ "$e" -gt "$top" ] && top=$e ;;
+		esac
+	done
+	top=$(( (top + 0xfff) & ~0xfff ))
+	echo "guest: vtd dmaevents: above the guest's memory at $(printf 0x%x "$top")"
+	module hvattack dma_events=1 canary="$(opt hv.canary)" dma_high="$top"
+	hvattack_passed || check_failed hvattack-dma-events
 fi
 
 # hv.dmaattack=1 (under the hypervisor, with VT-d units; issue 34): the

@@ -85,7 +85,7 @@ void vioapic_dom_fill(struct vioapic_dom *d)
 	for (uint32_t i = 0; d->post && i < ncpus; i++)
 		pids[i] = vcpus[i] ? (uint64_t)(uintptr_t)vcpus[i]->pid : 0;
 	d->pid = pids;
-	const uint8_t own[] = { HOST_TIMER_VECTOR, KICK_VECTOR, (uint8_t)vmx_env.cfg.posted_intr_nv };
+	const uint8_t own[] = { HOST_TIMER_VECTOR, KICK_VECTOR, (uint8_t)vmx_env.cfg.posted_intr_nv, IOMMU_FAULT_VECTOR };
 	for (unsigned i = 0; i < sizeof own; i++)
 		d->host_vectors[own[i] / 64] |= 1ull << (own[i] % 64);
 }

@@ -16,6 +16,7 @@
 #include "../guest/startup.h"
 #include "../ipi/ipi.h"
 #include "../timer/vtimer.h"
+#include "../iommu/iommu.h"
 #include "../lib/cpu.h"
 #include "../lib/msr.h"
 #include "../lib/percpu.h"
@@ -391,6 +392,10 @@ void exit_external_intr(struct vcpu *v)
 		return;
 	case KICK_VECTOR:
 		lapic_eoi();                 /* virq_before_entry does the work */
+		return;
+	case IOMMU_FAULT_VECTOR:
+		lapic_eoi();
+		iommu_fault_interrupt();
 		return;
 	case 0xff:
 		/* The spurious vector sets no ISR bit and takes no EOI (SDM Vol.

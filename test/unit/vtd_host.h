@@ -65,4 +65,7 @@ extern unsigned vtd_host_nirqs;
 bool apic_bus_deliver_interrupt(Bit8u vector, apic_dest_t dest, Bit8u delivery_mode, bool logical_dest, bool level,
                                 bool trig_mode);
 #define DEV_pic_iac() ((Bit8u) 0x20)
+// Bochs's emulated time (bx_pc_system.time_ticks()): the test sets it.
+extern Bit64u vtd_host_clock;
+static inline Bit64u vtd_host_now() { return vtd_host_clock; }
 #endif

@@ -29,4 +29,15 @@ bool bx_vtd_msi(Bit16u rid, Bit64u addr, Bit32u data);
 // recorded) or 0 (no local APIC accepted it).
 int bx_vtd_ioapic(Bit64u rte);
 
+// Device-interrupt latency: each interrupt a unit delivers to one physical
+// destination (remapped, or posted to a descriptor's NDST) is stamped with
+// the emulated time, by destination and vector. The CPU calls
+// bx_vtd_taken for each external interrupt it takes through its IDT
+// (vmx: 0 outside VMX operation, 1 in VMX root, 2 in non-root) while
+// bx_vtd_stamps is not 0; the time from the stamp to the vector's first
+// delivery to a handler (in root: none, that is the hypervisor's) is kept
+// by source and kind and printed at exit ("bochs-vtd: latency ...").
+extern unsigned bx_vtd_stamps;
+void bx_vtd_taken(Bit32u apic_id, Bit8u vector, unsigned vmx);
+
 #endif

@@ -79,6 +79,21 @@
  *   cpuid osxsave=A/B for cr4.osxsave=1/0 ospke=C for cr4.pke=D -> follows cr4
  *   #GP frame rf: injected=1 native=1 -> set     RF in the RFLAGS image of a #GP, one
  *                                                the hypervisor injects and one the CPU raises
+ *   dma events to 0x... (what): port resets=N -> sent   (dma_events=1, alone; issue 34)
+ *                                                the xHCI's interrupter 0 event ring moved
+ *                                                (a segment table of the module's own naming
+ *                                                it) onto the canary page, onto dma_high
+ *                                                (above the guest's memory) and onto
+ *                                                0xfee00040, and a port reset to make the
+ *                                                controller write an event there: two DMA
+ *                                                writes that the VT-d unit must block and
+ *                                                record, and forged interrupt requests (an
+ *                                                event's DWORDs at 0xfee00048, compatibility
+ *                                                format, and 0xfee00058, remappable naming
+ *                                                IRTE 2, the IOAPIC's) that it must refuse;
+ *                                                the runner checks the records and the canary.
+ *                                                The controller's ring is not the driver's
+ *                                                after: run it last
  *   done failures=N
  */
 #include <linux/module.h>
@@ -144,6 +159,14 @@ MODULE_PARM_DESC(msix_attack, "only the MSI-X attack: the first enabled MSI-X ta
 static unsigned long canary;
 module_param(canary, ulong, 0444);
 MODULE_PARM_DESC(canary, "the hypervisor's canary page (hv.canary=): the MSI-X attack's hypervisor page");
+
+static bool dma_events;
+module_param(dma_events, bool, 0444);
+MODULE_PARM_DESC(dma_events, "only the xHCI's DMA writes: its event ring moved onto the canary page, dma_high and 0xfee00040");
+
+static unsigned long dma_high;
+module_param(dma_high, ulong, 0444);
+MODULE_PARM_DESC(dma_high, "an address above the guest's memory for dma_events (64-byte aligned)");
 
 static int msix_pages = 65;
 module_param(msix_pages, int, 0444);
@@ -1296,13 +1319,86 @@ static void attack_uart(void)
 		failures++;
 }
 
+/* xHCI 1.2, "Host Controller Runtime Registers": interrupter 0 at RTSOFF
+ * + 0x20: ERSTSZ +0x08, ERSTBA +0x10 (64-bit); "Event Ring Segment Table
+ * Entry": base (64-byte aligned) and size in TRBs (16 to 4096);
+ * "Port Status and Control Register" at the operational base + 0x400 +
+ * 0x10 * (port - 1): CCS bit 0, PR bit 4, PP bit 9, the change bits
+ * (17-23), and the bits a write
+ * must give back as read so as to change nothing else (RO and RWS: CCS,
+ * OCA, PLS, PP, speed, PIC, CAS, WCE/WDE/WOE, DR), the change bits (RW1C)
+ * written 0. */
+#define XHCI_PORTSC_KEEP (BIT(0) | BIT(3) | GENMASK(8, 5) | BIT(9) | GENMASK(13, 10) | GENMASK(15, 14) | \
+			  BIT(24) | GENMASK(27, 25) | BIT(30))
+#define XHCI_PORTSC_PR     BIT(4)
+#define XHCI_PORTSC_CHANGE (BIT(17) | BIT(18) | GENMASK(22, 20))   /* CSC, PEC, OCC, PRC, PLC: write 1 to clear
+									* (WRC, CEC: USB3 ports only) */
+
+static void dma_events_to(u8 __iomem *bar, u64 *seg, u64 target, const char *what, int resets)
+{
+	u8 __iomem *op = bar + readb(bar);
+	u8 __iomem *ir0 = bar + (readl(bar + 0x18) & ~0x1fu) + 0x20;
+	unsigned int ports = readl(bar + 0x04) >> 24, sent = 0;
+	u64 seg_pa = virt_to_phys(seg);
+	seg[0] = target;
+	seg[1] = 16;
+	wmb();
+	writel(1, ir0 + 0x08);
+	writel(upper_32_bits(seg_pa), ir0 + 0x14);
+	writel(lower_32_bits(seg_pa), ir0 + 0x10);   /* the controller reads the table now */
+	for (int r = 0; r < resets; r++) {
+		for (unsigned int p = 0; p < ports; p++) {
+			u8 __iomem *sc = op + 0x400 + 0x10 * p;
+			u32 v = readl(sc);
+			if (!(v & BIT(0)))
+				continue;
+			/* The change bits cleared first: a controller writes a
+			 * port status change event only when a change bit
+			 * rises with none left set. */
+			writel((v & XHCI_PORTSC_KEEP) | (v & XHCI_PORTSC_CHANGE), sc);
+			msleep(20);                   /* the controller sees them clear */
+			writel((v & XHCI_PORTSC_KEEP) | XHCI_PORTSC_PR, sc);
+			sent++;
+			break;
+		}
+		msleep(200);                          /* the reset completes; its event is written */
+	}
+	pr_info("hvattack: dma events to 0x%llx (%s): port resets=%u -> %s\n", target, what, sent,
+		sent == resets ? "sent" : "NO CONNECTED PORT");
+	if (sent != resets)
+		failures++;
+}
+
+static void attack_dma_events(void)
+{
+	struct pci_dev *x = pci_get_class(PCI_CLASS_SERIAL_USB_XHCI, NULL);
+	u64 *seg = (u64 *)get_zeroed_page(GFP_KERNEL | GFP_DMA32);
+	u8 __iomem *bar = x ? ioremap(pci_resource_start(x, 0), pci_resource_len(x, 0)) : NULL;
+	if (!x || !seg || !bar || !canary || !dma_high) {
+		outcome("dma events", false, !x ? "NO XHCI" : !canary || !dma_high ? "NO TARGET (canary=, dma_high=)" : "NO MEMORY");
+		goto out;
+	}
+	dma_events_to(bar, seg, canary & PAGE_MASK, "canary", 1);
+	dma_events_to(bar, seg, dma_high & ~0x3full, "above the guest's memory", 1);
+	/* TRB 0 at 0x40 (its DWORDs at 0x48 and 0x4c: bit 4 clear,
+	 * compatibility format), TRB 1 at 0x50 (0x58: bit 4 set, remappable,
+	 * handle 2 with SHV, subhandle the event's low status bits, 0). */
+	dma_events_to(bar, seg, 0xfee00040, "interrupt range", 2);
+out:
+	if (bar)
+		iounmap(bar);
+	if (seg)
+		free_page((unsigned long)seg);
+	pci_dev_put(x);
+}
+
 static int __init hvattack_init(void)
 {
 	if (!x2apic_enabled()) {
 		pr_info("hvattack: needs x2APIC mode; done failures=1\n");
 		return -ENODEV;
 	}
-	if (hammer_ms || msi_attack || msix_show || msix_attack || msix_mask >= 0 || msix_unmask >= 0) {
+	if (hammer_ms || msi_attack || msix_show || msix_attack || msix_mask >= 0 || msix_unmask >= 0 || dma_events) {
 		if (hammer_ms)
 			attack_ioregsel_hammer();
 		if (msi_attack)
@@ -1315,6 +1411,8 @@ static int __init hvattack_init(void)
 			msix_set_mask(msix_unmask, false);
 		if (msix_attack)
 			attack_msix();
+		if (dma_events)
+			attack_dma_events();
 		pr_info("hvattack: done failures=%d\n", failures);
 		return 0;
 	}
