@@ -48,7 +48,7 @@ HOST_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=address,undefined -fn
 MB2_OBJS := $(patsubst %.c,$(B)/mb2/%.o,$(CORE_SRCS) $(MB2_SRCS)) $(patsubst %.asm,$(B)/mb2/%.o,$(CORE_ASM) $(MB2_ASM))
 EFI_OBJS := $(patsubst %.c,$(B)/efi/%.o,$(CORE_SRCS) $(EFI_SRCS)) $(patsubst %.asm,$(B)/efi/%.o,$(CORE_ASM))
 
-.PHONY: all help run test soak test-unit test-qemu test-bochs test-linux usb iso qemu qemu-kvm deps clean bench bench-seeds bench-boot fuzz fuzz-build lint lint-includes
+.PHONY: all help run test soak test-unit test-qemu test-bochs test-linux usb iso qemu qemu-kvm deps clean bench bench-vtd bench-seeds bench-boot fuzz fuzz-build lint lint-includes
 all: $(B)/hv.elf $(B)/hv.efi
 
 help:
@@ -73,6 +73,8 @@ help:
 	@echo "make qemu-kvm   boot build/usb.img under QEMU with KVM and nested VMX (an Intel host with VT-x only; says so elsewhere)"
 	@echo "make bench      the tiers against bare metal in Bochs: IPI round trip, send-IPI bench, cyclictest, hackbench,"
 	@echo "                exits per operation; writes docs/results.md (BENCH_RUNS=N, BENCH_ONLY=REGEX; about 20 min a run)"
+	@echo "make bench-vtd  device interrupts through the patched Bochs's VT-d units: exits per interrupt, latency posted,"
+	@echo "                remapped and bare (BENCH_RUNS=N boots of each, default 3; also run by make bench)"
 	@echo "make bench-seeds the EOI and timer seed experiments; make bench-boot: boot time bare and under hv"
 	@echo "make clean      remove build/"
 
@@ -220,6 +222,11 @@ test-linux: $(B)/hv.elf $(B)/ipiv-verdict
 bench: $(B)/hv.elf
 	tools/deps.sh
 	tools/bench-tiers.sh
+	tools/bench-vtd.sh
+
+bench-vtd: $(B)/hv.elf
+	tools/deps.sh
+	tools/bench-vtd.sh
 
 bench-seeds: $(B)/hv.elf
 	tools/deps.sh

@@ -220,6 +220,30 @@ static void msix_entry_apply(struct vmsi *s, const struct vioapic_dom *d, const 
 }
 
 
+uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus, uint8_t (*path)[2], uint32_t max)
+{
+	uint8_t up[256][2];
+	uint32_t n = 0;
+	for (uint32_t cur = bdf;;) {
+		if (n == max || n == 256)
+			return 0;                /* deeper than max, or a loop of bridges */
+		up[n][0] = (uint8_t)(cur >> 3 & 31);
+		up[n][1] = (uint8_t)(cur & 7);
+		n++;
+		uint16_t br = s->bridge_of[cur >> 8];
+		if (!br || !(cur >> 8)) {
+			*start_bus = (uint8_t)(cur >> 8);
+			break;
+		}
+		cur = br - 1u;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		path[i][0] = up[n - 1 - i][0];
+		path[i][1] = up[n - 1 - i][1];
+	}
+	return n;
+}
+
 static void scan_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
 {
 	unsigned type = hw->cfg_read(hw->ctx, bdf, CFG_HDR_TYPE, 1) & 0x7f;

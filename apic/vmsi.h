@@ -142,6 +142,12 @@ struct vmsi {
 	uint64_t stray;                     /* accesses to a trapped page outside every placed table's BAR: dropped */
 };
 
+/* The DMAR's way of naming function bdf (VT-d, "Device Scope Structure"):
+ * the bus where its hierarchy starts and the (device, function) of each
+ * bridge down to it, then its own, from the bridges the scan saw. Returns
+ * the path's length, or 0 when it is longer than max or loops. */
+uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus, uint8_t (*path)[2], uint32_t max);
+
 /* Every bus, device and function through hw->cfg_read: each MSI and MSI-X
  * capability found, the guest's state taken from the physical one (MSI
  * disabled, every MSI-X entry masked physically), its table located. */

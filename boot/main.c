@@ -296,6 +296,9 @@ __noreturn void hv_main(struct boot_info *bi)
 		pr_info("hv: phase iommu enable: %s\n", iommu_available() ? "tables, then translation on in each unit" : "nothing to enable");
 		if (iommu_enable(&bi->mem, err, sizeof err))
 			hv_fail(err);
+		/* Each unit's fault event to this CPU (a vector of the hypervisor's):
+		 * its records read as faults come, not only at the reports. */
+		iommu_fault_events_to(lapic_id());
 		/* intremap=auto|on: the hypervisor's interrupt-remapping table,
 		 * before the APs start (whether CPUs above APIC ID 255 join the
 		 * guest follows from it). EIM where an APIC ID is above 255 or

@@ -8,7 +8,6 @@
 #include "../lib/string.h"
 #include "../lib/spinlock.h"
 #include "../lib/trap.h"
-#include "../apic/lapic.h"
 
 /* Fault reasons counted one by one: the DMA remapping ones (1-0xd) and
  * the interrupt remapping ones (0x20-0x27, VT-d "Interrupt Remapping Fault
@@ -23,6 +22,10 @@ static struct {
 	uint32_t msi_irte_base;         /* the MSIs' IRTEs from here (after the IOAPICs') */
 	uint64_t *irt;                  /* its table: entry i at irt[2i] (63:0), irt[2i+1] (127:64) */
 	uint16_t *sid;                  /* the source ID of each IOAPIC of the MADT */
+	/* The unit that remaps each IRTE's source (the DRHD index), IRTE_ANY
+	 * where unknown: its interrupt entry cache alone holds the entry. */
+	uint8_t *irte_unit;
+	uint32_t irt_entries;
 	bool queued;                    /* iommuqi=auto: queued invalidation where offered */
 	struct dmar_info dmar;          /* its arrays in page_alloc's pages, sized by dmar_count */
 	uint32_t nunits;
@@ -232,13 +235,16 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
 				i, (unsigned long long)u->base, (unsigned long long)root);
 	}
 	io.on = true;
-	uint32_t me = lapic_id();
-	for (uint32_t i = 0; i < io.nunits; i++)
-		if (!vtd_fault_event_on(&io.unit[i], me, IOMMU_FAULT_VECTOR))
-			pr_warn("iommu: unit %u: its fault event cannot name APIC ID %u (no EIM): faults read at the report only\n",
-				i, me);
-	host_irq_hook = iommu_host_irq;
 	return 0;
+}
+
+void iommu_fault_events_to(uint32_t apic_id)
+{
+	for (uint32_t i = 0; io.on && i < io.nunits; i++)
+		if (!vtd_fault_event_on(&io.unit[i], apic_id, IOMMU_FAULT_VECTOR))
+			pr_warn("iommu: unit %u: its fault event cannot name APIC ID %u (no EIM): faults read at the report only\n",
+				i, apic_id);
+	host_irq_hook = iommu_host_irq;
 }
 
 int iommu_ir_enable(paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen)
@@ -291,13 +297,19 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked)
 	if (!why) {
 		io.irt = page_alloc((16ull << (size_field + 1)) / PAGE_SIZE);
 		io.sid = page_alloc(ALIGN_UP(n * sizeof *io.sid, PAGE_SIZE) / PAGE_SIZE);
-		if (!io.irt || !io.sid)
+		io.irte_unit = page_alloc(ALIGN_UP(2u << size_field, PAGE_SIZE) / PAGE_SIZE);
+		if (!io.irt || !io.sid || !io.irte_unit)
 			why = "no memory for the table";
 	}
 	if (!why) {
 		memset(io.irt, 0, 16ull << (size_field + 1));
-		for (uint32_t k = 0; k < n; k++)
+		io.irt_entries = 2u << size_field;
+		memset(io.irte_unit, IRTE_ANY, io.irt_entries);
+		for (uint32_t k = 0; k < n; k++) {
 			io.sid[k] = (uint16_t)ioapic_sid(acpi->ioapic[k].id);
+			struct dmar_scope sc = { .type = DMAR_SCOPE_IOAPIC, .enum_id = acpi->ioapic[k].id };
+			iommu_irte_owner(iommu_ioapic_irte_base(k), 256, dmar_unit_of(&io.dmar, 0, &sc));
+		}
 		if (iommu_ir_enable((paddr_t)(uintptr_t)io.irt, size_field, need_eim, err, sizeof err))
 			why = err;
 	}
@@ -369,14 +381,33 @@ void irte_store128(volatile uint64_t *e, uint64_t lo, uint64_t hi)
 	}
 }
 
+void iommu_irte_owner(uint32_t first, uint32_t count, int unit)
+{
+	for (uint32_t i = first; i < first + count && i < io.irt_entries; i++)
+		io.irte_unit[i] = unit >= 0 && (uint32_t)unit < io.nunits && unit < IRTE_ANY ? (uint8_t)unit : IRTE_ANY;
+}
+
+int iommu_unit_of_path(uint8_t start_bus, const uint8_t (*path)[2], uint32_t n)
+{
+	struct dmar_scope sc = { .type = DMAR_SCOPE_ENDPOINT, .bus = start_bus };
+	if (!n || n > DMAR_MAX_PATH)
+		return -1;
+	sc.npath = (uint8_t)n;
+	memcpy(sc.path, path, n * sizeof *path);
+	return dmar_unit_of(&io.dmar, 0, &sc);
+}
+
 void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi)
 {
 	irte_store128(io.irt + 2 * (uint64_t)index, lo, hi);
-	/* Then that index's cached copy, in every unit that may hold it (the
-	 * one table is every unit's). */
+	/* Then that index's cached copy, in the unit that remaps its source
+	 * (the one table is every unit's, but a unit caches only the entries
+	 * its own requests used), or in every unit where the source's unit is
+	 * not known. */
 	char err[200];
+	uint8_t owner = index < io.irt_entries && io.irte_unit ? io.irte_unit[index] : IRTE_ANY;
 	for (uint32_t i = 0; i < io.nunits; i++)
-		if (vtd_invalidate_iec_index(&io.unit[i], index, err, sizeof err))
+		if ((owner == IRTE_ANY || owner == i) && vtd_invalidate_iec_index(&io.unit[i], index, err, sizeof err))
 			pr_err("%s\n", err);
 }
 

@@ -21,10 +21,11 @@
  * "DMA isolation:" line. */
 int iommu_init(const struct acpi_info *acpi, int opt, int qi, struct memmap *mem, char *err, size_t errlen);
 /* The units' fault events: a hypervisor vector, sent to the boot CPU
- * (iommu_enable); iommu_fault_interrupt reads the records when it arrives
+ * (iommu_fault_events_to, after iommu_enable); iommu_fault_interrupt reads the records when it arrives
  * (exit_external_intr in VMX root, or lib/trap.c's hook in a STI window),
  * so that the 8 or so records of a unit are read before they overflow. */
 #define IOMMU_FAULT_VECTOR 0xf3
+void iommu_fault_events_to(uint32_t apic_id);
 void iommu_fault_interrupt(void);
 /* Whether iommu_init found units to program. */
 bool iommu_available(void);
@@ -54,12 +55,21 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked);
 void iommu_ir_release(const char *why);
 /* With remapping owned: whether the IRTEs hold 32-bit destinations; IRTE
  * index written (hi, then lo with P) and the interrupt entry cache
- * invalidated in every unit; IOAPIC k's first IRTE index and its source ID. */
+ * invalidated in the unit that remaps its source (iommu_irte_owner; every
+ * unit where that is not known); IOAPIC k's first IRTE index and its source ID. */
 bool iommu_ir_eim(void);
 void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi);
 /* The 128-bit store iommu_irte_write makes (lo: bits 63:0), atomic. */
 void irte_store128(volatile uint64_t *e, uint64_t lo, uint64_t hi);
 uint32_t iommu_ioapic_irte_base(uint32_t k);
+/* IRTEs first .. first + count - 1 belong to a source that unit (a DRHD
+ * index; -1: not known) remaps: iommu_irte_write invalidates that unit's
+ * interrupt entry cache only (IRTE_ANY: every unit's). The DRHD that
+ * remaps a PCI function on segment 0 named by the DMAR's way, a start bus
+ * and the (device, function) path of the bridges down to it; -1: none. */
+#define IRTE_ANY 0xff
+void iommu_irte_owner(uint32_t first, uint32_t count, int unit);
+int iommu_unit_of_path(uint8_t start_bus, const uint8_t (*path)[2], uint32_t n);
 /* The IRTEs after the IOAPICs' for the trapped MSIs and MSI-X entries
  * (apic/vmsi.c takes 32 per MSI function and one per MSI-X entry). */
 #define IOMMU_MSI_IRTES 8192u

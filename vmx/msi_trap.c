@@ -8,6 +8,7 @@
 #include "ept_sync.h"
 #include "ept_live.h"
 #include "../apic/vmsi.h"
+#include "../lib/dmar.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
 #include "../guest/mmio_width.h"
@@ -192,6 +193,16 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 	claims.boot = true;                  /* a reserved range holding a boot table is an MMIO window */
 	vmsi_scan(&vs, &hw);
 	claims.boot = false;
+	/* Each function's IRTEs: the unit that remaps it (the DMAR's scopes,
+	 * walked down the bridges the scan saw) invalidates them alone. */
+	for (uint32_t i = 0; dom.remap && i < vs.nfn; i++) {
+		const struct vmsi_fn *f = &vs.fn[i];
+		uint8_t bus, path[DMAR_MAX_PATH][2];
+		uint32_t n = vmsi_scope_path(&vs, f->bdf, &bus, path, DMAR_MAX_PATH);
+		if (f->irte != VMSI_NO_IRTE)
+			iommu_irte_owner(f->irte, (f->msi ? VMSI_MSI_IRTES : 0) + (f->msix ? f->nent : 0u),
+					 n ? iommu_unit_of_path(bus, (const uint8_t(*)[2])path, n) : -1);
+	}
 	for (uint16_t p = PCI_CFG_ADDR; p < PCI_CFG_DATA + 4; p++)
 		io_bitmap_set(io_a, io_b, p);
 	on = true;

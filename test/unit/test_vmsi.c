@@ -883,3 +883,38 @@ TEST(vmsi_wall_rest_of_page_only_inside_the_bar)
 	CHECK_EQ(M.mem_accesses, 1);
 	CHECK_EQ(S.stray, 2);
 }
+
+/* The DMAR's name of a function (VT-d, "Device Scope Structure": a start
+ * bus, then the (device, function) of each bridge down to it and its own),
+ * from the bridges the scan saw: a root-bus endpoint is one entry, a
+ * function two bridges down three; a loop of bridges or a path longer than
+ * asked gives 0. Its IRTEs' interrupt entry cache is the unit's that this
+ * path names (iommu_irte_owner). */
+TEST(vmsi_scope_path_walks_the_bridges_up)
+{
+	memset(&S, 0, sizeof S);
+	S.bridge_of[2] = 0x00e0 + 1;          /* 00:1c.0, a root port: secondary bus 2 */
+	S.bridge_of[3] = 0x0200 + 1;          /* 02:00.0, a switch port: secondary bus 3 */
+	uint8_t bus = 0xee, p[8][2];
+	CHECK_EQ(vmsi_scope_path(&S, 0x0010, &bus, p, 8), 1);   /* 00:02.0 */
+	CHECK_EQ(bus, 0);
+	CHECK_EQ(p[0][0], 2);
+	CHECK_EQ(p[0][1], 0);
+	CHECK_EQ(vmsi_scope_path(&S, 0x0301, &bus, p, 8), 3);   /* 03:00.1 */
+	CHECK_EQ(bus, 0);
+	CHECK_EQ(p[0][0], 0x1c);
+	CHECK_EQ(p[0][1], 0);
+	CHECK_EQ(p[1][0], 0);
+	CHECK_EQ(p[1][1], 0);
+	CHECK_EQ(p[2][0], 0);
+	CHECK_EQ(p[2][1], 1);
+	CHECK_EQ(vmsi_scope_path(&S, 0x0301, &bus, p, 2), 0);   /* longer than asked */
+	/* A bus the scan saw no bridge for (another root bus, e.g. a stack's
+	 * 0x80): the hierarchy starts there. */
+	CHECK_EQ(vmsi_scope_path(&S, 0x8008, &bus, p, 8), 1);
+	CHECK_EQ(bus, 0x80);
+	CHECK_EQ(p[0][0], 1);
+	/* A bridge whose secondary bus is its own: never ends, refused. */
+	S.bridge_of[5] = 0x0500 + 1;
+	CHECK_EQ(vmsi_scope_path(&S, 0x0510, &bus, p, 8), 0);
+}

@@ -493,7 +493,7 @@ static void latency_from_message_to_handler()
   bx_vtd_taken(1, 0x61, 2);
   CHECK_EQ(bx_vtd_stamps, 0);
   bx_vtd_taken(1, 0x61, 2);                                       // nothing stamped now: no sample
-  std::vector<Bit64u> &p = lat[(Bit32u) XHCI << 8 | 0];
+  std::vector<Bit64u> &p = lat[(Bit32u) XHCI << 16 | 0x61 << 8 | 0];
   CHECK_EQ(p.size(), 1);
   if (p.size()) CHECK_EQ(p[0], 500);
   vtd_host_clock = 2000;
@@ -509,10 +509,13 @@ static void latency_from_message_to_handler()
   vtd_host_clock = 2100;
   bx_vtd_taken(19, 0x36, 0);
   CHECK_EQ(bx_vtd_stamps, 0);
-  std::vector<Bit64u> &b = lat[(Bit32u) XHCI << 8 | 2];
-  CHECK_EQ(b.size(), 2);
-  if (b.size() == 2) { CHECK_EQ(b[0], 70); CHECK_EQ(b[1], 30); }
-  CHECK_EQ(lat.size(), 2);
+  std::vector<Bit64u> &b = lat[(Bit32u) XHCI << 16 | 0x35 << 8 | 2];
+  std::vector<Bit64u> &l = lat[(Bit32u) XHCI << 16 | 0x36 << 8 | 2];
+  CHECK_EQ(b.size(), 1);
+  if (b.size()) CHECK_EQ(b[0], 70);
+  CHECK_EQ(l.size(), 1);
+  if (l.size()) CHECK_EQ(l[0], 30);
+  CHECK_EQ(lat.size(), 3);
 }
 
 static void ioapic_remappable_entries()

@@ -802,12 +802,12 @@ static bool halted_in_guest(Bit32u id)
 struct lat_stamp { Bit64u t; Bit16u sid; bool posted; };
 static std::map<Bit64u, lat_stamp> stamps;
 unsigned bx_vtd_stamps;
-// Samples by (source, kind): kind 0 posted and taken in VMX non-root
+// Samples by (source, vector, kind): kind 0 posted and taken in VMX non-root
 // operation, 1 remapped and taken in non-root (through the hypervisor's
 // VM exit and its own delivery), 2 remapped and taken outside VMX (a bare
 // kernel). At most LAT_MAX each, the first ones.
 #define LAT_MAX 65536
-static std::map<Bit32u, std::vector<Bit64u> > lat;
+static std::map<Bit32u, std::vector<Bit64u> > lat;   // key: sid << 16 | vector << 8 | kind
 static const char *const lat_kind[3] = { "posted", "remapped_via_hv", "remapped_bare" };
 
 static void stamp(Bit16u sid, Bit32u dest, Bit8u vector, bool posted)
@@ -826,7 +826,7 @@ void bx_vtd_taken(Bit32u apic_id, Bit8u vector, unsigned vmx)
   if (it == stamps.end()) return;
   unsigned kind = it->second.posted ? 0 : vmx == 2 ? 1 : 2;
   if (it->second.posted && vmx != 2) kind = 2;   // cannot happen: a posted vector is taken in non-root only
-  std::vector<Bit64u> &v = lat[((Bit32u) it->second.sid << 8) | kind];
+  std::vector<Bit64u> &v = lat[((Bit32u) it->second.sid << 16) | ((Bit32u) vector << 8) | kind];
   if (v.size() < LAT_MAX) v.push_back(vtd_now() - it->second.t);
   stamps.erase(it);
   bx_vtd_stamps = (unsigned) stamps.size();
@@ -837,10 +837,10 @@ static void print_latency(void)
   for (std::map<Bit32u, std::vector<Bit64u> >::iterator it = lat.begin(); it != lat.end(); ++it) {
     std::vector<Bit64u> v = it->second;
     std::sort(v.begin(), v.end());
-    Bit16u sid = (Bit16u) (it->first >> 8);
+    Bit16u sid = (Bit16u) (it->first >> 16);
     size_t n = v.size();
-    fprintf(stderr, "bochs-vtd: latency source=%02x:%02x.%u kind=%s n=%zu p50=%llu p90=%llu p99=%llu max=%llu ticks\n",
-            sid >> 8, (sid >> 3) & 0x1F, sid & 7, lat_kind[it->first & 0xFF], n, (unsigned long long) v[n / 2],
+    fprintf(stderr, "bochs-vtd: latency source=%02x:%02x.%u vector=0x%02x kind=%s n=%zu p50=%llu p90=%llu p99=%llu max=%llu ticks\n",
+            sid >> 8, (sid >> 3) & 0x1F, sid & 7, (it->first >> 8) & 0xFF, lat_kind[it->first & 0xFF], n, (unsigned long long) v[n / 2],
             (unsigned long long) v[n * 9 / 10], (unsigned long long) v[n * 99 / 100], (unsigned long long) v[n - 1]);
   }
 }

