@@ -17,6 +17,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$("$here/bochs-chroot.sh") || exit 1
 work=$(dirname "$ser")
 mkdir -p "$work"
+# A bochsrc value ends at a space and LD_PRELOAD splits at one: a checkout
+# path with a space is reached through a space-free alias (symbolic links,
+# removed at exit; the chroot binds them as directories).
+if [[ "$iso$work" == *[[:space:]]* ]]; then
+  alias_dir=$(mktemp -d /tmp/hv-bochs.XXXXXX) || exit 125
+  trap 'rm -rf "$alias_dir"' EXIT
+  ln -s "$(dirname "$iso")" "$alias_dir/iso" && ln -s "$work" "$alias_dir/work" || exit 125
+  iso=$alias_dir/iso/$(basename "$iso") work=$alias_dir/work ser=$alias_dir/work/$(basename "$ser")
+fi
 rc_file="$work/$(basename "$ser" .ser).bochsrc"
 bios=/usr/share/bochs/BIOS-bochs-latest vga=/usr/share/vgabios/vgabios.bin display='rfb, options="timeout=0"'
 if [ -n "${HV_BOCHS:-}" ]; then
