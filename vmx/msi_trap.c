@@ -84,6 +84,11 @@ static void hw_mem_write(void *ctx, uint64_t pa, uint32_t val)
 static bool hw_table_at(void *ctx, uint64_t pa, uint32_t len)
 {
 	(void)ctx;
+	/* Above the identity map (a 64-bit BAR in the high MMIO window): the
+	 * table's pages mapped uncached in the hypervisor's own tables first,
+	 * for the entries it writes and the rest of the page it passes. */
+	if (!paging_map_mmio(pa, len))
+		return false;
 	if (!trap_eptp)
 		return true;
 	if (!ept_live_unmap(trap_eptp, pa, len, on))
@@ -141,7 +146,7 @@ static unsigned hw_place(void *ctx, uint64_t pa, uint32_t len)
 static void claims_fill(const struct acpi_info *a)
 {
 	claims.mem = vmx_env.mem;
-	claims.reach_end = paging_identity_end;
+	vmsi_claims_reach(&claims, paging_phys_bits(), PAGING_MMIO_REACH);
 	bool room = vmsi_claim(&claims, 0xfee00000u, MIB(1));
 	if (a && a->lapic_addr)
 		room &= vmsi_claim(&claims, a->lapic_addr & ~0xfffull, PAGE_SIZE);
