@@ -93,10 +93,12 @@ static unsigned tables_needed(uint64_t pa)
 
 bool paging_map_mmio(uint64_t pa, uint64_t len)
 {
+	if (pa + len < pa || pa + len > PAGING_MMIO_REACH)
+		return false;                    /* wraps, or past the lower half */
 	uint64_t lo = pa & ~0xfffull, hi = ALIGN_UP(pa + len, PAGE_SIZE);
 	if (hi <= paging_identity_end)
 		return true;
-	if (!host_pml4 || hi < lo || hi > PAGING_MMIO_REACH)
+	if (!host_pml4)
 		return false;
 	if (lo < paging_identity_end)
 		lo = paging_identity_end;
@@ -125,7 +127,7 @@ bool paging_map_mmio(uint64_t pa, uint64_t len)
 		pr_info("paging: MMIO 0x%llx-0x%llx above the identity map mapped uncached (%u of %u tables used)\n",
 			(unsigned long long)lo, (unsigned long long)hi, mmio_tables, PAGING_MMIO_MAX_TABLES);
 	else if (!ok)
-		pr_warn("paging: MMIO 0x%llx-0x%llx above the identity map not mapped (%s)\n", (unsigned long long)lo,
-			(unsigned long long)hi, hi > PAGING_MMIO_REACH ? "beyond 2^47" : "no page table left");
+		pr_warn("paging: MMIO 0x%llx-0x%llx above the identity map not mapped: no page table left (%u of %u used)\n",
+			(unsigned long long)lo, (unsigned long long)hi, mmio_tables, PAGING_MMIO_MAX_TABLES);
 	return ok;
 }
