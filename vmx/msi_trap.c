@@ -143,9 +143,10 @@ static unsigned hw_place(void *ctx, uint64_t pa, uint32_t len)
 /* The claimed ranges: the local APICs' page and the whole 0xFEExxxxx
  * interrupt-message range, every IOAPIC, ECAM, the HPET, each VT-d unit's
  * registers. */
-static void claims_fill(const struct acpi_info *a)
+static void claims_fill(const struct acpi_info *a, const struct memmap *mem)
 {
-	claims.mem = vmx_env.mem;
+	claims.mem = mem;
+	claims.n = 0;
 	vmsi_claims_reach(&claims, paging_phys_bits(), PAGING_MMIO_REACH);
 	bool room = vmsi_claim(&claims, 0xfee00000u, MIB(1));
 	if (a && a->lapic_addr)
@@ -181,6 +182,14 @@ const struct vmsi_hw *msi_trap_hw(void)
 	return &hw;
 }
 
+void msi_trap_scan(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem)
+{
+	claims_fill(acpi, mem);
+	claims.boot = true;
+	vmsi_scan(s, &hw);
+	claims.boot = false;
+}
+
 void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
 {
 	/* The virtual IOAPIC's view of the vCPUs. With owned remapping
@@ -193,7 +202,7 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 		vs.irte_count = IOMMU_MSI_IRTES;
 	}
 	trap_eptp = eptp;
-	claims_fill(acpi);
+	claims_fill(acpi, vmx_env.mem);
 	claims.boot = true;                  /* a reserved range holding a boot table is an MMIO window */
 	vmsi_scan(&vs, &hw);
 	claims.boot = false;
