@@ -91,6 +91,19 @@ static bool hw_table_at(void *ctx, uint64_t pa, uint32_t len)
 		return false;
 	if (!trap_eptp)
 		return true;
+	/* Beyond the EPT's identity map: the table's GiB mapped first, as the
+	 * guest's first touch of it would (else a touch elsewhere in that GiB
+	 * would map the table's pages back); a GiB that reads as absent
+	 * memory (the shared sink) cannot hold a trapped page: no room. */
+	for (uint64_t g = pa & ~(GIB(1) - 1); g < pa + len; g += GIB(1)) {
+		bool absent = false;
+		if (g >= vmx_env.ept_end && (g >= vmx_env.gpa_limit || memmap_type_at(vmx_env.mem, g) == MEM_HV))
+			return false;
+		if (g >= vmx_env.ept_end)
+			ept_live_late(trap_eptp, vmx_env.mem, vmx_env.mtrr, vmx_env.caps, g, &absent);
+		if (absent)
+			return false;
+	}
 	if (!ept_live_unmap(trap_eptp, pa, len, on))
 		return false;
 	if (on) {
