@@ -35,6 +35,7 @@ static const char *const vm_names[VM_COUNT - VR_COUNT] = {
 	[VM_TABLE_OVER_TABLE - VR_COUNT] = "msix_table_over_another_table",
 	[VM_TABLE_BEYOND_MAP - VR_COUNT] = "msix_table_beyond_map",
 	[VM_TABLE_NO_ROOM - VR_COUNT] = "msix_table_no_room",
+	[VM_TABLE_BEYOND_PHYS - VR_COUNT] = "msix_table_beyond_phys_width",
 };
 
 const char *vmsi_refusal_name(unsigned r)

@@ -42,8 +42,10 @@ enum {
 	VM_TABLE_OVER_MEMORY,            /* over a memory-map range (RAM, ACPI, reserved, the hypervisor's) */
 	VM_TABLE_OVER_CLAIMED,           /* over a range the hypervisor claims (VT-d, IOAPIC, LAPIC, ECAM, HPET) */
 	VM_TABLE_OVER_TABLE,             /* over another function's table pages */
-	VM_TABLE_BEYOND_MAP,             /* beyond the hypervisor's reach */
+	VM_TABLE_BEYOND_MAP,             /* beyond the hypervisor's reach (2^47: its page tables map there at
+	                                    the physical address, 4-level paging) */
 	VM_TABLE_NO_ROOM,                /* no trap page or EPT table left (VMSI_MAX_PAGES, the EPT budget) */
+	VM_TABLE_BEYOND_PHYS,            /* beyond the CPU's physical-address width (MAXPHYADDR) */
 	VM_PARKED,                       /* not a refusal: address 0, no message (Linux's teardown writes
 	                                    an all-zero message while enabled); the device sends nothing,
 	                                    nothing counted in refused_by */
@@ -81,14 +83,20 @@ struct vmsi_claims {
 	const struct memmap *mem;           /* every range of it, but a reserved one that held a table at boot */
 	uint64_t window_ranges;             /* bit i: memory-map range i held a table at boot (an MMIO window) */
 	bool boot;                          /* judging the boot's tables: reserved ranges become windows */
-	uint64_t reach_end;                 /* the hypervisor's map ends here */
+	uint64_t reach_end;                 /* the hypervisor reaches MMIO below this (0: nowhere) */
+	uint64_t phys_end;                  /* 2^MAXPHYADDR (0: not known, reach_end alone) */
 	uint32_t n;
 	struct { uint64_t base, len; } r[VMSI_MAX_CLAIMS];   /* claimed: VT-d, IOAPIC, LAPIC, ECAM, HPET */
 };
 /* Adds a claimed range (false: no room). */
 bool vmsi_claim(struct vmsi_claims *c, uint64_t base, uint64_t len);
-/* May a table lie at [pa, pa + len)? VR_NONE, VM_TABLE_BEYOND_MAP,
- * VM_TABLE_OVER_MEMORY or VM_TABLE_OVER_CLAIMED. */
+/* The reach: a table anywhere below 2^phys_bits (CPUID 0x80000008) and
+ * below where the hypervisor can map MMIO at its own address ('map_end',
+ * vmx/msi_trap.c: lib/paging.h's PAGING_MMIO_REACH); pages above the
+ * identity map are mapped on demand as the table is placed. */
+void vmsi_claims_reach(struct vmsi_claims *c, unsigned phys_bits, uint64_t map_end);
+/* May a table lie at [pa, pa + len)? VR_NONE, VM_TABLE_BEYOND_PHYS,
+ * VM_TABLE_BEYOND_MAP, VM_TABLE_OVER_MEMORY or VM_TABLE_OVER_CLAIMED. */
 unsigned vmsi_place_judge(struct vmsi_claims *c, uint64_t pa, uint64_t len);
 
 struct vmsi_entry {                      /* one MSI-X table entry as the guest wrote it */

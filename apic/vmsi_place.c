@@ -13,10 +13,20 @@ bool vmsi_claim(struct vmsi_claims *c, uint64_t base, uint64_t len)
 
 static bool overlaps(uint64_t a, uint64_t b, uint64_t lo, uint64_t len) { return lo < b && lo + len > a; }
 
+void vmsi_claims_reach(struct vmsi_claims *c, unsigned phys_bits, uint64_t map_end)
+{
+	if (phys_bits < 32 || phys_bits > 52)
+		phys_bits = 36;                  /* no sane width reported: the SDM's default */
+	c->phys_end = 1ull << phys_bits;
+	c->reach_end = map_end < c->phys_end ? map_end : c->phys_end;
+}
+
 unsigned vmsi_place_judge(struct vmsi_claims *c, uint64_t pa, uint64_t len)
 {
 	uint64_t end = pa + len;
-	if (end < pa || end > c->reach_end)
+	if (end < pa || (c->phys_end && end > c->phys_end))
+		return VM_TABLE_BEYOND_PHYS;
+	if (end > c->reach_end)
 		return VM_TABLE_BEYOND_MAP;
 	if (!c->mem)
 		return VM_TABLE_OVER_MEMORY;     /* no memory map to judge by: nowhere is safe */

@@ -273,7 +273,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	if (opts.iommu_test && !opts.probe) {
 		/* The trapped MSI first: compatibility format, before the
 		 * interrupt-remapping checks turn remapping on. */
-		bool msi_ok = msi_edutest(lapic_requested, lapic_id());
+		bool msi_ok = msi_edutest(&acpi, &bi->mem, lapic_requested, lapic_id());
 		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()) && msi_ok);
 	}
 	if (opts.iommu_ioapic_test && !opts.probe) {

@@ -3,6 +3,7 @@
 #include "ept.h"
 #include "../lib/memmap.h"
 #include "../lib/spinlock.h"
+#include "../lib/string.h"
 
 static spinlock_t lock;
 static struct ept_stats rt;              /* tables split at run time */
@@ -41,3 +42,31 @@ void ept_live_restore(uint64_t eptp, uint64_t pg)
 
 uint64_t ept_live_tables(void) { return rt.tables; }
 uint64_t ept_live_refused(void) { return refused; }
+
+static struct ept_stats late;
+static uint64_t sink_gib;
+
+bool ept_live_late(uint64_t eptp, const struct memmap *m, const struct mtrr_state *mtrr, const struct vmx_caps *c,
+		   uint64_t gpa, bool *absent)
+{
+	spin_lock(&lock);
+	if (!sink_gib) {
+		uint8_t *sink = page_alloc(1);
+		memset(sink, 0xff, PAGE_SIZE);
+		sink_gib = ept_sink_gib((paddr_t)(uintptr_t)sink, &late);
+	}
+	bool now = ept_map_late(eptp, m, mtrr, c, gpa, &late, EPT_LATE_MAX_TABLES, sink_gib);
+	const uint64_t *pml4 = (const uint64_t *)(uintptr_t)(eptp & ~0xfffull);
+	uint64_t e4 = pml4[(gpa >> 39) & 511];
+	uint64_t e3 = e4 ? ((const uint64_t *)(uintptr_t)(e4 & 0x000ffffffffff000ull))[(gpa >> 30) & 511] : 0;
+	spin_unlock(&lock);
+	*absent = !e3 || e3 == sink_gib;
+	return now;
+}
+
+void ept_live_late_stats(struct ept_stats *out)
+{
+	spin_lock(&lock);
+	*out = late;
+	spin_unlock(&lock);
+}

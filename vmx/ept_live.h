@@ -18,6 +18,23 @@ void ept_live_unlock(void);
 bool ept_live_unmap(uint64_t eptp, uint64_t pa, uint64_t len, bool runtime);
 /* A page that ept_live_unmap took out, back in (no INVEPT needed). */
 void ept_live_restore(uint64_t eptp, uint64_t pg);
+/* GiBs beyond the identity map (a 64-bit BAR high above RAM), mapped
+ * late by ept.h's ept_map_late within EPT_LATE_MAX_TABLES tables (256,
+ * 1 MiB: 254 GiB without 1 GiB pages, the whole 46-bit space with them);
+ * past that a GiB gets the shared sink GiB (absent memory: every page
+ * one page of its own, all ones until the guest writes it, nobody's). Takes the lock. True: the GiB was mapped or sunk now
+ * (false: already, by a touch, a trap or another vCPU, or the
+ * hypervisor's). *absent: it reads as absent memory (the shared sink, or
+ * not mapped): no page of it can be taken out alone. */
+#define EPT_LATE_MAX_TABLES 256
+struct memmap;
+struct mtrr_state;
+struct vmx_caps;
+struct ept_stats;
+bool ept_live_late(uint64_t eptp, const struct memmap *m, const struct mtrr_state *mtrr, const struct vmx_caps *c,
+		   uint64_t gpa, bool *absent);
+/* The late GiBs' tables and pages so far. */
+void ept_live_late_stats(struct ept_stats *out);
 /* Run-time tables allocated so far, and unmaps refused for the budget. */
 uint64_t ept_live_tables(void);
 uint64_t ept_live_refused(void);

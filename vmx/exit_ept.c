@@ -18,13 +18,11 @@
  * no data of it (all-ones until the guest writes it): the access completes
  * with a defined result, as on a machine where the memory does not exist,
  * it never livelocks on a retried fault, and each page is reported once. */
-/* Tables ept_map_late may add: 256 (1 MiB) map 254 GiB without 1 GiB pages,
- * the whole 46-bit space with them. */
-#define EPT_LATE_MAX_TABLES 256
 
 /* The sink pages, called under ept_live_lock: all ones for reads (mapped
- * read-only, so it stays so), and one that takes writes (and the GiBs
- * beyond the map's budget), whose contents are nobody's. */
+ * read-only, so it stays so), and one that takes writes, whose contents
+ * are nobody's (the GiBs beyond the late map's budget have their own:
+ * ept_live.h). */
 static uint8_t *sink_alloc(uint8_t **page)
 {
 	if (!*page) {
@@ -93,15 +91,11 @@ void exit_ept_violation(struct vcpu *v)
 		/* Beyond the identity map (a 64-bit BAR high above RAM): map its
 		 * GiB now, with the memory map's and the MTRRs' types, within a
 		 * budget of tables; past it the GiB reads as absent memory. */
-		static struct ept_stats late;
-		static uint64_t sink_gib;
-		ept_live_lock();
-		if (!sink_gib)
-			sink_gib = ept_sink_gib((paddr_t)(uintptr_t)wsink_page(), &late);
-		bool mapped = ept_map_late(vmx_env.cfg.eptp, vmx_env.mem, vmx_env.mtrr, vmx_env.caps, gpa, &late,
-					   EPT_LATE_MAX_TABLES, sink_gib);
-		ept_live_unlock();
+		bool absent;
+		bool mapped = ept_live_late(vmx_env.cfg.eptp, vmx_env.mem, vmx_env.mtrr, vmx_env.caps, gpa, &absent);
 		if (mapped) {
+			struct ept_stats late;
+			ept_live_late_stats(&late);
 			v->ept_late_gibs++;       /* not-present to present: no INVEPT (see below) */
 			if (v->ept_late_gibs <= 8)
 				pr_info("hv: EPT: GPA 0x%llx beyond the identity map: its GiB mapped on cpu%u (%llu x 1G, %llu x 2M pages, %llu GiB as absent memory so far)\n",

@@ -8,10 +8,15 @@
 #define VMX_MSI_EDUTEST_H
 #include "../lib/types.h"
 
-/* One "iommutest: msi-trap ..." line a check; true when all pass. Before
- * interrupt remapping is on (compatibility format). */
-bool msi_edutest(bool (*requested)(uint8_t vector), uint32_t apic_id);
 struct acpi_info;
+struct memmap;
+/* One "iommutest: msi-trap ..." line a check; true when all pass. Before
+ * interrupt remapping is on (compatibility format). The scan builds the
+ * trap's wall over mem and the ACPI ranges; each MSI-X table it finds
+ * above the identity map (OVMF puts the qemu-xhci's 64-bit BAR at
+ * 0xe0_0000_0000) must be placed and its entries read through the
+ * uncached mapping (one "iommutest: msix-high ..." line each). */
+bool msi_edutest(const struct acpi_info *acpi, const struct memmap *mem, bool (*requested)(uint8_t vector), uint32_t apic_id);
 /* iommutest=ioapic's trapped-MSI check, with interrupt remapping owned
  * (after boot/irtest.c's): edu's MSI, programmed as a guest would, through
  * one of the hypervisor's IRTEs (the device in remappable format): to this

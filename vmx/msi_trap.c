@@ -85,8 +85,26 @@ static void hw_mem_write(void *ctx, uint64_t pa, uint32_t val)
 static bool hw_table_at(void *ctx, uint64_t pa, uint32_t len)
 {
 	(void)ctx;
+	/* Above the identity map (a 64-bit BAR in the high MMIO window): the
+	 * table's pages mapped uncached in the hypervisor's own tables first,
+	 * for the entries it writes and the rest of the page it passes. */
+	if (!paging_map_mmio(pa, len))
+		return false;
 	if (!trap_eptp)
 		return true;
+	/* Beyond the EPT's identity map: the table's GiB mapped first, as the
+	 * guest's first touch of it would (else a touch elsewhere in that GiB
+	 * would map the table's pages back); a GiB that reads as absent
+	 * memory (the shared sink) cannot hold a trapped page: no room. */
+	for (uint64_t g = pa & ~(GIB(1) - 1); g < pa + len; g += GIB(1)) {
+		bool absent = false;
+		if (g >= vmx_env.ept_end && (g >= vmx_env.gpa_limit || memmap_type_at(vmx_env.mem, g) == MEM_HV))
+			return false;
+		if (g >= vmx_env.ept_end)
+			ept_live_late(trap_eptp, vmx_env.mem, vmx_env.mtrr, vmx_env.caps, g, &absent);
+		if (absent)
+			return false;
+	}
 	if (!ept_live_unmap(trap_eptp, pa, len, on))
 		return false;
 	if (on) {
@@ -139,10 +157,11 @@ static unsigned hw_place(void *ctx, uint64_t pa, uint32_t len)
 /* The claimed ranges: the local APICs' page and the whole 0xFEExxxxx
  * interrupt-message range, every IOAPIC, ECAM, the HPET, each VT-d unit's
  * registers. */
-static void claims_fill(const struct acpi_info *a)
+static void claims_fill(const struct acpi_info *a, const struct memmap *mem)
 {
-	claims.mem = vmx_env.mem;
-	claims.reach_end = paging_identity_end;
+	claims.mem = mem;
+	claims.n = 0;
+	vmsi_claims_reach(&claims, paging_phys_bits(), PAGING_MMIO_REACH);
 	bool room = vmsi_claim(&claims, 0xfee00000u, MIB(1));
 	if (a && a->lapic_addr)
 		room &= vmsi_claim(&claims, a->lapic_addr & ~0xfffull, PAGE_SIZE);
@@ -177,6 +196,14 @@ const struct vmsi_hw *msi_trap_hw(void)
 	return &hw;
 }
 
+void msi_trap_scan(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem)
+{
+	claims_fill(acpi, mem);
+	claims.boot = true;
+	vmsi_scan(s, &hw);
+	claims.boot = false;
+}
+
 void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
 {
 	/* The virtual IOAPIC's view of the vCPUs. With owned remapping
@@ -189,7 +216,7 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 		vs.irte_count = IOMMU_MSI_IRTES;
 	}
 	trap_eptp = eptp;
-	claims_fill(acpi);
+	claims_fill(acpi, vmx_env.mem);
 	claims.boot = true;                  /* a reserved range holding a boot table is an MMIO window */
 	vmsi_scan(&vs, &hw);
 	claims.boot = false;

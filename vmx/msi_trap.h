@@ -29,4 +29,11 @@ void msi_trap_report(void);
 /* The physical side (ports, configuration mechanism #1, MMIO) for
  * apic/vmsi.c, also for the iommutest aid without a guest (no EPT). */
 const struct vmsi_hw *msi_trap_hw(void);
+struct vmsi;
+struct memmap;
+/* The test aids' scan (iommutest, no VMX, no EPT): the trap's wall built
+ * over 'mem' and the ACPI ranges as msi_trap_setup builds it, then s
+ * scanned through msi_trap_hw() as at boot (tables above the identity map
+ * mapped by lib/paging.c). */
+void msi_trap_scan(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem);
 #endif

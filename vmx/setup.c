@@ -224,6 +224,12 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 		(unsigned long long)res.pid_table, max_id + extra);
 	virq_init(pid_table, max_id);
 	vmx_env.mem = &s->bi->mem;   /* before the traps: the MSI trap's wall judges places against it */
+	/* Before the traps too: a table placed beyond the identity map has its
+	 * GiB mapped late first (vmx/exit_ept.c, exit_ept_late_gib). */
+	vmx_env.mtrr = &mtrr;
+	vmx_env.ept_end = ALIGN_UP(end, GIB(1));
+	vmx_env.caps = s->caps;
+	guest_limits();
 	if (virt && s->opts->ioapic == IOAPIC_OPT_VIRTUAL)
 		vioapic_trap_setup(acpi, vmx_env.cfg.eptp);   /* the vCPUs and the notification vector known */
 	/* Owned remapping blocks every compatibility-format interrupt: the
@@ -243,11 +249,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	cpuid_policy_setup(&vmx_env.cfg, tiers, virt);
 	vmx_env.tiers_ipi = tiers->ipi;
 	vmx_env.bochs_test = s->opts->bochs_test && virt;
-	vmx_env.mtrr = &mtrr;
-	vmx_env.ept_end = ALIGN_UP(end, GIB(1));
 	gwalk_readable_end = paging_identity_end;   /* a guest walk never reads past the identity map */
-	guest_limits();
-	vmx_env.caps = s->caps;
 	vmx_env.acpi = acpi;
 
 	pr_info("hv: phase launch: the APs' vCPUs wait for the guest's SIPI, then the boot CPU's first VM entry\n");

@@ -6,6 +6,7 @@
  * classification computed here from the memory map. */
 #include "test.h"
 #include "../../vmx/ept.h"
+#include "../../vmx/ept_live.h"
 
 #define ADDR_MASK 0x000ffffffffff000ull          /* bits 51:12 */
 #define HEAP_SIZE MIB(16)
@@ -563,6 +564,42 @@ TEST(ept_late_map_beyond_the_end)
 		CHECK(!ept_map_late(b.eptp, m, NULL, &b.caps, MIB(200), &b.st, 1000, 0));        /* the hypervisor's */
 		done(&b);
 	}
+}
+
+/* An MSI-X table page beyond the identity map (issue 35, item 1): taken
+ * out of an unmapped GiB, it was out only until a touch elsewhere in that
+ * GiB mapped the whole GiB, the table page with it (the guest then wrote
+ * the device's table). The trap now maps the GiB first (ept_live_late)
+ * and takes the page out of it; a later touch finds the GiB mapped. */
+TEST(ept_late_gib_keeps_a_trapped_page_out)
+{
+	const struct memmap *m = main_map();
+	struct built b;
+	int mt, level;
+	bool present, absent = true;
+	uint64_t table = GIB(600) + 0x3000, other = GIB(600) + MIB(5);
+	/* The hole, as it was: an unmap of nothing, then a touch. */
+	build(&b, m, true, true, GIB(8));
+	CHECK(ept_live_unmap(b.eptp, table, 0x1000, false));
+	CHECK(ept_map_late(b.eptp, m, NULL, &b.caps, other, &b.st, 1000, 0));
+	ept_walk(b.eptp, table, &mt, &present, &level);
+	CHECK(present);                                   /* the table page reachable */
+	done(&b);
+	/* The GiB first, then the page out of it. */
+	build(&b, m, true, true, GIB(8));
+	CHECK(ept_live_late(b.eptp, m, NULL, &b.caps, table, &absent));
+	CHECK(!absent);
+	CHECK(ept_live_unmap(b.eptp, table, 0x1000, false));
+	CHECK(!ept_live_late(b.eptp, m, NULL, &b.caps, other, &absent));   /* the touch: mapped already */
+	CHECK(!absent);
+	ept_walk(b.eptp, table, &mt, &present, &level);
+	CHECK(!present);
+	ept_walk(b.eptp, other, &mt, &present, &level);
+	CHECK(present);
+	CHECK_EQ(mt, MT_UC);
+	ept_walk(b.eptp, table + 0x1000, &mt, &present, &level);
+	CHECK(present);
+	done(&b);
 }
 
 /* Past the table budget a GiB reads as absent memory: every page the sink. */
