@@ -14,6 +14,10 @@
  * Conditions"); any other in the last bucket. */
 #define FAULT_REASONS 0x28
 #define FR_IR_FIRST   0x20
+/* Fault lines printed; past them faults are only counted (the report).
+ * Since faults are read at each fault event, a guest whose device faults
+ * without end would otherwise keep the boot CPU printing at serial speed. */
+#define FAULT_LINES   64
 
 static struct {
 	const char *state;              /* for the banner and the report */
@@ -445,20 +449,22 @@ uint32_t iommu_poll_faults(struct vtd_fault *last)
 			continue;
 		bool overflow;
 		uint32_t n = vtd_read_faults(&io.unit[i], f, ARRAY_SIZE(f), &overflow);
-		if (overflow) {
-			io.overflows++;
+		if (overflow && ++io.overflows <= FAULT_LINES)
 			pr_warn("iommu: unit %u: fault recording overflowed: faults lost\n", i);
-		}
 		for (uint32_t k = 0; k < n; k++) {
 			io.by_reason[f[k].reason < FAULT_REASONS ? f[k].reason : FAULT_REASONS]++;
+			uint64_t seen = io.faults + io.irq_faults + 1;
+			if (seen == FAULT_LINES + 1)
+				pr_warn("iommu: more than %u faults: the rest counted, not printed (hvstat: iommu)\n", FAULT_LINES);
 			if (f[k].reason >= FR_IR_FIRST) {
 				/* An interrupt request blocked: the record's FI holds
 				 * its interrupt_index in bits 63:48, not an address. */
 				io.irq_faults++;
-				pr_warn("iommu: interrupt fault %llu on unit %u: source %02x:%02x.%u (0x%04x) index %llu, reason 0x%x (%s): blocked, recorded\n",
-					(unsigned long long)io.irq_faults, i, f[k].sid >> 8, (f[k].sid >> 3) & 31, f[k].sid & 7,
-					f[k].sid, (unsigned long long)(f[k].addr >> 48), f[k].reason,
-					vtd_fault_reason_name(f[k].reason));
+				if (seen <= FAULT_LINES)
+					pr_warn("iommu: interrupt fault %llu on unit %u: source %02x:%02x.%u (0x%04x) index %llu, reason 0x%x (%s): blocked, recorded\n",
+						(unsigned long long)io.irq_faults, i, f[k].sid >> 8, (f[k].sid >> 3) & 31, f[k].sid & 7,
+						f[k].sid, (unsigned long long)(f[k].addr >> 48), f[k].reason,
+						vtd_fault_reason_name(f[k].reason));
 				continue;
 			}
 			io.faults++;
@@ -466,10 +472,11 @@ uint32_t iommu_poll_faults(struct vtd_fault *last)
 				io.reads++;
 			else
 				io.writes++;
-			pr_warn("iommu: DMA fault %llu on unit %u: source %02x:%02x.%u (0x%04x) %s at 0x%llx, reason %u (%s): blocked, recorded\n",
-				(unsigned long long)io.faults, i, f[k].sid >> 8, (f[k].sid >> 3) & 31, f[k].sid & 7, f[k].sid,
-				f[k].read ? "read" : "write", (unsigned long long)f[k].addr, f[k].reason,
-				vtd_fault_reason_name(f[k].reason));
+			if (seen <= FAULT_LINES)
+				pr_warn("iommu: DMA fault %llu on unit %u: source %02x:%02x.%u (0x%04x) %s at 0x%llx, reason %u (%s): blocked, recorded\n",
+					(unsigned long long)io.faults, i, f[k].sid >> 8, (f[k].sid >> 3) & 31, f[k].sid & 7, f[k].sid,
+					f[k].read ? "read" : "write", (unsigned long long)f[k].addr, f[k].reason,
+					vtd_fault_reason_name(f[k].reason));
 			if (last)
 				*last = f[k];
 		}
