@@ -2,29 +2,6 @@
  * capabilities' emulation and the MSI-X table's. */
 #include "vmsi.h"
 
-/* MSI capability (PCI 3.0, "MSI Capability Structure"): message control
- * at +2; address at +4; 64-bit: upper address +8, data +0xC; else data
- * +8; with per-vector masking the mask and pending dwords follow data's. */
-#define MSI_EN        BIT(0)
-#define MSI_MMC(c)    (((c) >> 1) & 7)    /* multiple message capable, read-only */
-#define MSI_MME(c)    (((c) >> 4) & 7)    /* multiple message enable */
-#define MSI_64        BIT(7)              /* 64-bit address capable, read-only */
-#define MSI_PVM       BIT(8)              /* per-vector masking capable, read-only */
-#define MSI_CTL_RW    (MSI_EN | 7u << 4)
-/* MSI-X capability ("MSI-X Capability and Table Structure"): message
- * control 10:0 table size - 1 (read-only), 14 function mask, 15 enable;
- * +4 table offset/BIR, +8 PBA offset/BIR (read-only). Entries of 16
- * bytes: address, upper address, data, vector control (bit 0 mask). */
-#define MSIX_FMASK    BIT(14)
-#define MSIX_EN       BIT(15)
-#define MSIX_CTL_RW   (MSIX_FMASK | MSIX_EN)
-#define MSIX_ENT_MASK BIT(0)
-#define CFG_STATUS    0x06
-#define CFG_CAP_LIST  BIT(4)
-#define CFG_CAP_PTR   0x34
-#define CFG_HDR_TYPE  0x0e
-#define CFG_SEC_BUS   0x19                /* a bridge's secondary bus number */
-
 static const char *const vm_names[VM_COUNT - VR_COUNT] = {
 	[VM_BAD_ADDR - VR_COUNT] = "not_an_msi_address", [VM_NO_IRTE - VR_COUNT] = "no_irte_left",
 	[VM_NO_TABLE - VR_COUNT] = "msix_table_not_emulated", [VM_PARKED - VR_COUNT] = "parked",
@@ -116,7 +93,7 @@ static unsigned route_fn(const struct vioapic_dom *d, const struct vmsi_hw *hw, 
 	return r;
 }
 
-static struct vmsi_fn *find(struct vmsi *s, uint16_t bdf)
+struct vmsi_fn *vmsi_find(struct vmsi *s, uint16_t bdf)
 {
 	for (uint32_t i = 0; i < s->nfn; i++)
 		if (s->fn[i].bdf == bdf)
@@ -124,7 +101,7 @@ static struct vmsi_fn *find(struct vmsi *s, uint16_t bdf)
 	return NULL;
 }
 
-static void count_route(struct vmsi *s, struct vmsi_fn *f, unsigned r, uint64_t va, uint32_t vd, uint64_t pa, uint32_t pd)
+void vmsi_count_route(struct vmsi *s, struct vmsi_fn *f, unsigned r, uint64_t va, uint32_t vd, uint64_t pa, uint32_t pd)
 {
 	f->last_refusal = (uint8_t)r;
 	f->vaddr = va, f->vdata = vd;
@@ -176,7 +153,7 @@ static void msi_apply(struct vmsi *s, const struct vioapic_dom *d, const struct 
 	/* The device sends no more vectors than it is capable of. */
 	unsigned mme = MSI_MME(ctl) < MSI_MMC(ctl) ? MSI_MME(ctl) : MSI_MMC(ctl);
 	unsigned r = route_fn(d, hw, f, 0, va, f->msi_data & 0xffff, 1u << (mme > 5 ? 5 : mme), &pa, &pd);
-	count_route(s, f, r, va, f->msi_data & 0xffff, pa, pd);
+	vmsi_count_route(s, f, r, va, f->msi_data & 0xffff, pa, pd);
 	if (r != VR_NONE) {
 		if (pvm) {
 			hw->cfg_write(hw->ctx, f->bdf, c + msi_mask_off(f), 4, msi_mask_bits(f));
@@ -211,7 +188,7 @@ static void msix_entry_apply(struct vmsi *s, const struct vioapic_dom *d, const 
 	uint32_t pd;
 	unsigned r = route_fn(d, hw, f, (f->msi ? VMSI_MSI_IRTES : 0) + i, va, e->data, 1, &pa, &pd);
 	if (count)
-		count_route(s, f, r, va, e->data, pa, pd);
+		vmsi_count_route(s, f, r, va, e->data, pa, pd);
 	if (r != VR_NONE)
 		return;
 	hw->mem_write(hw->ctx, t, (uint32_t)pa);
@@ -220,111 +197,6 @@ static void msix_entry_apply(struct vmsi *s, const struct vioapic_dom *d, const 
 	hw->mem_write(hw->ctx, t + 12, 0);
 }
 
-
-uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus, uint8_t (*path)[2], uint32_t max)
-{
-	uint8_t up[256][2];
-	uint32_t n = 0;
-	for (uint32_t cur = bdf;;) {
-		if (n == max || n == 256)
-			return 0;                /* deeper than max, or a loop of bridges */
-		up[n][0] = (uint8_t)(cur >> 3 & 31);
-		up[n][1] = (uint8_t)(cur & 7);
-		n++;
-		uint16_t br = s->bridge_of[cur >> 8];
-		if (!br || !(cur >> 8)) {
-			*start_bus = (uint8_t)(cur >> 8);
-			break;
-		}
-		cur = br - 1u;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		path[i][0] = up[n - 1 - i][0];
-		path[i][1] = up[n - 1 - i][1];
-	}
-	return n;
-}
-
-static void scan_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
-{
-	unsigned type = hw->cfg_read(hw->ctx, bdf, CFG_HDR_TYPE, 1) & 0x7f;
-	if (type == 1) {                     /* a bridge: whose functions sit below it */
-		uint8_t sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1);
-		if (sec && !s->bridge_of[sec])
-			s->bridge_of[sec] = (uint16_t)(bdf + 1);
-	}
-	if (!(hw->cfg_read(hw->ctx, bdf, CFG_STATUS, 2) & CFG_CAP_LIST) || type > 1)
-		return;
-	uint16_t up = s->bridge_of[bdf >> 8];
-	struct vmsi_fn f = { .bdf = bdf, .parent = (bdf >> 8) && up ? (uint16_t)(up - 1) : VMSI_NO_PARENT };
-	uint32_t p = hw->cfg_read(hw->ctx, bdf, CFG_CAP_PTR, 1) & 0xfc;
-	for (unsigned n = 0; p >= 0x40 && n < 48; n++) {     /* 48: (256 - 64) / 4, a loop cannot be longer */
-		uint32_t h = hw->cfg_read(hw->ctx, bdf, (uint16_t)p, 4);
-		if ((h & 0xff) == PCI_CAP_ID_MSI && !f.msi)
-			f.msi = (uint8_t)p;
-		else if ((h & 0xff) == PCI_CAP_ID_MSIX && !f.msix)
-			f.msix = (uint8_t)p;
-		p = (h >> 8) & 0xfc;
-	}
-	if (!f.msi && !f.msix)
-		return;
-	if (s->nfn >= VMSI_MAX_FNS) {
-		s->untrapped++;                  /* counted: the caller says so */
-		return;
-	}
-	if (f.msi) {
-		/* The guest starts from a disabled MSI: the read-only bits as the
-		 * device has them, the rest as after reset (0). */
-		f.msi_ctl = (uint16_t)(hw->cfg_read(hw->ctx, bdf, f.msi + 2, 2) & ~MSI_CTL_RW);
-		hw->cfg_write(hw->ctx, bdf, f.msi + 2, 2, f.msi_ctl);
-	}
-	if (f.msix) {
-		uint16_t ctl = (uint16_t)hw->cfg_read(hw->ctx, bdf, f.msix + 2, 2);
-		f.msix_ctl = ctl & ~MSIX_CTL_RW;
-		f.nent = (uint16_t)((ctl & 0x7ff) + 1);
-		f.msix_table = hw->cfg_read(hw->ctx, bdf, f.msix + 4, 4);
-		f.bar_size = vmsi_bar_size(hw, bdf, f.msix_table & 7);
-		if (s->pool_used + f.nent <= VMSI_POOL) {
-			f.ent = &s->pool[s->pool_used];
-			s->pool_used += f.nent;
-			for (uint32_t i = 0; i < f.nent; i++)
-				f.ent[i] = (struct vmsi_entry){ 0, 0, 0, MSIX_ENT_MASK };   /* reset: masked */
-		}
-		hw->cfg_write(hw->ctx, bdf, f.msix + 2, 2, f.msix_ctl);
-	}
-	uint32_t need = (f.msi ? VMSI_MSI_IRTES : 0) + (f.msix ? f.nent : 0);
-	f.irte = VMSI_NO_IRTE;
-	if (s->irte_count && s->irte_used + need <= s->irte_count) {
-		f.irte = s->irte_base + s->irte_used;
-		s->irte_used += need;
-	}
-	s->fn[s->nfn] = f;
-	struct vmsi_fn *q = &s->fn[s->nfn++];
-	if (q->msix) {
-		unsigned r = vmsi_table_place(s, hw, q, vmsi_decoding(hw, q));
-		if (r != VR_NONE)
-			count_route(s, q, r, 0, 0, 0, 0);
-		for (uint32_t i = 0; i < q->nent && q->table_pa && q->ent; i++)
-			hw->mem_write(hw->ctx, q->table_pa + 16ull * i + 12, MSIX_ENT_MASK);
-	}
-}
-
-void vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw)
-{
-	for (uint32_t bus = 0; bus < 256; bus++)
-		for (uint32_t dev = 0; dev < 32; dev++)
-			for (uint32_t fn = 0; fn < 8; fn++) {
-				uint16_t bdf = (uint16_t)(bus << 8 | dev << 3 | fn);
-				if ((hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff) == 0xffff) {
-					if (!fn)
-						break;       /* no function 0: no device */
-					continue;
-				}
-				scan_fn(s, hw, bdf);
-				if (!fn && !(hw->cfg_read(hw->ctx, bdf, CFG_HDR_TYPE, 1) & 0x80))
-					break;               /* not multi-function */
-			}
-}
 
 /* Is byte 'off' of the function's space emulated? MSI: message control
  * to the mask (not the ID and next pointer, not the pending bits);
@@ -356,7 +228,7 @@ static uint32_t vdword(const struct vmsi_fn *f, uint16_t dw)
 uint32_t vmsi_cfg_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off, unsigned size)
 {
 	uint32_t v = hw->cfg_read(hw->ctx, bdf, off, size);
-	struct vmsi_fn *f = find(s, bdf);
+	struct vmsi_fn *f = vmsi_find(s, bdf);
 	bool emu = false;
 	for (unsigned i = 0; f && i < size; i++)
 		if (emulated(f, (uint16_t)(off + i))) {
@@ -417,10 +289,10 @@ static void msix_ctl_apply(struct vmsi *s, const struct vioapic_dom *d, const st
 		 * MSI-X stays off (its INTx too: MSI-X enabled, virtually). */
 		pctl &= (uint16_t)~MSIX_EN;
 		if (relocate && why == VR_NONE && vmsi_decoding(hw, f))
-			count_route(s, f, VM_NO_TABLE, 0, 0, 0, 0);   /* decoding off: no place, no refusal */
+			vmsi_count_route(s, f, VM_NO_TABLE, 0, 0, 0, 0);   /* decoding off: no place, no refusal */
 	}
 	if (why != VR_NONE)
-		count_route(s, f, why, 0, 0, 0, 0);
+		vmsi_count_route(s, f, why, 0, 0, 0, 0);
 	hw->cfg_write(hw->ctx, f->bdf, f->msix + 2, 2, pctl);
 }
 
@@ -472,7 +344,7 @@ static void bar_or_cmd_write(struct vmsi *s, const struct vioapic_dom *d, const 
 void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
 		    unsigned size, uint32_t val)
 {
-	struct vmsi_fn *f = find(s, bdf);
+	struct vmsi_fn *f = vmsi_find(s, bdf);
 	bool emu = false;
 	for (unsigned i = 0; f && i < size; i++)
 		emu |= emulated(f, (uint16_t)(off + i));

@@ -21,9 +21,14 @@
 #include "vioapic.h"
 #include "../lib/memmap.h"
 
-#define VMSI_MAX_FNS     64              /* functions with an MSI or MSI-X capability */
-#define VMSI_POOL        4096            /* MSI-X entries over all functions */
-#define VMSI_MAX_PAGES   256             /* MSI-X table pages trapped at once (the tables' current pages) */
+/* Sizes come from the scan (vmsi_count): the functions with an MSI or
+ * MSI-X capability, their MSI-X entries and table pages as found, room for
+ * the virtual functions their SR-IOV capabilities can enable (TotalVFs,
+ * each counted as its physical function) and for hot-added functions. */
+#define VMSI_ROOM_FNS     32             /* hot-added functions */
+#define VMSI_ROOM_ENTRIES 2048           /* their MSI-X entries (one function's most) */
+#define VMSI_ROOM_PAGES   64             /* table pages beyond the boot's: BARs moved, tables hot-added */
+#define VMSI_ROOM_IRTES   (VMSI_ROOM_ENTRIES + 32u * VMSI_ROOM_FNS)
 #define PCI_CFG_ADDR     0xcf8
 #define PCI_CFG_DATA     0xcfc
 #define PCI_CAP_ID_MSI   0x05
@@ -75,6 +80,12 @@ struct vmsi_hw {
 	/* The page at pg holds no table any more: back in the guest's view
 	 * (may be NULL). */
 	void (*table_gone)(void *ctx, uint64_t pg);
+	/* bytes of zeroed memory that stays (the hypervisor's pages, never the
+	 * guest's), NULL: none; vmsi_scan sizes its arrays with it. */
+	void *(*alloc)(void *ctx, size_t bytes);
+	/* cfg_* reach the extended configuration space (ECAM: offsets up to
+	 * 0xFFF, where SR-IOV's capability lies); mechanism #1 reaches 0xFF. */
+	bool ext_cfg;
 };
 
 /* The trap's wall: where no MSI-X table may lie. */
@@ -132,15 +143,28 @@ struct vmsi_fn {
 	struct vioapic_reach reach;         /* and whom it reached, how (its first vector) */
 };
 
+/* What a scan finds (vmsi_count), before anything is taken. */
+struct vmsi_need {
+	uint32_t fns, entries, pages;       /* functions with MSI or MSI-X, their MSI-X entries, table pages */
+	uint32_t irtes;                     /* owned remapping: 32 per MSI, one per MSI-X entry */
+	uint32_t vfs, vf_entries, vf_irtes, vf_pages; /* the VFs SR-IOV can enable (TotalVFs; each as its PF) */
+};
+/* One bus walk: every function's capabilities counted, nothing written. */
+void vmsi_count(const struct vmsi_hw *hw, struct vmsi_need *n);
+/* The IRTEs a scan with this need takes at most (room included). */
+uint32_t vmsi_irtes_wanted(const struct vmsi_need *n);
+
 struct vmsi {
-	uint32_t cf8;                       /* the guest's CONFIG_ADDRESS */
-	uint32_t nfn;
-	uint32_t untrapped;                 /* functions with MSI or MSI-X past VMSI_MAX_FNS: not trapped */
-	struct vmsi_fn fn[VMSI_MAX_FNS];
-	uint32_t pool_used;
-	struct vmsi_entry pool[VMSI_POOL];
-	uint32_t npages;
-	uint64_t page[VMSI_MAX_PAGES];      /* trapped pages: those of the placed tables, no other */
+	uint16_t seg;                       /* the PCI segment (MCFG) */
+	uint32_t cf8;                       /* the guest's CONFIG_ADDRESS (segment 0) */
+	struct vmsi_need need;              /* what the scan counted */
+	uint32_t nfn, fn_room;
+	uint32_t untrapped;                 /* functions with MSI or MSI-X past fn_room: not trapped, said */
+	struct vmsi_fn *fn;                 /* fn_room of them, from hw->alloc (or the caller's) */
+	uint32_t pool_used, pool_room;
+	struct vmsi_entry *pool;
+	uint32_t npages, page_room;
+	uint64_t *page;                     /* trapped pages: those of the placed tables, no other */
 	uint16_t bridge_of[256];            /* the bridge whose secondary bus this is (+1; 0: none seen) */
 	uint32_t refused_by[VM_COUNT];
 	/* Owned remapping (d->remap): the IRTEs the functions take, set before
@@ -158,8 +182,13 @@ uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus,
 
 /* Every bus, device and function through hw->cfg_read: each MSI and MSI-X
  * capability found, the guest's state taken from the physical one (MSI
- * disabled, every MSI-X entry masked physically), its table located. */
-void vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw);
+ * disabled, every MSI-X entry masked physically), its table located.
+ * Where s->fn is NULL the arrays are first sized from vmsi_count (with
+ * the room above) and taken from hw->alloc; false: no memory (nothing
+ * trapped, every function counted in untrapped). */
+bool vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw);
+/* The trapped function bdf, NULL: none. */
+struct vmsi_fn *vmsi_find(struct vmsi *s, uint16_t bdf);
 /* One configuration access (1, 2 or 4 bytes at off; off + size within the
  * dword as mechanism #1 gives it). */
 uint32_t vmsi_cfg_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off, unsigned size);
@@ -193,6 +222,30 @@ unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, u
  * any more. PCI 3.0, "Command Register" (bit 1 memory space), "Base
  * Address Registers" (sizing); PCI-to-PCI Bridge Architecture, memory
  * base/limit registers. */
+/* MSI capability (PCI 3.0, "MSI Capability Structure"): message control
+ * at +2; address at +4; 64-bit: upper address +8, data +0xC; else data
+ * +8; with per-vector masking the mask and pending dwords follow data's. */
+#define MSI_EN        BIT(0)
+#define MSI_MMC(c)    (((c) >> 1) & 7)    /* multiple message capable, read-only */
+#define MSI_MME(c)    (((c) >> 4) & 7)    /* multiple message enable */
+#define MSI_64        BIT(7)              /* 64-bit address capable, read-only */
+#define MSI_PVM       BIT(8)              /* per-vector masking capable, read-only */
+#define MSI_CTL_RW    (MSI_EN | 7u << 4)
+/* MSI-X capability ("MSI-X Capability and Table Structure"): message
+ * control 10:0 table size - 1 (read-only), 14 function mask, 15 enable;
+ * +4 table offset/BIR, +8 PBA offset/BIR (read-only). Entries of 16
+ * bytes: address, upper address, data, vector control (bit 0 mask). */
+#define MSIX_FMASK    BIT(14)
+#define MSIX_EN       BIT(15)
+#define MSIX_CTL_RW   (MSIX_FMASK | MSIX_EN)
+#define MSIX_ENT_MASK BIT(0)
+#define CFG_STATUS    0x06
+#define CFG_CAP_LIST  BIT(4)
+#define CFG_CAP_PTR   0x34
+#define CFG_HDR_TYPE  0x0e
+#define CFG_SEC_BUS   0x19                /* a bridge's secondary bus number */
+/* The route's outcome counted on f (and in s->refused_by for a refusal). */
+void vmsi_count_route(struct vmsi *s, struct vmsi_fn *f, unsigned r, uint64_t va, uint32_t vd, uint64_t pa, uint32_t pd);
 #define CFG_BAR0      0x10
 #define CFG_COMMAND   0x04
 #define CMD_MEM       BIT(1)              /* memory space decoding */

@@ -134,7 +134,7 @@ static unsigned place_check(const struct vmsi *s, const struct vmsi_hw *hw, cons
 	uint32_t fresh = 0;
 	for (uint64_t pg = first_page(pa); pg < end_page(pa, len); pg += 0x1000)
 		fresh += !page_listed(s, pg);
-	if (s->npages + fresh > VMSI_MAX_PAGES)
+	if (s->npages + fresh > s->page_room)
 		return VM_TABLE_NO_ROOM;
 	return VR_NONE;
 }

@@ -10,6 +10,7 @@
 #include "../vmx/vioapic_trap.h"
 #include "../iommu/edutest.h"
 #include "../iommu/iommu.h"
+#include "../vmx/msi_trap.h"
 #include "../lib/cpu.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
@@ -95,7 +96,9 @@ bool ioapic_ir_test(const struct acpi_info *acpi, const struct memmap *mem, bool
 		if (acpi->cpu[i].apic_id > 255 && !far)
 			far = acpi->cpu[i].apic_id;
 	}
-	if (!iommu_ir_own(acpi, need_eim, true))
+	char why[200];
+	uint32_t irtes = msi_trap_count(acpi, why, sizeof why);
+	if (!iommu_ir_own(acpi, need_eim, true, irtes))
 		return false;
 	__asm__ volatile("cli");
 

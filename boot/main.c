@@ -33,6 +33,7 @@
 #include "../vmx/caps.h"
 #include "../guest/setup.h"
 #include "../iommu/iommu.h"
+#include "../vmx/msi_trap.h"
 #include "../iommu/edutest.h"
 #include "../iommu/preon.h"
 #include "probe.h"
@@ -316,7 +317,19 @@ __noreturn void hv_main(struct boot_info *bi)
 			bool need_eim = lapic_x2apic;
 			for (uint32_t i = 0; i < acpi.ncpus; i++)
 				need_eim |= acpi.cpu[i].apic_id > 255;
-			iommu_ir_own(&acpi, need_eim, opts.intremap == INTREMAP_ON);
+			/* The MSI trap's scan first: the table is sized from what it
+			 * finds, and auto owns remapping only where the trap covers
+			 * every function (a function it misses would be blocked). */
+			char why[200];
+			uint32_t irtes = msi_trap_count(&acpi, why, sizeof why);
+			if (why[0] && opts.intremap == INTREMAP_AUTO)
+				pr_info("iommu: intremap=auto: interrupt remapping not owned: %s; IOAPIC pins and MSIs in compatibility format, CPUs above APIC ID 255 parked\n",
+					why);
+			else {
+				if (why[0])
+					pr_warn("iommu: intremap=on: %s; their compatibility-format MSIs will be blocked\n", why);
+				iommu_ir_own(&acpi, need_eim, opts.intremap == INTREMAP_ON, irtes);
+			}
 		}
 	}
 

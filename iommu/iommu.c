@@ -24,11 +24,19 @@ static struct {
 	bool available, on;
 	bool ir_owned, ir_eim;          /* intremap=auto or on: the hypervisor's IRT in every unit (EIM: 32-bit destinations) */
 	uint32_t msi_irte_base;         /* the MSIs' IRTEs from here (after the IOAPICs') */
-	uint64_t *irt;                  /* its table: entry i at irt[2i] (63:0), irt[2i+1] (127:64) */
+	/* One table per PCI segment, in the units of that segment: an IRTE
+	 * checks a 16-bit source ID, which names no segment, so a device of
+	 * one segment could pass the check of a function with the same BDF on
+	 * another if they shared a table. The IOAPICs' entries in segment 0's. */
+	struct irt_seg {
+		uint16_t seg;
+		uint64_t *irt;          /* entry i at irt[2i] (63:0), irt[2i+1] (127:64) */
+		/* The unit that remaps each IRTE's source (the DRHD index),
+		 * IRTE_ANY where unknown: its interrupt entry cache alone holds it. */
+		uint8_t *irte_unit;
+	} irs[IOMMU_MAX_SEGS];
+	uint32_t nirs;
 	uint16_t *sid;                  /* the source ID of each IOAPIC of the MADT */
-	/* The unit that remaps each IRTE's source (the DRHD index), IRTE_ANY
-	 * where unknown: its interrupt entry cache alone holds the entry. */
-	uint8_t *irte_unit;
 	uint32_t irt_entries;
 	bool queued;                    /* iommuqi=auto: queued invalidation where offered */
 	struct dmar_info dmar;          /* its arrays in page_alloc's pages, sized by dmar_count */
@@ -273,7 +281,43 @@ static int ioapic_sid(uint8_t id)
 	return -1;
 }
 
-bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked)
+/* The table of segment seg (NULL: none). */
+static struct irt_seg *irt_of(uint16_t seg)
+{
+	for (uint32_t k = 0; k < io.nirs; k++)
+		if (io.irs[k].seg == seg)
+			return &io.irs[k];
+	return NULL;
+}
+
+/* A table for each segment that has a unit, each unit's IRTA at its
+ * segment's. NULL, or why not. */
+static const char *tables_of_segments(uint32_t size_field, bool need_eim, char *err, size_t errlen)
+{
+	uint64_t bytes = 16ull << (size_field + 1);
+	io.nirs = 0;
+	for (uint32_t i = 0; i < io.nunits; i++) {
+		uint16_t seg = io.dmar.drhd[i].segment;
+		struct irt_seg *t = irt_of(seg);
+		if (!t && io.nirs == IOMMU_MAX_SEGS)
+			return "units in more PCI segments than the hypervisor keeps tables for (IOMMU_MAX_SEGS)";
+		if (!t) {
+			t = &io.irs[io.nirs++];
+			t->seg = seg;
+			t->irt = page_alloc(bytes / PAGE_SIZE);
+			t->irte_unit = page_alloc(ALIGN_UP(2u << size_field, PAGE_SIZE) / PAGE_SIZE);
+			if (!t->irt || !t->irte_unit)
+				return "no memory for the table";
+			memset(t->irt, 0, bytes);
+			memset(t->irte_unit, IRTE_ANY, 2u << size_field);
+		}
+		if (vtd_enable_ir(&io.unit[i], (paddr_t)(uintptr_t)t->irt, size_field, need_eim, err, errlen))
+			return err;
+	}
+	return NULL;
+}
+
+bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked, uint32_t msi_irtes)
 {
 	char err[200];
 	const char *why = NULL;
@@ -289,35 +333,42 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked)
 	uint32_t n = acpi->nioapics;
 	if (!why && !n)
 		why = "no IOAPIC in the MADT";
-	/* 2^(S+1) entries: VIOAPIC_PINS (256) per IOAPIC, then the MSIs'. */
-	uint32_t size_field = 7, want = n * 256u + IOMMU_MSI_IRTES;
-	while (!why && (2u << size_field) < want && size_field < 15)
+	/* 2^(S+1) entries: VIOAPIC_PINS (256) per IOAPIC, then the MSIs' as
+	 * the scan counted them; at most 2^16 (S = 15). */
+	uint64_t want = n * 256ull + msi_irtes;
+	uint32_t size_field = 7;
+	while (!why && (2ull << size_field) < want && size_field < 15)
 		size_field++;
-	if (!why && (2u << size_field) < want)
+	if (!why && n * 256ull >= (2ull << size_field))
 		why = "more IOAPICs than one table indexes";
-	for (uint32_t k = 0; !why && k < n; k++)
+	for (uint32_t k = 0; !why && k < n; k++) {
+		struct dmar_scope sc = { .type = DMAR_SCOPE_IOAPIC, .enum_id = acpi->ioapic[k].id };
 		if (ioapic_sid(acpi->ioapic[k].id) < 0)
 			why = "an IOAPIC of the MADT has no device scope in the DMAR (its source ID unknown)";
+		else if (dmar_unit_of(&io.dmar, 0, &sc) < 0)
+			why = "an IOAPIC of the MADT lies under no unit of PCI segment 0";
+	}
 	if (!why) {
-		io.irt = page_alloc((16ull << (size_field + 1)) / PAGE_SIZE);
 		io.sid = page_alloc(ALIGN_UP(n * sizeof *io.sid, PAGE_SIZE) / PAGE_SIZE);
-		io.irte_unit = page_alloc(ALIGN_UP(2u << size_field, PAGE_SIZE) / PAGE_SIZE);
-		if (!io.irt || !io.sid || !io.irte_unit)
+		if (!io.sid)
 			why = "no memory for the table";
 	}
 	if (!why) {
-		memset(io.irt, 0, 16ull << (size_field + 1));
 		io.irt_entries = 2u << size_field;
-		memset(io.irte_unit, IRTE_ANY, io.irt_entries);
+		why = tables_of_segments(size_field, need_eim, err, sizeof err);
+	}
+	if (!why) {
 		for (uint32_t k = 0; k < n; k++) {
 			io.sid[k] = (uint16_t)ioapic_sid(acpi->ioapic[k].id);
 			struct dmar_scope sc = { .type = DMAR_SCOPE_IOAPIC, .enum_id = acpi->ioapic[k].id };
-			iommu_irte_owner(iommu_ioapic_irte_base(k), 256, dmar_unit_of(&io.dmar, 0, &sc));
+			iommu_irte_owner(0, iommu_ioapic_irte_base(k), 256, dmar_unit_of(&io.dmar, 0, &sc));
 		}
-		if (iommu_ir_enable((paddr_t)(uintptr_t)io.irt, size_field, need_eim, err, sizeof err))
-			why = err;
 	}
 	if (why) {
+		for (uint32_t i = 0; io.irt_entries && i < io.nunits; i++)
+			vtd_disable_ir(&io.unit[i]);     /* a unit turned on before another refused */
+		io.nirs = 0;
+		io.irt_entries = 0;
 		if (asked)
 			pr_warn("iommu: intremap=on: interrupt remapping not owned: %s; IOAPIC pins in compatibility format, CPUs above APIC ID 255 parked\n",
 				why);
@@ -329,9 +380,12 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked)
 	io.ir_owned = true;
 	io.ir_eim = need_eim;
 	io.msi_irte_base = n * 256u;
-	pr_info("iommu: interrupt remapping owned: one table of %u entries at 0x%llx in %u unit%s, %s destinations, compatibility format blocked; %u IOAPIC%s (source IDs from the DMAR)\n",
-		2u << size_field, (unsigned long long)(uintptr_t)io.irt, io.nunits, io.nunits == 1 ? "" : "s",
-		need_eim ? "32-bit (EIM)" : "8-bit", n, n == 1 ? "" : "s");
+	pr_info("iommu: interrupt remapping owned: a table of %u entries (%u for MSIs, %u wanted by the scan) for each of %u PCI segment%s, in %u unit%s, %s destinations, compatibility format blocked; %u IOAPIC%s (source IDs from the DMAR)\n",
+		io.irt_entries, io.irt_entries - io.msi_irte_base, msi_irtes, io.nirs, io.nirs == 1 ? "" : "s", io.nunits,
+		io.nunits == 1 ? "" : "s", need_eim ? "32-bit (EIM)" : "8-bit", n, n == 1 ? "" : "s");
+	if (want > io.irt_entries)
+		pr_warn("iommu: the scan wants %llu IRTEs, a table holds %u: the functions past them have no IRTE (their MSIs refused, counted as no_irte_left)\n",
+			(unsigned long long)want, io.irt_entries);
 	return true;
 }
 
@@ -350,6 +404,10 @@ void iommu_ir_release(const char *why)
 bool iommu_ir_eim(void) { return io.ir_eim; }
 uint32_t iommu_ioapic_irte_base(uint32_t k) { return k * 256; }
 uint32_t iommu_msi_irte_base(void) { return io.msi_irte_base; }
+uint32_t iommu_msi_irte_count(uint16_t seg)
+{
+	return io.ir_owned && irt_of(seg) ? io.irt_entries - io.msi_irte_base : 0;
+}
 bool iommu_ir_posting(void)
 {
 	bool all = io.ir_owned && io.nunits;
@@ -358,10 +416,15 @@ bool iommu_ir_posting(void)
 	return all;
 }
 /* VT-d "Remapped Interrupts" IRTE: P bit 0, destination 63:32 (EIM) or 47:40. */
-bool iommu_irte_present(uint32_t index) { return io.irt && (io.irt[2 * (uint64_t)index] & 1); }
-uint32_t iommu_irte_dest(uint32_t index)
+static uint64_t irte_lo(uint16_t seg, uint32_t index)
 {
-	uint64_t lo = io.irt ? io.irt[2 * (uint64_t)index] : 0;
+	const struct irt_seg *t = irt_of(seg);
+	return t && index < io.irt_entries ? t->irt[2 * (uint64_t)index] : 0;
+}
+bool iommu_irte_present(uint16_t seg, uint32_t index) { return irte_lo(seg, index) & 1; }
+uint32_t iommu_irte_dest(uint16_t seg, uint32_t index)
+{
+	uint64_t lo = irte_lo(seg, index);
 	return io.ir_eim ? (uint32_t)(lo >> 32) : (uint32_t)(lo >> 40) & 0xff;
 }
 uint16_t iommu_ioapic_sid(uint32_t k) { return io.sid[k]; }
@@ -385,33 +448,37 @@ void irte_store128(volatile uint64_t *e, uint64_t lo, uint64_t hi)
 	}
 }
 
-void iommu_irte_owner(uint32_t first, uint32_t count, int unit)
+void iommu_irte_owner(uint16_t seg, uint32_t first, uint32_t count, int unit)
 {
-	for (uint32_t i = first; i < first + count && i < io.irt_entries; i++)
-		io.irte_unit[i] = unit >= 0 && (uint32_t)unit < io.nunits && unit < IRTE_ANY ? (uint8_t)unit : IRTE_ANY;
+	struct irt_seg *t = irt_of(seg);
+	for (uint32_t i = first; t && i < first + count && i < io.irt_entries; i++)
+		t->irte_unit[i] = unit >= 0 && (uint32_t)unit < io.nunits && unit < IRTE_ANY ? (uint8_t)unit : IRTE_ANY;
 }
 
-int iommu_unit_of_path(uint8_t start_bus, const uint8_t (*path)[2], uint32_t n)
+int iommu_unit_of_path(uint16_t seg, uint8_t start_bus, const uint8_t (*path)[2], uint32_t n)
 {
 	struct dmar_scope sc = { .type = DMAR_SCOPE_ENDPOINT, .bus = start_bus };
 	if (!n || n > DMAR_MAX_PATH)
 		return -1;
 	sc.npath = (uint8_t)n;
 	memcpy(sc.path, path, n * sizeof *path);
-	return dmar_unit_of(&io.dmar, 0, &sc);
+	return dmar_unit_of(&io.dmar, seg, &sc);
 }
 
-void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi)
+void iommu_irte_write(uint16_t seg, uint32_t index, uint64_t lo, uint64_t hi)
 {
-	irte_store128(io.irt + 2 * (uint64_t)index, lo, hi);
+	struct irt_seg *t = irt_of(seg);
+	if (!t || index >= io.irt_entries)
+		return;                          /* no table there: the callers take indexes from it */
+	irte_store128(t->irt + 2 * (uint64_t)index, lo, hi);
 	/* Then that index's cached copy, in the unit that remaps its source
 	 * (the one table is every unit's, but a unit caches only the entries
 	 * its own requests used), or in every unit where the source's unit is
 	 * not known. */
 	char err[200];
-	uint8_t owner = index < io.irt_entries && io.irte_unit ? io.irte_unit[index] : IRTE_ANY;
+	uint8_t owner = t->irte_unit[index];
 	for (uint32_t i = 0; i < io.nunits; i++)
-		if ((owner == IRTE_ANY || owner == i) && vtd_invalidate_iec_index(&io.unit[i], index, err, sizeof err))
+		if (io.dmar.drhd[i].segment == seg && (owner == IRTE_ANY || owner == i) && vtd_invalidate_iec_index(&io.unit[i], index, err, sizeof err))
 			pr_err("%s\n", err);
 }
 

@@ -44,11 +44,14 @@ bool iommu_ir_owned(void);
 /* intremap=auto|on, after iommu_enable and before the APs start: where
  * every unit has ECAP.IR and the queue, and ECAP.EIM when need_eim (an APIC
  * ID above 255, or the host in x2APIC mode), and every IOAPIC of the MADT
- * has its source ID in the DMAR: one table (VIOAPIC_PINS entries for each
- * IOAPIC), interrupt remapping on in every unit, owned. Otherwise the
+ * has its source ID in the DMAR under a unit of segment 0: a table for
+ * each PCI segment with units (VIOAPIC_PINS entries for each IOAPIC, then
+ * msi_irtes for the trapped MSIs as the scan counted them, 2^16 in all at
+ * most), interrupt remapping on in every unit, owned. Otherwise the
  * reason (a warning when 'asked', intremap=on) and nothing changes.
  * Returns whether it is owned. */
-bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked);
+#define IOMMU_MAX_SEGS 16
+bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked, uint32_t msi_irtes);
 /* The guest's model turned out to be the partition one (irq=auto on a CPU
  * without virtual-interrupt delivery): remapping off again in every unit,
  * not owned, said with 'why'. */
@@ -58,7 +61,7 @@ void iommu_ir_release(const char *why);
  * invalidated in the unit that remaps its source (iommu_irte_owner; every
  * unit where that is not known); IOAPIC k's first IRTE index and its source ID. */
 bool iommu_ir_eim(void);
-void iommu_irte_write(uint32_t index, uint64_t lo, uint64_t hi);
+void iommu_irte_write(uint16_t seg, uint32_t index, uint64_t lo, uint64_t hi);
 /* The 128-bit store iommu_irte_write makes (lo: bits 63:0), atomic. */
 void irte_store128(volatile uint64_t *e, uint64_t lo, uint64_t hi);
 uint32_t iommu_ioapic_irte_base(uint32_t k);
@@ -68,17 +71,18 @@ uint32_t iommu_ioapic_irte_base(uint32_t k);
  * remaps a PCI function on segment 0 named by the DMAR's way, a start bus
  * and the (device, function) path of the bridges down to it; -1: none. */
 #define IRTE_ANY 0xff
-void iommu_irte_owner(uint32_t first, uint32_t count, int unit);
-int iommu_unit_of_path(uint8_t start_bus, const uint8_t (*path)[2], uint32_t n);
+void iommu_irte_owner(uint16_t seg, uint32_t first, uint32_t count, int unit);
+int iommu_unit_of_path(uint16_t seg, uint8_t start_bus, const uint8_t (*path)[2], uint32_t n);
 /* The IRTEs after the IOAPICs' for the trapped MSIs and MSI-X entries
- * (apic/vmsi.c takes 32 per MSI function and one per MSI-X entry). */
-#define IOMMU_MSI_IRTES 8192u
+ * (apic/vmsi.c takes 32 per MSI function and one per MSI-X entry): from
+ * the base, this many in segment seg's table (0: no table there). */
 uint32_t iommu_msi_irte_base(void);
+uint32_t iommu_msi_irte_count(uint16_t seg);
 /* Owned remapping where every unit posts (CAP.PI): posted IRTEs allowed. */
 bool iommu_ir_posting(void);
 /* What IRTE 'index' of the owned table holds (the test aids' checks). */
-bool iommu_irte_present(uint32_t index);
-uint32_t iommu_irte_dest(uint32_t index);
+bool iommu_irte_present(uint16_t seg, uint32_t index);
+uint32_t iommu_irte_dest(uint16_t seg, uint32_t index);
 uint16_t iommu_ioapic_sid(uint32_t k);
 /* Reads every unit's recorded faults: each logged and counted. Returns how
  * many were new; the last one in *last when last is not NULL. */

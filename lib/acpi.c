@@ -125,8 +125,9 @@ static int load_sdt(paddr_t pa, const char *sig, const char *name, uint32_t minl
 
 /* PCI Firmware Specification 3.0, "MCFG Table Description": the header,
  * 8 reserved bytes, then entries of 16: base address (8), PCI segment
- * group (2), start and end bus (1 each), 4 reserved. Segment 0's entry
- * kept; a bad table only warns (the port mechanism stays). */
+ * group (2), start and end bus (1 each), 4 reserved. Every entry kept,
+ * segment 0's first one also apart; a bad table only warns (the port
+ * mechanism stays). */
 #define MCFG_FIRST 44
 static void parse_mcfg(struct acpi_info *out)
 {
@@ -136,7 +137,12 @@ static void parse_mcfg(struct acpi_info *out)
 		pr_warn("%s: ignored\n", e);
 		return;
 	}
-	for (uint32_t o = MCFG_FIRST; o + 16 <= t.len; o += 16)
+	for (uint32_t o = MCFG_FIRST; o + 16 <= t.len; o += 16) {
+		struct acpi_mcfg m = { rd64(t.p + o), rd16(t.p + o + 8), t.p[o + 10], t.p[o + 11] };
+		if (m.base && m.bus0 <= m.bus1 && out->nmcfg < ACPI_MAX_MCFG)
+			out->mcfg_entry[out->nmcfg++] = m;
+		else if (m.base && m.bus0 <= m.bus1)
+			out->nmcfg_dropped++;
 		if (rd16(t.p + o + 8) != 0) {
 			out->mcfg_other_segments++;
 		} else if (!out->mcfg_base) {
@@ -144,6 +150,7 @@ static void parse_mcfg(struct acpi_info *out)
 			out->mcfg_bus_start = t.p[o + 10];
 			out->mcfg_bus_end = t.p[o + 11];
 		}
+	}
 }
 
 /* ---- MADT ---- */

@@ -25,6 +25,7 @@ struct acpi_ioapic {
 	uint32_t gsi_base;
 };
 
+#define ACPI_MAX_MCFG 16                        /* MCFG entries kept (segments, or split bus ranges) */
 struct acpi_info {
 	paddr_t rsdp, root, madt, fadt, dsdt;   /* root = XSDT or RSDT; 0 = absent */
 	paddr_t dmar;                           /* VT-d's table, found, not parsed (lib/dmar.h) */
@@ -37,7 +38,11 @@ struct acpi_info {
 	 * Table Description"): the window's base and bus range; base 0 = none. */
 	uint64_t mcfg_base;
 	uint8_t mcfg_bus_start, mcfg_bus_end;
-	uint32_t mcfg_other_segments;           /* MCFG entries of segments other than 0 (not trapped) */
+	uint32_t mcfg_other_segments;           /* MCFG entries of segments other than 0 */
+	/* Every entry, segment 0's included, in table order (the first
+	 * ACPI_MAX_MCFG; nmcfg_dropped past them, said). */
+	uint32_t nmcfg, nmcfg_dropped;
+	struct acpi_mcfg { uint64_t base; uint16_t seg; uint8_t bus0, bus1; } mcfg_entry[ACPI_MAX_MCFG];
 	bool xsdt;                              /* root is an XSDT */
 	uint8_t rsdp_revision;
 	uint32_t lapic_addr;                    /* MADT, or the 64-bit override (type 5) */

@@ -192,13 +192,13 @@ static bool one_ir(const char *what, bool (*requested)(uint8_t), uint16_t bdf, u
 	uint32_t want_addr = 0xfee00000u | (handle & 0x7fff) << 5 | BIT(4) | ((handle & 0x8000) ? BIT(2) : 0);
 	bool routed = !strcmp(want_route, "routed");
 	bool regs = routed ? (ra == want_addr && rd == 0 && (rc & 1)) : !(rc & 1);
-	uint32_t dest = iommu_irte_dest(handle);
-	bool irte_ok = routed ? dest == want_dest : !iommu_irte_present(handle);
+	uint32_t dest = iommu_irte_dest(0, handle);
+	bool irte_ok = routed ? dest == want_dest : !iommu_irte_present(0, handle);
 	iommu_edu_raise();
 	bool got = iommu_vector_arrives(requested, (uint8_t)gdata, WAIT_US);
 	bool ok = !strcmp(route, want_route) && regs && irte_ok && got == want_arrival;
 	pr_info("iommutest: msi-ir %s: guest 0x%x/0x%04x -> %s, device 0x%x/0x%04x control 0x%04x, IRTE %u %s dest 0x%x; vector 0x%02x %s (want %s): %s\n",
-		what, gaddr, gdata, route, ra, rd, rc, handle, iommu_irte_present(handle) ? "present" : "not present", dest,
+		what, gaddr, gdata, route, ra, rd, rc, handle, iommu_irte_present(0, handle) ? "present" : "not present", dest,
 		gdata & 0xff, got ? "arrived" : "did not arrive", want_arrival ? "arrival" : "none", ok ? "ok" : "FAIL");
 	return ok;
 }
@@ -225,7 +225,7 @@ bool msi_edutest_ir(const struct acpi_info *acpi, bool (*requested)(uint8_t vect
 	dom.host_vectors[3] = 0x7fffull << 48;
 	memset(&vs, 0, sizeof vs);
 	vs.irte_base = iommu_msi_irte_base();
-	vs.irte_count = IOMMU_MSI_IRTES;
+	vs.irte_count = iommu_msi_irte_count(0);
 	vmsi_scan(&vs, msi_trap_hw());
 	const struct vmsi_fn *f = fn_of(bdf);
 	if (!f || !f->msi || f->irte == VMSI_NO_IRTE) {

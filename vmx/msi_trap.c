@@ -21,20 +21,33 @@
 #include "../lib/printk.h"
 #include "../lib/spinlock.h"
 
-static struct vmsi vs;
 static bool on;
 static spinlock_t lock;                      /* the virtual state and the physical CONFIG_ADDRESS */
 static uint64_t trap_eptp;
 static struct vioapic_dom dom;
 static uint64_t bad_insns, unaligned, late_pages, gone_pages, ecam_accesses;
-/* ECAM (MCFG, segment 0): each trapped function's 4 KiB page, out of the
- * EPT (PCI Express Base Specification, "Enhanced Configuration Access
- * Mechanism": bus 27:20, device 19:15, function 14:12 above the base). */
-static uint64_t ecam_base;
-static uint8_t ecam_bus0, ecam_bus1;
-static uint32_t necam;
-static uint64_t ecam_page[VMSI_MAX_FNS];
-static uint16_t ecam_bdf[VMSI_MAX_FNS];
+
+/* One PCI segment (an MCFG entry; segment 0 also without one, through the
+ * ports): its functions, their configuration pages out of the EPT (PCI
+ * Express Base Specification, "Enhanced Configuration Access Mechanism":
+ * bus 27:20, device 19:15, function 14:12 above the window's base, which
+ * the PCI Firmware Specification's MCFG gives for bus 0 of the segment),
+ * and its routes: with owned remapping, its own table's IRTEs (a segment
+ * without a unit is not remapped: compatibility format there). */
+struct msi_seg {
+	struct vmsi s;
+	struct vmsi_hw hw;                   /* the physical side: its ECAM, or the ports */
+	struct vioapic_dom dom;
+	uint64_t ecam;                       /* the window's base (bus 0), 0: none */
+	uint8_t bus0, bus1;
+	bool reached;                        /* scanned: ports, or a window the hypervisor maps */
+	bool counted;
+	uint32_t necam;
+	uint64_t *ecam_page;                 /* s.fn_room of them */
+	uint16_t *ecam_bdf;
+};
+static struct msi_seg segs[ACPI_MAX_MCFG + 1];     /* segment 0 without an entry, and every entry */
+static uint32_t nsegs;
 
 /* Mechanism #1 on the real ports: CONFIG_ADDRESS, then the data port's
  * byte lane for the access. */
@@ -124,24 +137,44 @@ static void hw_table_gone(void *ctx, uint64_t pg)
 	gone_pages++;
 }
 
-/* The physical configuration space through ECAM (any offset, any width). */
+/* The physical configuration space through a segment's ECAM (any offset,
+ * any width); a bus outside its window reads all ones, a write there is
+ * dropped. */
+static volatile uint8_t *ecam_at(const struct msi_seg *g, uint16_t bdf, uint16_t off)
+{
+	unsigned bus = bdf >> 8;
+	if (bus < g->bus0 || bus > g->bus1)
+		return NULL;
+	return (volatile uint8_t *)(uintptr_t)(g->ecam + ((uint64_t)bdf << 12) + (off & 0xfff));
+}
+
 static uint32_t ecam_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
 {
-	(void)ctx;
-	uintptr_t a = (uintptr_t)(ecam_base + ((uint64_t)((bdf >> 8) - ecam_bus0) << 20) + ((uint64_t)(bdf & 0xff) << 12) + off);
-	return size == 1 ? *(volatile uint8_t *)a : size == 2 ? *(volatile uint16_t *)a : *(volatile uint32_t *)a;
+	volatile uint8_t *a = ecam_at(ctx, bdf, off);
+	if (!a)
+		return 0xffffffffu >> (32 - 8 * size);
+	return size == 1 ? *a : size == 2 ? *(volatile uint16_t *)a : *(volatile uint32_t *)a;
 }
 
 static void ecam_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uint32_t val)
 {
-	(void)ctx;
-	uintptr_t a = (uintptr_t)(ecam_base + ((uint64_t)((bdf >> 8) - ecam_bus0) << 20) + ((uint64_t)(bdf & 0xff) << 12) + off);
+	volatile uint8_t *a = ecam_at(ctx, bdf, off);
+	if (!a)
+		return;
 	if (size == 1)
-		*(volatile uint8_t *)a = (uint8_t)val;
+		*a = (uint8_t)val;
 	else if (size == 2)
 		*(volatile uint16_t *)a = (uint16_t)val;
 	else
 		*(volatile uint32_t *)a = val;
+}
+
+/* The trap's arrays: the hypervisor's pages (zeroed; page_alloc stops the
+ * boot when none is left). */
+static void *hw_alloc(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	return page_alloc(ALIGN_UP(bytes ? bytes : 1, PAGE_SIZE) / PAGE_SIZE);
 }
 
 /* Where a table may lie: apic/vmsi.h's wall over the memory map and the
@@ -167,8 +200,10 @@ static void claims_fill(const struct acpi_info *a, const struct memmap *mem)
 		room &= vmsi_claim(&claims, a->lapic_addr & ~0xfffull, PAGE_SIZE);
 	for (uint32_t k = 0; a && k < a->nioapics; k++)
 		room &= vmsi_claim(&claims, a->ioapic[k].addr & ~0xfffull, PAGE_SIZE);
-	if (a && a->mcfg_base)
-		room &= vmsi_claim(&claims, a->mcfg_base, (uint64_t)(a->mcfg_bus_end + 1u - a->mcfg_bus_start) << 20);
+	for (uint32_t k = 0; a && k < a->nmcfg; k++) {
+		const struct acpi_mcfg *m = &a->mcfg_entry[k];
+		room &= vmsi_claim(&claims, m->base + ((uint64_t)m->bus0 << 20), (uint64_t)(m->bus1 + 1u - m->bus0) << 20);
+	}
 	if (a && a->hpet_base)
 		room &= vmsi_claim(&claims, a->hpet_base & ~0xfffull, PAGE_SIZE);
 	uint64_t base, len;
@@ -178,22 +213,85 @@ static void claims_fill(const struct acpi_info *a, const struct memmap *mem)
 		pr_warn("msi: more claimed ranges than %u: the rest not checked against MSI-X tables\n", VMSI_MAX_CLAIMS);
 }
 
-/* Owned remapping: the IRTE written, the interrupt entry cache invalidated. */
+/* Owned remapping: the IRTE written in the table of the function's
+ * segment, the interrupt entry cache invalidated. */
 static void hw_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
 {
-	(void)ctx;
-	iommu_irte_write(index, e->lo, e->hi);
+	const struct msi_seg *g = ctx;
+	iommu_irte_write(g->s.seg, index, e->lo, e->hi);
 }
 
-static const struct vmsi_hw ecam_hw = { ecam_cfg_read, ecam_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-					hw_table_at, hw_place, NULL, hw_irte, hw_table_gone };
-
+/* Segment 0 through the ports (the guest's mechanism #1 accesses). */
 static const struct vmsi_hw hw = { hw_cfg_read, hw_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-				   hw_table_at, hw_place, NULL, hw_irte, hw_table_gone };
+				   hw_table_at, hw_place, &segs[0], hw_irte, hw_table_gone, hw_alloc, false };
 
 const struct vmsi_hw *msi_trap_hw(void)
 {
 	return &hw;
+}
+
+/* The segments from the MCFG: segment 0 first (its window, or the ports),
+ * then each other entry. A window above the identity map is mapped
+ * (uncached) in the hypervisor's own tables; one it cannot map is not
+ * reached: its functions are not scanned, said. */
+static void segments_fill(const struct acpi_info *a)
+{
+	if (nsegs)
+		return;
+	nsegs = 1;
+	segs[0].hw = hw;
+	segs[0].reached = true;
+	for (uint32_t k = 0; a && k < a->nmcfg; k++) {
+		const struct acpi_mcfg *m = &a->mcfg_entry[k];
+		bool first0 = m->seg == 0 && !segs[0].ecam;
+		struct msi_seg *g = first0 ? &segs[0] : &segs[nsegs++];
+		g->s.seg = m->seg;
+		g->ecam = m->base;
+		g->bus0 = m->bus0;
+		g->bus1 = m->bus1;
+		uint64_t lo = m->base + ((uint64_t)m->bus0 << 20), len = (uint64_t)(m->bus1 + 1u - m->bus0) << 20;
+		g->reached = lo + len <= paging_identity_end || paging_map_mmio(lo, len);
+		if (!g->reached && first0) {
+			g->ecam = 0;             /* segment 0 keeps the ports */
+			g->reached = true;
+			continue;
+		}
+		g->hw = (struct vmsi_hw){ ecam_cfg_read, ecam_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
+					  hw_table_at, hw_place, g, hw_irte, hw_table_gone, hw_alloc, true };
+	}
+}
+
+static void say_seg_fn(char *b, size_t n, uint16_t seg, uint16_t bdf)
+{
+	if (seg)
+		snprintf(b, n, "%04x:%02x:%02x.%u", seg, bdf >> 8, (bdf >> 3) & 31, bdf & 7u);
+	else
+		snprintf(b, n, "%02x:%02x.%u", bdf >> 8, (bdf >> 3) & 31, bdf & 7u);
+}
+
+uint32_t msi_trap_count(const struct acpi_info *acpi, char *why, size_t whylen)
+{
+	segments_fill(acpi);
+	why[0] = 0;
+	uint32_t most = 0;
+	for (uint32_t k = 0; k < nsegs; k++) {
+		struct msi_seg *g = &segs[k];
+		if (!g->reached) {
+			snprintf(why, whylen, "segment %u's ECAM at 0x%llx is beyond the hypervisor's reach: its functions not scanned",
+				 g->s.seg, (unsigned long long)g->ecam);
+			continue;
+		}
+		vmsi_count(&g->hw, &g->s.need);
+		g->counted = true;
+		uint32_t w = vmsi_irtes_wanted(&g->s.need);
+		most = w > most ? w : most;
+		pr_info("msi: segment %u (%s): %u function%s with MSI or MSI-X, %u MSI-X entries, %u table pages; SR-IOV can add %u VF%s; %u IRTEs wanted with room\n",
+			g->s.seg, g->ecam ? "ECAM" : "ports", g->s.need.fns, g->s.need.fns == 1 ? "" : "s", g->s.need.entries,
+			g->s.need.pages, g->s.need.vfs, g->s.need.vfs == 1 ? "" : "s", w);
+	}
+	if (acpi && acpi->nmcfg_dropped && !why[0])
+		snprintf(why, whylen, "%u MCFG entries past the %u kept: their functions not scanned", acpi->nmcfg_dropped, (unsigned)ACPI_MAX_MCFG);
+	return most;
 }
 
 void msi_trap_scan(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem)
@@ -204,71 +302,93 @@ void msi_trap_scan(struct vmsi *s, const struct acpi_info *acpi, const struct me
 	claims.boot = false;
 }
 
-void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
+/* Segment g scanned and trapped: its functions' IRTEs owned by the unit
+ * that remaps each, their configuration pages out of the EPT. */
+static void seg_setup(struct msi_seg *g, uint64_t eptp)
 {
-	/* The virtual IOAPIC's view of the vCPUs. With owned remapping
-	 * (intremap=auto or on) each function takes IRTEs from the hypervisor's table
-	 * and the device gets the remappable format; else compatibility
-	 * format, where a destination above 255 is refused, counted. */
-	vioapic_dom_fill(&dom);
-	if (dom.remap) {
-		vs.irte_base = iommu_msi_irte_base();
-		vs.irte_count = IOMMU_MSI_IRTES;
+	uint16_t seg = g->s.seg;
+	g->dom = dom;
+	if (dom.remap && iommu_msi_irte_count(seg)) {
+		g->s.irte_base = iommu_msi_irte_base();
+		g->s.irte_count = iommu_msi_irte_count(seg);
+	} else if (dom.remap) {
+		g->dom.remap = false;                /* no unit in this segment: nothing remaps its messages */
+		pr_warn("msi: segment %u has no VT-d unit: its functions' MSIs in compatibility format, unremapped\n", seg);
 	}
-	trap_eptp = eptp;
-	claims_fill(acpi, vmx_env.mem);
 	claims.boot = true;                  /* a reserved range holding a boot table is an MMIO window */
-	vmsi_scan(&vs, &hw);
+	if (!vmsi_scan(&g->s, &g->hw))
+		pr_warn("msi: segment %u: no memory for the trap's arrays\n", seg);
 	claims.boot = false;
 	/* Each function's IRTEs: the unit that remaps it (the DMAR's scopes,
 	 * walked down the bridges the scan saw) invalidates them alone. */
-	for (uint32_t i = 0; dom.remap && i < vs.nfn; i++) {
-		const struct vmsi_fn *f = &vs.fn[i];
+	for (uint32_t i = 0; g->dom.remap && i < g->s.nfn; i++) {
+		const struct vmsi_fn *f = &g->s.fn[i];
 		uint8_t bus, path[DMAR_MAX_PATH][2];
-		uint32_t n = vmsi_scope_path(&vs, f->bdf, &bus, path, DMAR_MAX_PATH);
+		uint32_t n = vmsi_scope_path(&g->s, f->bdf, &bus, path, DMAR_MAX_PATH);
 		if (f->irte != VMSI_NO_IRTE)
-			iommu_irte_owner(f->irte, (f->msi ? VMSI_MSI_IRTES : 0) + (f->msix ? f->nent : 0u),
-					 n ? iommu_unit_of_path(bus, (const uint8_t(*)[2])path, n) : -1);
+			iommu_irte_owner(seg, f->irte, (f->msi ? VMSI_MSI_IRTES : 0) + (f->msix ? f->nent : 0u),
+					 n ? iommu_unit_of_path(seg, bus, (const uint8_t(*)[2])path, n) : -1);
 	}
+	if (!g->ecam)
+		return;
+	g->ecam_page = hw_alloc(NULL, g->s.fn_room * sizeof *g->ecam_page);
+	g->ecam_bdf = hw_alloc(NULL, g->s.fn_room * sizeof *g->ecam_bdf);
+	struct ept_stats es = { 0 };
+	for (uint32_t i = 0; i < g->s.nfn; i++) {
+		uint16_t bdf = g->s.fn[i].bdf;
+		if ((bdf >> 8) < g->bus0 || (bdf >> 8) > g->bus1)
+			continue;
+		uint64_t pg = g->ecam + ((uint64_t)bdf << 12);
+		ept_unmap_page(eptp, pg, &es);
+		g->ecam_bdf[g->necam] = bdf;
+		g->ecam_page[g->necam++] = pg;
+	}
+	pr_info("msi: segment %u: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' pages out of the EPT, the rest passes\n",
+		seg, (unsigned long long)g->ecam, g->bus0, g->bus1, g->necam);
+}
+
+void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
+{
+	/* The virtual IOAPIC's view of the vCPUs. With owned remapping
+	 * (intremap=auto or on) each function takes IRTEs from its segment's
+	 * table and the device gets the remappable format; else compatibility
+	 * format, where a destination above 255 is refused, counted. */
+	vioapic_dom_fill(&dom);
+	trap_eptp = eptp;
+	segments_fill(acpi);
+	claims_fill(acpi, vmx_env.mem);
+	for (uint32_t k = 0; k < nsegs; k++)
+		if (segs[k].reached)
+			seg_setup(&segs[k], eptp);
 	for (uint16_t p = PCI_CFG_ADDR; p < PCI_CFG_DATA + 4; p++)
 		io_bitmap_set(io_a, io_b, p);
 	on = true;
 	ept_sync_enable();   /* before any vCPU runs: a table may move later */
-	if (acpi && acpi->mcfg_base) {
-		ecam_base = acpi->mcfg_base;
-		ecam_bus0 = acpi->mcfg_bus_start;
-		ecam_bus1 = acpi->mcfg_bus_end;
-		struct ept_stats es = { 0 };
-		for (uint32_t i = 0; i < vs.nfn; i++) {
-			uint16_t bdf = vs.fn[i].bdf;
-			if ((bdf >> 8) < ecam_bus0 || (bdf >> 8) > ecam_bus1)
-				continue;
-			uint64_t pg = ecam_base + ((uint64_t)((bdf >> 8) - ecam_bus0) << 20) + ((uint64_t)(bdf & 0xff) << 12);
-			ept_unmap_page(eptp, pg, &es);
-			ecam_bdf[necam] = bdf;
-			ecam_page[necam++] = pg;
+	uint32_t nfn = 0, npages = 0, untrapped = 0;
+	for (uint32_t k = 0; k < nsegs; k++) {
+		const struct msi_seg *g = &segs[k];
+		nfn += g->s.nfn, npages += g->s.npages, untrapped += g->s.untrapped;
+		for (uint32_t i = 0; i < g->s.nfn; i++) {
+			const struct vmsi_fn *f = &g->s.fn[i];
+			char name[24];
+			say_seg_fn(name, sizeof name, g->s.seg, f->bdf);
+			pr_info("msi: %s: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped\n", name, f->msi,
+				f->msix, f->msix ? f->nent : 0, (unsigned long long)f->table_pa,
+				f->msix && !f->ent ? ", no room: entries not emulated" : f->msix && !f->table_pa ? ", not placed" : "");
 		}
-		pr_info("msi: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' pages out of the EPT, the rest passes\n",
-			(unsigned long long)ecam_base, ecam_bus0, ecam_bus1, necam);
 	}
-	for (uint32_t i = 0; i < vs.nfn; i++) {
-		const struct vmsi_fn *f = &vs.fn[i];
-		pr_info("msi: %02x:%02x.%u: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped\n",
-			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, f->msi, f->msix, f->msix ? f->nent : 0,
-			(unsigned long long)f->table_pa, f->msix && !f->ent ? ", no room: entries not emulated" :
-			f->msix && !f->table_pa ? ", not placed" : "");
-	}
-	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X, %u table page%s out of the EPT\n",
-		vs.nfn, vs.nfn == 1 ? "" : "s", vs.npages, vs.npages == 1 ? "" : "s");
+	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X in %u segment%s, %u table page%s out of the EPT\n",
+		nfn, nfn == 1 ? "" : "s", nsegs, nsegs == 1 ? "" : "s", npages, npages == 1 ? "" : "s");
 	/* What the trap does not cover, the guest programs itself; with
 	 * remapping owned those compatibility-format messages are blocked. */
 	const char *owned = dom.remap ? "; with remapping owned their messages are blocked (intremap=off keeps them working)" : "";
-	if (vs.untrapped)
-		pr_warn("msi: %u more function%s with MSI or MSI-X past the %u trapped (VMSI_MAX_FNS): the guest programs them itself%s\n",
-			vs.untrapped, vs.untrapped == 1 ? "" : "s", VMSI_MAX_FNS, owned);
-	if (acpi && acpi->mcfg_other_segments)
-		pr_warn("msi: %u PCI segment%s other than 0 in the MCFG: not scanned, the guest programs their functions' MSIs itself%s\n",
-			acpi->mcfg_other_segments, acpi->mcfg_other_segments == 1 ? "" : "s", owned);
+	if (untrapped)
+		pr_warn("msi: %u more function%s with MSI or MSI-X past the room the scan sized: the guest programs them itself%s\n",
+			untrapped, untrapped == 1 ? "" : "s", owned);
+	for (uint32_t k = 0; k < nsegs; k++)
+		if (!segs[k].reached)
+			pr_warn("msi: segment %u: ECAM at 0x%llx beyond the hypervisor's reach: not scanned, the guest programs its functions' MSIs itself%s\n",
+				segs[k].s.seg, (unsigned long long)segs[k].ecam, owned);
 }
 
 bool msi_trap_owns(uint16_t port)
@@ -279,7 +399,7 @@ bool msi_trap_owns(uint16_t port)
 uint32_t msi_trap_in(uint16_t port, unsigned size)
 {
 	spin_lock(&lock);
-	uint32_t v = vmsi_port_read(&vs, &hw, port, size);
+	uint32_t v = vmsi_port_read(&segs[0].s, &hw, port, size);
 	spin_unlock(&lock);
 	return v;
 }
@@ -287,28 +407,31 @@ uint32_t msi_trap_in(uint16_t port, unsigned size)
 /* The function a data-port access reaches (the guest's CONFIG_ADDRESS). */
 static const struct vmsi_fn *cf8_fn(uint16_t port)
 {
-	if (port < PCI_CFG_DATA || !(vs.cf8 & BIT(31)))
+	const struct vmsi *s = &segs[0].s;
+	if (port < PCI_CFG_DATA || !(s->cf8 & BIT(31)))
 		return NULL;
-	for (uint32_t i = 0; i < vs.nfn; i++)
-		if (vs.fn[i].bdf == (uint16_t)(vs.cf8 >> 8))
-			return &vs.fn[i];
+	for (uint32_t i = 0; i < s->nfn; i++)
+		if (s->fn[i].bdf == (uint16_t)(s->cf8 >> 8))
+			return &s->fn[i];
 	return NULL;
 }
 
 /* Each route the device gets, and each refusal, said as it happens (the
  * first 32): what the hypervisor itself wrote into the device. */
-static void say_route(const struct vmsi_fn *f, uint32_t routes, uint32_t refusals)
+static void say_route(uint16_t seg, const struct vmsi_fn *f, uint32_t routes, uint32_t refusals)
 {
 	static uint32_t said;
 	if ((f->routes == routes && f->refusals == refusals) || said++ >= 32)
 		return;
+	char name[24];
+	say_seg_fn(name, sizeof name, seg, f->bdf);
 	if (f->refusals != refusals)
-		pr_info("msi: %02x:%02x.%u: refused the guest's 0x%llx/0x%04x: %s\n", f->bdf >> 8, (f->bdf >> 3) & 31,
-			f->bdf & 7, (unsigned long long)f->vaddr, f->vdata, vmsi_refusal_name(f->last_refusal));
+		pr_info("msi: %s: refused the guest's 0x%llx/0x%04x: %s\n", name, (unsigned long long)f->vaddr, f->vdata,
+			vmsi_refusal_name(f->last_refusal));
 	else
-		pr_info("msi: %02x:%02x.%u: device programmed by the hypervisor: 0x%llx/0x%04x (vector 0x%02x to APIC ID %u) for the guest's 0x%llx/0x%04x\n",
-			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, (unsigned long long)f->paddr, f->pdata, f->pdata & 0xff,
-			(unsigned)(f->paddr >> 12) & 0xff, (unsigned long long)f->vaddr, f->vdata);
+		pr_info("msi: %s: device programmed by the hypervisor: 0x%llx/0x%04x (vector 0x%02x to APIC ID %u) for the guest's 0x%llx/0x%04x\n",
+			name, (unsigned long long)f->paddr, f->pdata, f->pdata & 0xff, (unsigned)(f->paddr >> 12) & 0xff,
+			(unsigned long long)f->vaddr, f->vdata);
 }
 
 void msi_trap_out(uint16_t port, unsigned size, uint32_t val)
@@ -316,26 +439,37 @@ void msi_trap_out(uint16_t port, unsigned size, uint32_t val)
 	spin_lock(&lock);
 	const struct vmsi_fn *f = cf8_fn(port);
 	uint32_t routes = f ? f->routes : 0, refusals = f ? f->refusals : 0;
-	vmsi_port_write(&vs, &dom, &hw, port, size, val);
+	vmsi_port_write(&segs[0].s, &segs[0].dom, &hw, port, size, val);
 	if (f)
-		say_route(f, routes, refusals);
+		say_route(0, f, routes, refusals);
 	spin_unlock(&lock);
 }
 
-static int ecam_index(uint64_t gpa)
+/* The segment whose trapped configuration page (then *e, its index) or
+ * MSI-X table page (*e = -1) gpa lies in; NULL: none. */
+static struct msi_seg *trapped_at(uint64_t gpa, int *e)
 {
-	for (uint32_t i = 0; i < necam; i++)
-		if (ecam_page[i] == (gpa & ~0xfffull))
-			return (int)i;
-	return -1;
+	for (uint32_t k = 0; k < nsegs; k++) {
+		struct msi_seg *g = &segs[k];
+		for (uint32_t i = 0; i < g->necam; i++)
+			if (g->ecam_page[i] == (gpa & ~0xfffull)) {
+				*e = (int)i;
+				return g;
+			}
+		*e = -1;
+		if (vmsi_trapped(&g->s, gpa))
+			return g;
+	}
+	return NULL;
 }
 
 bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 {
 	if (!on)
 		return false;
-	int e = ecam_index(gpa);
-	if (e < 0 && !vmsi_trapped(&vs, gpa))
+	int e;
+	struct msi_seg *g = trapped_at(gpa, &e);
+	if (!g)
 		return false;
 	uint8_t b[MMIO_INSN_MAX];
 	struct mmio_access a;
@@ -357,17 +491,21 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 		val = 0xffffffffu;
 	} else if (e >= 0) {
 		ecam_accesses++;
+		const struct vmsi_fn *f = vmsi_find(&g->s, g->ecam_bdf[e]);
+		uint32_t routes = f ? f->routes : 0, refusals = f ? f->refusals : 0;
 		if (in->write)
-			vmsi_cfg_write(&vs, &dom, &ecam_hw, ecam_bdf[e], off, a.size, val);
+			vmsi_cfg_write(&g->s, &g->dom, &g->hw, g->ecam_bdf[e], off, a.size, val);
 		else
-			val = vmsi_cfg_read(&vs, &ecam_hw, ecam_bdf[e], off, a.size);
+			val = vmsi_cfg_read(&g->s, &g->hw, g->ecam_bdf[e], off, a.size);
+		if (f)
+			say_route(g->s.seg, f, routes, refusals);
 	} else if (gpa & 3) {
 		unaligned++;                     /* MSI-X: dword-aligned accesses only; dropped, reads 0 */
 		val = 0;
 	} else if (in->write) {
-		vmsi_mem_write(&vs, &dom, &hw, gpa, val);
+		vmsi_mem_write(&g->s, &g->dom, &g->hw, gpa, val);
 	} else {
-		val = vmsi_mem_read(&vs, &hw, gpa);
+		val = vmsi_mem_read(&g->s, &g->hw, gpa);
 	}
 	spin_unlock(&lock);
 	if (!in->write)
@@ -387,30 +525,41 @@ void msi_trap_report(void)
 	spin_lock(&lock);
 	char line[256];
 	size_t n = 0;
-	for (unsigned r = 1; r < VM_COUNT; r++)
-		if (vs.refused_by[r] && n < sizeof line)
-			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), vs.refused_by[r]);
-	struct ept_sync_stats es = ept_sync_stats();
-	pr_info("hvstat: msi functions=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu%s%s\n",
-		vs.nfn, (unsigned long long)vs.cfg_emulated, (unsigned long long)vs.cfg_passed,
-		(unsigned long long)ecam_accesses, (unsigned long long)vs.table_accesses, (unsigned long long)bad_insns, (unsigned long long)unaligned,
-		(unsigned long long)late_pages, vs.npages, (unsigned long long)gone_pages, (unsigned long long)vs.stray,
-		(unsigned long long)ept_live_tables(), (unsigned long long)ept_live_refused(), (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,
-		(unsigned long long)es.timeouts, n ? " refusals" : "", n ? line : "");
-	for (uint32_t i = 0; i < vs.nfn; i++) {
-		const struct vmsi_fn *f = &vs.fn[i];
-		if (!f->writes)
-			continue;                /* never programmed: nothing to say */
-		bool x = f->msix && (f->msix_ctl & BIT(15));
-		unsigned vecs = x ? f->nent : 1u << ((f->msi_ctl >> 4) & 7);
-		char irte[16] = "-";
-		if (f->routes && f->reach.mode != VMODE_DIRECT && f->irte != VMSI_NO_IRTE)
-			snprintf(irte, sizeof irte, "%u", f->irte);
-		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u parked=%u vector=0x%02x\n",
-			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, x ? "msix" : (f->msi_ctl & 1) ? "msi" : "off", vecs,
-			vmsi_refusal_name(f->last_refusal), (unsigned long long)f->vaddr, f->vdata, (unsigned long long)f->paddr,
-			f->pdata, f->routes ? vioapic_mode_names[f->reach.mode] : "none", irte, f->routes ? f->reach.vcpu : -1,
-			f->reach.host_id, f->routes, f->refusals, f->parks, f->vdata & 0xff);
+	uint32_t by[VM_COUNT] = { 0 }, nfn = 0, npages = 0;
+	uint64_t emu = 0, passed = 0, table = 0, stray = 0;
+	for (uint32_t k = 0; k < nsegs; k++) {
+		const struct vmsi *s = &segs[k].s;
+		for (unsigned r = 1; r < VM_COUNT; r++)
+			by[r] += s->refused_by[r];
+		nfn += s->nfn, npages += s->npages;
+		emu += s->cfg_emulated, passed += s->cfg_passed, table += s->table_accesses, stray += s->stray;
 	}
+	for (unsigned r = 1; r < VM_COUNT; r++)
+		if (by[r] && n < sizeof line)
+			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), by[r]);
+	struct ept_sync_stats es = ept_sync_stats();
+	pr_info("hvstat: msi functions=%u segments=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu%s%s\n",
+		nfn, nsegs, (unsigned long long)emu, (unsigned long long)passed, (unsigned long long)ecam_accesses,
+		(unsigned long long)table, (unsigned long long)bad_insns, (unsigned long long)unaligned, (unsigned long long)late_pages,
+		npages, (unsigned long long)gone_pages, (unsigned long long)stray, (unsigned long long)ept_live_tables(),
+		(unsigned long long)ept_live_refused(), (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,
+		(unsigned long long)es.timeouts, n ? " refusals" : "", n ? line : "");
+	for (uint32_t k = 0; k < nsegs; k++)
+		for (uint32_t i = 0; i < segs[k].s.nfn; i++) {
+			const struct vmsi_fn *f = &segs[k].s.fn[i];
+			if (!f->writes)
+				continue;                /* never programmed: nothing to say */
+			bool x = f->msix && (f->msix_ctl & BIT(15));
+			unsigned vecs = x ? f->nent : 1u << ((f->msi_ctl >> 4) & 7);
+			char irte[16] = "-", name[24];
+			if (f->routes && f->reach.mode != VMODE_DIRECT && f->irte != VMSI_NO_IRTE)
+				snprintf(irte, sizeof irte, "%u", f->irte);
+			say_seg_fn(name, sizeof name, segs[k].s.seg, f->bdf);
+			pr_info("hvstat: msi %s cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u parked=%u vector=0x%02x\n",
+				name, x ? "msix" : (f->msi_ctl & 1) ? "msi" : "off", vecs, vmsi_refusal_name(f->last_refusal),
+				(unsigned long long)f->vaddr, f->vdata, (unsigned long long)f->paddr, f->pdata,
+				f->routes ? vioapic_mode_names[f->reach.mode] : "none", irte, f->routes ? f->reach.vcpu : -1,
+				f->reach.host_id, f->routes, f->refusals, f->parks, f->vdata & 0xff);
+		}
 	spin_unlock(&lock);
 }

@@ -17,6 +17,12 @@ struct vioapic_dom;
  * entries masked on the device), the tables' pages out of the EPT at eptp,
  * ports 0xCF8-0xCFF set in the I/O bitmaps a and b. */
 void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b);
+/* Before remapping ownership is decided (iommu_ir_own): the MCFG's
+ * segments and each one's functions counted (nothing written). Returns
+ * the IRTEs the most demanding segment wants (room included); why empty,
+ * or what the trap cannot cover (a segment beyond reach, MCFG entries
+ * past those kept): then intremap=auto does not own remapping. */
+uint32_t msi_trap_count(const struct acpi_info *acpi, char *why, size_t whylen);
 /* Whether port is one the trap owns (msi=trap). */
 bool msi_trap_owns(uint16_t port);
 uint32_t msi_trap_in(uint16_t port, unsigned size);

@@ -52,7 +52,7 @@ static void hw_eoi(void *ctx, uint8_t vec)
 static void hw_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
 {
 	(void)ctx;
-	iommu_irte_write(index, e->lo, e->hi);
+	iommu_irte_write(0, index, e->lo, e->hi);   /* the IOAPICs' entries: segment 0's table */
 }
 
 struct vioapic_hw vioapic_hw_at(paddr_t base)

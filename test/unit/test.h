@@ -43,6 +43,9 @@ bool test_expect_bail(void (*fn)(void *), void *arg, char *msg, size_t len);
 void catalog_entry(const char *file, int line, const char *input, int rc, const char *err, const char *must);
 #define CATALOG(input, rc, err, must) catalog_entry(__FILE__, __LINE__, (input), (rc), (err), (must))
 
+/* Zeroed memory for the code under test (the MSI trap's vmsi_hw.alloc). */
+void *test_alloc(void *ctx, size_t n);
+
 /* A reproducible pseudo-random sequence for the randomized tests
  * (xorshift64; *state is the test's own seed, never 0). */
 static inline uint64_t test_xorshift(uint64_t *state)

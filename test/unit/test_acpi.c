@@ -698,8 +698,8 @@ TEST(acpi_xsdt_entry_outside_memory_not_read)
 /* MCFG (PCI Firmware Specification, "MCFG Table Description"): after the
  * 36-byte header and 8 reserved bytes, 16-byte entries: base address (8),
  * segment group (2), start bus (1), end bus (1), 4 reserved. Segment 0's
- * entry is the one used; the others are counted (the MSI trap covers
- * segment 0 only and says how many it leaves). */
+ * entry is kept apart; every entry is kept in table order (the MSI trap
+ * scans and traps each segment). */
 TEST(acpi_mcfg_segment0_and_others_counted)
 {
 	madt_begin(0xfee00000, 64);
@@ -716,4 +716,10 @@ TEST(acpi_mcfg_segment0_and_others_counted)
 	CHECK_EQ(info.mcfg_bus_start, 0);
 	CHECK_EQ(info.mcfg_bus_end, 0xff);
 	CHECK_EQ(info.mcfg_other_segments, 2);
+	CHECK_EQ(info.nmcfg, 3);
+	CHECK_EQ(info.mcfg_entry[0].seg, 1);
+	CHECK_EQ(info.mcfg_entry[0].base, 0xe0000000ull);
+	CHECK_EQ(info.mcfg_entry[0].bus1, 0x7f);
+	CHECK_EQ(info.mcfg_entry[2].seg, 2);
+	CHECK_EQ(info.mcfg_entry[2].bus1, 0x3f);
 }

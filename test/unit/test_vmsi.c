@@ -211,7 +211,7 @@ static unsigned m_place(void *ctx, uint64_t pa, uint32_t len)
 	return pa + len <= 0x100000000ull ? VR_NONE : VM_TABLE_BEYOND_MAP;
 }
 static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, m_place, &M, NULL,
-			    m_table_gone };
+			    m_table_gone, test_alloc, false };
 
 static void setup(void)
 {
@@ -686,15 +686,18 @@ TEST(vmsi_owned_remapping_no_irte_left)
 	H.irte = NULL;
 }
 
-/* More functions with MSI than the trap holds (VMSI_MAX_FNS): the rest are
- * counted, not silently left to the guest. A bus of single-function
+/* Sizes from the scan (issue 35, item 2): a bus of single-function
  * devices, each with one MSI capability at 0x40 (status bit 4, capability
- * pointer at 0x34, ID 05h), N of them. */
+ * pointer at 0x34, ID 05h), N of them over as many buses as needed. 501bce7
+ * trapped 64 and left the rest to the guest (blocked with remapping owned);
+ * now every one is trapped, each with its 32 IRTEs, and room is left for
+ * hot-added functions. Where the caller gives arrays too small, the rest
+ * are counted, not silently left. */
 static unsigned many_n;
 static uint32_t many_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
 {
 	(void)ctx;
-	unsigned dev = bdf >> 3 | (bdf >> 8) << 5;     /* bus * 32 + device */
+	unsigned dev = bdf >> 3;                       /* bus * 32 + device */
 	if ((bdf & 7) || dev >= many_n)
 		return 0xffffffffu >> (32 - 8 * size);
 	uint8_t cfg[256] = { [0] = 0x86, [1] = 0x80, [2] = 0x34, [3] = 0x12, [6] = 0x10, [0x34] = 0x40, [0x40] = 0x05 };
@@ -708,20 +711,35 @@ static void many_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uin
 	(void)ctx, (void)bdf, (void)off, (void)size, (void)val;
 }
 
-TEST(vmsi_functions_past_the_limit_counted)
+TEST(vmsi_sizes_from_the_scan_trap_every_function)
 {
 	static struct vmsi s;
-	struct vmsi_hw hw = { .cfg_read = many_read, .cfg_write = many_write };
+	struct vmsi_hw hw = { .cfg_read = many_read, .cfg_write = many_write, .alloc = test_alloc };
 	memset(&s, 0, sizeof s);
-	many_n = VMSI_MAX_FNS + 36;
-	vmsi_scan(&s, &hw);
-	CHECK_EQ(s.nfn, VMSI_MAX_FNS);
-	CHECK_EQ(s.untrapped, 36);
-	memset(&s, 0, sizeof s);
-	many_n = 3;
-	vmsi_scan(&s, &hw);
-	CHECK_EQ(s.nfn, 3);
+	many_n = 300;                                  /* past 501bce7's 64, over ten buses */
+	s.irte_count = 65536 - 256;                    /* one IOAPIC's 256, the rest the MSIs' */
+	CHECK(vmsi_scan(&s, &hw));
+	CHECK_EQ(s.need.fns, 300);
+	CHECK_EQ(s.need.irtes, 300 * 32);
+	CHECK_EQ(s.nfn, 300);
 	CHECK_EQ(s.untrapped, 0);
+	CHECK(s.fn_room >= 300 + 32);                  /* room for hot-added functions */
+	CHECK_EQ(s.fn[299].bdf, 299u << 3);
+	CHECK_EQ(s.fn[299].irte, 299 * 32);
+	CHECK_EQ(vmsi_irtes_wanted(&s.need), 300 * 32 + 2048 + 32 * 32);
+	/* Arrays the caller gives: the rest counted. */
+	static struct vmsi_fn few[10];
+	memset(&s, 0, sizeof s);
+	s.fn = few, s.fn_room = 10;
+	vmsi_scan(&s, &hw);
+	CHECK_EQ(s.nfn, 10);
+	CHECK_EQ(s.untrapped, 290);
+	/* No memory: nothing trapped, every function counted. */
+	struct vmsi_hw none = { .cfg_read = many_read, .cfg_write = many_write };
+	memset(&s, 0, sizeof s);
+	CHECK(!vmsi_scan(&s, &none));
+	CHECK_EQ(s.nfn, 0);
+	CHECK_EQ(s.untrapped, 300);
 }
 
 /* The trap's wall (issue 33, item 1): a table BAR the guest moves over

@@ -1,0 +1,237 @@
+/* Trapped MSI and MSI-X (vmsi.h): the scan, sized from what it counts
+ * first, and the DMAR's names of the functions it found. */
+#include "vmsi.h"
+
+uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus, uint8_t (*path)[2], uint32_t max)
+{
+	uint8_t up[256][2];
+	uint32_t n = 0;
+	for (uint32_t cur = bdf;;) {
+		if (n == max || n == 256)
+			return 0;                /* deeper than max, or a loop of bridges */
+		up[n][0] = (uint8_t)(cur >> 3 & 31);
+		up[n][1] = (uint8_t)(cur & 7);
+		n++;
+		uint16_t br = s->bridge_of[cur >> 8];
+		if (!br || !(cur >> 8)) {
+			*start_bus = (uint8_t)(cur >> 8);
+			break;
+		}
+		cur = br - 1u;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		path[i][0] = up[n - 1 - i][0];
+		path[i][1] = up[n - 1 - i][1];
+	}
+	return n;
+}
+
+/* PCI Express Base Specification, "Extended Capabilities" (from 0x100: ID
+ * 15:0, version 19:16, next 31:20) and "SR-IOV Extended Capability" (ID
+ * 0010h; TotalVFs at +0Eh). */
+#define CFG_EXT_FIRST 0x100
+#define EXT_ID_SRIOV  0x0010
+#define SRIOV_TOTAL   0x0e
+
+/* What one function has: MSI and MSI-X offsets, MSI-X size and table
+ * dword, the VFs its SR-IOV capability can enable. */
+struct fn_caps {
+	unsigned type;                      /* header type 6:0 */
+	uint8_t msi, msix;
+	uint16_t nent;
+	uint32_t table;
+	uint16_t total_vfs;
+};
+
+static void probe_caps(const struct vmsi_hw *hw, uint16_t bdf, struct fn_caps *c)
+{
+	*c = (struct fn_caps){ .type = hw->cfg_read(hw->ctx, bdf, CFG_HDR_TYPE, 1) & 0x7f };
+	if (!(hw->cfg_read(hw->ctx, bdf, CFG_STATUS, 2) & CFG_CAP_LIST) || c->type > 1)
+		return;
+	uint32_t p = hw->cfg_read(hw->ctx, bdf, CFG_CAP_PTR, 1) & 0xfc;
+	for (unsigned n = 0; p >= 0x40 && n < 48; n++) {     /* 48: (256 - 64) / 4, a loop cannot be longer */
+		uint32_t h = hw->cfg_read(hw->ctx, bdf, (uint16_t)p, 4);
+		if ((h & 0xff) == PCI_CAP_ID_MSI && !c->msi)
+			c->msi = (uint8_t)p;
+		else if ((h & 0xff) == PCI_CAP_ID_MSIX && !c->msix)
+			c->msix = (uint8_t)p;
+		p = (h >> 8) & 0xfc;
+	}
+	if (c->msix) {
+		c->nent = (uint16_t)((hw->cfg_read(hw->ctx, bdf, c->msix + 2, 2) & 0x7ff) + 1);
+		c->table = hw->cfg_read(hw->ctx, bdf, c->msix + 4, 4);
+	}
+	/* 960: (4096 - 256) / 4, a loop cannot be longer. */
+	for (uint32_t e = CFG_EXT_FIRST, n = 0; hw->ext_cfg && e >= CFG_EXT_FIRST && e < 0x1000 && n < 960; n++) {
+		uint32_t h = hw->cfg_read(hw->ctx, bdf, (uint16_t)e, 4);
+		if (h == 0 || h == 0xffffffffu)
+			break;
+		if ((h & 0xffff) == EXT_ID_SRIOV)
+			c->total_vfs = (uint16_t)hw->cfg_read(hw->ctx, bdf, (uint16_t)(e + SRIOV_TOTAL), 2);
+		e = h >> 20 & 0xffc;
+	}
+}
+
+/* The pages an MSI-X table of nent entries at offset 'off' in its BAR spans. */
+static uint32_t table_pages(uint32_t off, uint16_t nent)
+{
+	return (uint32_t)(((off & 0xfff) + 16ull * nent + 0xfff) >> 12);
+}
+
+/* Every function of the 256 buses in turn (a missing function 0: no
+ * device; function 0 without the multi-function bit: the only one). */
+static void walk(const struct vmsi_hw *hw, void (*fn)(void *arg, uint16_t bdf), void *arg)
+{
+	for (uint32_t bus = 0; bus < 256; bus++)
+		for (uint32_t dev = 0; dev < 32; dev++)
+			for (uint32_t f = 0; f < 8; f++) {
+				uint16_t bdf = (uint16_t)(bus << 8 | dev << 3 | f);
+				if ((hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff) == 0xffff) {
+					if (!f)
+						break;
+					continue;
+				}
+				fn(arg, bdf);
+				if (!f && !(hw->cfg_read(hw->ctx, bdf, CFG_HDR_TYPE, 1) & 0x80))
+					break;
+			}
+}
+
+struct count_arg {
+	const struct vmsi_hw *hw;
+	struct vmsi_need *n;
+};
+
+static void count_fn(void *arg, uint16_t bdf)
+{
+	struct count_arg *a = arg;
+	struct fn_caps c;
+	probe_caps(a->hw, bdf, &c);
+	if (!c.msi && !c.msix)
+		return;
+	uint32_t irtes = (c.msi ? VMSI_MSI_IRTES : 0) + (c.msix ? c.nent : 0u);
+	uint32_t pages = c.msix ? table_pages(c.table & ~7u, c.nent) : 0;
+	struct vmsi_need *n = a->n;
+	n->fns++;
+	n->entries += c.msix ? c.nent : 0u;
+	n->pages += pages;
+	n->irtes += irtes;
+	/* Each VF counted as its PF (a VF's own capabilities are read only
+	 * once VF Enable makes it answer). */
+	n->vfs += c.total_vfs;
+	n->vf_entries += c.total_vfs * (c.msix ? c.nent : 0u);
+	n->vf_irtes += c.total_vfs * irtes;
+	n->vf_pages += c.total_vfs * pages;
+}
+
+void vmsi_count(const struct vmsi_hw *hw, struct vmsi_need *n)
+{
+	*n = (struct vmsi_need){ 0 };
+	struct count_arg a = { hw, n };
+	walk(hw, count_fn, &a);
+}
+
+/* At most this many of a kind from the room for VFs: an IRT indexes 2^16
+ * entries, and the pool is the hypervisor's memory. */
+#define VMSI_VF_CAP 65536u
+static uint32_t vf_part(uint32_t x) { return x < VMSI_VF_CAP ? x : VMSI_VF_CAP; }
+
+uint32_t vmsi_irtes_wanted(const struct vmsi_need *n)
+{
+	return n->irtes + vf_part(n->vf_irtes) + VMSI_ROOM_IRTES;
+}
+
+/* The arrays, sized from the count (room included), from hw->alloc. */
+static bool size_arrays(struct vmsi *s, const struct vmsi_hw *hw)
+{
+	const struct vmsi_need *n = &s->need;
+	s->fn_room = n->fns + vf_part(n->vfs) + VMSI_ROOM_FNS;
+	s->pool_room = n->entries + vf_part(n->vf_entries) + VMSI_ROOM_ENTRIES;
+	s->page_room = n->pages + vf_part(n->vf_pages) + VMSI_ROOM_PAGES;
+	s->fn = hw->alloc ? hw->alloc(hw->ctx, s->fn_room * sizeof *s->fn) : NULL;
+	s->pool = hw->alloc && s->fn ? hw->alloc(hw->ctx, s->pool_room * sizeof *s->pool) : NULL;
+	s->page = hw->alloc && s->pool ? hw->alloc(hw->ctx, s->page_room * sizeof *s->page) : NULL;
+	if (s->page)
+		return true;
+	s->fn = NULL, s->pool = NULL, s->page = NULL;
+	s->fn_room = s->pool_room = s->page_room = 0;
+	return false;
+}
+
+/* Function bdf taken into the trap (its capabilities c): the guest's state
+ * from the physical one, its IRTEs, its table placed. */
+static void take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, const struct fn_caps *c)
+{
+	uint16_t up = s->bridge_of[bdf >> 8];
+	struct vmsi_fn f = { .bdf = bdf, .parent = (bdf >> 8) && up ? (uint16_t)(up - 1) : VMSI_NO_PARENT,
+			     .msi = c->msi, .msix = c->msix };
+	if (s->nfn >= s->fn_room) {
+		s->untrapped++;                  /* counted: the caller says so */
+		return;
+	}
+	if (f.msi) {
+		/* The guest starts from a disabled MSI: the read-only bits as the
+		 * device has them, the rest as after reset (0). */
+		f.msi_ctl = (uint16_t)(hw->cfg_read(hw->ctx, bdf, f.msi + 2, 2) & ~MSI_CTL_RW);
+		hw->cfg_write(hw->ctx, bdf, f.msi + 2, 2, f.msi_ctl);
+	}
+	if (f.msix) {
+		uint16_t ctl = (uint16_t)hw->cfg_read(hw->ctx, bdf, f.msix + 2, 2);
+		f.msix_ctl = ctl & ~MSIX_CTL_RW;
+		f.nent = c->nent;
+		f.msix_table = c->table;
+		f.bar_size = vmsi_bar_size(hw, bdf, f.msix_table & 7);
+		if (s->pool_used + f.nent <= s->pool_room) {
+			f.ent = &s->pool[s->pool_used];
+			s->pool_used += f.nent;
+			for (uint32_t i = 0; i < f.nent; i++)
+				f.ent[i] = (struct vmsi_entry){ 0, 0, 0, MSIX_ENT_MASK };   /* reset: masked */
+		}
+		hw->cfg_write(hw->ctx, bdf, f.msix + 2, 2, f.msix_ctl);
+	}
+	uint32_t need = (f.msi ? VMSI_MSI_IRTES : 0) + (f.msix ? f.nent : 0);
+	f.irte = VMSI_NO_IRTE;
+	if (s->irte_count && s->irte_used + need <= s->irte_count) {
+		f.irte = s->irte_base + s->irte_used;
+		s->irte_used += need;
+	}
+	s->fn[s->nfn] = f;
+	struct vmsi_fn *q = &s->fn[s->nfn++];
+	if (q->msix) {
+		unsigned r = vmsi_table_place(s, hw, q, vmsi_decoding(hw, q));
+		if (r != VR_NONE)
+			vmsi_count_route(s, q, r, 0, 0, 0, 0);
+		for (uint32_t i = 0; i < q->nent && q->table_pa && q->ent; i++)
+			hw->mem_write(hw->ctx, q->table_pa + 16ull * i + 12, MSIX_ENT_MASK);
+	}
+}
+
+struct scan_arg {
+	struct vmsi *s;
+	const struct vmsi_hw *hw;
+};
+
+static void scan_fn(void *arg, uint16_t bdf)
+{
+	struct scan_arg *a = arg;
+	struct vmsi *s = a->s;
+	struct fn_caps c;
+	probe_caps(a->hw, bdf, &c);
+	if (c.type == 1) {                   /* a bridge: whose functions sit below it */
+		uint8_t sec = (uint8_t)a->hw->cfg_read(a->hw->ctx, bdf, CFG_SEC_BUS, 1);
+		if (sec && !s->bridge_of[sec])
+			s->bridge_of[sec] = (uint16_t)(bdf + 1);
+	}
+	if (c.msi || c.msix)
+		take_fn(s, a->hw, bdf, &c);
+}
+
+bool vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw)
+{
+	vmsi_count(hw, &s->need);
+	bool sized = s->fn || size_arrays(s, hw);
+	struct scan_arg a = { s, hw };
+	walk(hw, scan_fn, &a);
+	return sized;
+}
+
