@@ -1048,7 +1048,8 @@ msi_checks() {
   bdf=$(sed -n 's/^msi: \([0-9a-f]*:[0-9a-f]*\.[0-7]\): MSI at 0x70, MSI-X at 0x90 .*trapped$/\1/p' <<<"$text" | head -n1)
   [ -n "$bdf" ] || bdf=none
   expect "$n/found" "$log" "msi: $bdf: MSI at 0x70, MSI-X at 0x90 \\(8 entries, table 0x[0-9a-f]+\\): trapped" \
-    'msi: trap on: ports 0xcf8-0xcff filtered, [1-9][0-9]* functions? with MSI or MSI-X, [1-9][0-9]* table pages? out of the EPT'
+    'msi: trap on: ports 0xcf8-0xcff filtered, [1-9][0-9]* functions? with MSI or MSI-X in 1 segment, [1-9][0-9]* table pages? out of the EPT' \
+    'msi: segment 0 \(ports\): [1-9][0-9]* functions? with MSI or MSI-X, [1-9][0-9]* MSI-X entries, [1-9][0-9]* table pages?; SR-IOV can add 0 VFs; [1-9][0-9]* IRTEs wanted with room'
   expect "$n/routed" "$log" "hvstat: msi $bdf cap=msix vectors=8 now=[a-z_]+ guest=0x[0-9a-f]+/0x[0-9a-f]{4} phys=0xfee[0-9a-f]{5}/0x[0-9a-f]{4} route=direct irte=- vcpu=[0-9]+ host=0x[0-9a-f]+ routed=[1-9][0-9]* refused=7 parked=[0-9]+ vector=0x[0-9a-f]{2}"
   expect "$n/attack" "$log" "hvattack: msi modes dev=0000:$bdf readback=7/7 -> written" \
     'hvstat: msi functions=[0-9]+ .* refusals smi=1 init=1 extint=1 nmi_not_one_vcpu=1 vector_below_16=1 vector_of_hypervisor=1 not_an_msi_address=1$'

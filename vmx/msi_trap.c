@@ -285,9 +285,9 @@ uint32_t msi_trap_count(const struct acpi_info *acpi, char *why, size_t whylen)
 		g->counted = true;
 		uint32_t w = vmsi_irtes_wanted(&g->s.need);
 		most = w > most ? w : most;
-		pr_info("msi: segment %u (%s): %u function%s with MSI or MSI-X, %u MSI-X entries, %u table pages; SR-IOV can add %u VF%s; %u IRTEs wanted with room\n",
+		pr_info("msi: segment %u (%s): %u function%s with MSI or MSI-X, %u MSI-X entries, %u table page%s; SR-IOV can add %u VF%s; %u IRTEs wanted with room\n",
 			g->s.seg, g->ecam ? "ECAM" : "ports", g->s.need.fns, g->s.need.fns == 1 ? "" : "s", g->s.need.entries,
-			g->s.need.pages, g->s.need.vfs, g->s.need.vfs == 1 ? "" : "s", w);
+			g->s.need.pages, g->s.need.pages == 1 ? "" : "s", g->s.need.vfs, g->s.need.vfs == 1 ? "" : "s", w);
 	}
 	if (acpi && acpi->nmcfg_dropped && !why[0])
 		snprintf(why, whylen, "%u MCFG entries past the %u kept: their functions not scanned", acpi->nmcfg_dropped, (unsigned)ACPI_MAX_MCFG);
