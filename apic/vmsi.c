@@ -227,8 +227,8 @@ static uint32_t vdword(const struct vmsi_fn *f, uint16_t dw)
 
 uint32_t vmsi_cfg_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off, unsigned size)
 {
+	struct vmsi_fn *f = vmsi_seen(s, hw, bdf);
 	uint32_t v = hw->cfg_read(hw->ctx, bdf, off, size);
-	struct vmsi_fn *f = vmsi_find(s, bdf);
 	bool emu = false;
 	for (unsigned i = 0; f && i < size; i++)
 		if (emulated(f, (uint16_t)(off + i))) {
@@ -279,7 +279,7 @@ static void msix_ctl_apply(struct vmsi *s, const struct vioapic_dom *d, const st
 {
 	unsigned why = VR_NONE;
 	if (relocate) {
-		why = placed >= 0 ? (unsigned)placed : vmsi_table_place(s, hw, f, vmsi_decoding(hw, f));
+		why = placed >= 0 ? (unsigned)placed : vmsi_table_place(s, hw, f, vmsi_decoding(s, hw, f));
 		for (uint32_t i = 0; (enabling || f->table_pa != old) && i < f->nent && f->ent; i++)
 			msix_entry_apply(s, d, hw, f, i, false);
 	}
@@ -288,7 +288,7 @@ static void msix_ctl_apply(struct vmsi *s, const struct vioapic_dom *d, const st
 		/* Entries the hypervisor cannot write nor trap: the device's
 		 * MSI-X stays off (its INTx too: MSI-X enabled, virtually). */
 		pctl &= (uint16_t)~MSIX_EN;
-		if (relocate && why == VR_NONE && vmsi_decoding(hw, f))
+		if (relocate && why == VR_NONE && vmsi_decoding(s, hw, f))
 			vmsi_count_route(s, f, VM_NO_TABLE, 0, 0, 0, 0);   /* decoding off: no place, no refusal */
 	}
 	if (why != VR_NONE)
@@ -341,10 +341,64 @@ static void bar_or_cmd_write(struct vmsi *s, const struct vioapic_dom *d, const 
 	msix_ctl_apply(s, d, hw, f, true, false, old, (int)why);
 }
 
+/* The 16-bit register at reg as a write of size bytes at off leaves it. */
+static uint16_t merge16(uint16_t cur, uint16_t reg, uint16_t off, unsigned size, uint32_t val)
+{
+	for (unsigned i = 0; i < size; i++) {
+		unsigned o = off + i;
+		if (o == reg || o == reg + 1u)
+			cur = (uint16_t)((cur & ~(0xffu << 8 * (o - reg))) | ((val >> 8 * i) & 0xff) << 8 * (o - reg));
+	}
+	return cur;
+}
+
+static bool touches(uint16_t off, unsigned size, unsigned reg, unsigned len)
+{
+	return off + size > reg && off < reg + len;
+}
+
+void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f,
+		      uint16_t off, unsigned size, uint32_t val)
+{
+	uint16_t reg = (uint16_t)(f->sriov + SRIOV_CTRL);
+	uint16_t ctl = (uint16_t)hw->cfg_read(hw->ctx, f->bdf, reg, 2), want = merge16(ctl, reg, off, size, val);
+	bool bars = touches(off, size, f->sriov + SRIOV_VF_BAR0, 24);
+	bool gone = (ctl & SRIOV_VFE) && !(want & SRIOV_VFE), decode = (want & SRIOV_VFE) && (want & SRIOV_MSE);
+	/* As for a BAR (bar_or_cmd_write): the VFs' memory stays undecoded
+	 * until their tables' new places are out of every vCPU's view. */
+	bool quiet = decode && (bars || !(ctl & SRIOV_MSE));
+	if (quiet)
+		hw->cfg_write(hw->ctx, f->bdf, reg, 2, want & ~SRIOV_MSE);
+	if (!quiet || bars)
+		hw->cfg_write(hw->ctx, f->bdf, off, size, quiet && touches(off, size, reg, 2) ? val & ~(SRIOV_MSE << 8 * (reg - off)) : val);
+	uint16_t me = (uint16_t)(f - s->fn + 1);
+	for (uint32_t i = 0; i < s->nfn; i++) {
+		struct vmsi_fn *g = &s->fn[i];
+		if (g->pf != me || !g->msix)
+			continue;
+		if (gone) {
+			/* The VFs are gone (SR-IOV: VF Enable cleared): their tables'
+			 * pages back, their state as after reset, found again at the
+			 * guest's first access once enabled again. */
+			vmsi_table_place(s, hw, g, false);
+			g->msix_ctl &= (uint16_t)~MSIX_CTL_RW;
+			g->msi_ctl &= (uint16_t)~MSI_CTL_RW;
+			if (s->seen)
+				s->seen[g->bdf >> 3] &= (uint8_t)~(1u << (g->bdf & 7));
+			s->vfs_gone++;
+			continue;
+		}
+		uint64_t old = g->table_pa;
+		msix_ctl_apply(s, d, hw, g, true, false, old, (int)vmsi_table_place(s, hw, g, decode));
+	}
+	if (quiet)
+		hw->cfg_write(hw->ctx, f->bdf, reg, 2, want);
+}
+
 void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
 		    unsigned size, uint32_t val)
 {
-	struct vmsi_fn *f = vmsi_find(s, bdf);
+	struct vmsi_fn *f = vmsi_seen(s, hw, bdf);
 	bool emu = false;
 	for (unsigned i = 0; f && i < size; i++)
 		emu |= emulated(f, (uint16_t)(off + i));
@@ -353,7 +407,9 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 		/* A table that moves leaves its new page out of the guest's view
 		 * at once (MSI-X enabled or not: the guest writes entries
 		 * before enabling too). */
-		if (f && f->msix && (touches_table_bar(f, off, size) || (off < CFG_COMMAND + 2 && off + size > CFG_COMMAND)))
+		if (f && f->sriov && !f->pf && (touches(off, size, f->sriov + SRIOV_CTRL, 2) || touches(off, size, f->sriov + SRIOV_VF_BAR0, 24)))
+			vmsi_sriov_write(s, d, hw, f, off, size, val);
+		else if (f && f->msix && !f->pf && (touches_table_bar(f, off, size) || (off < CFG_COMMAND + 2 && off + size > CFG_COMMAND)))
 			bar_or_cmd_write(s, d, hw, f, off, size, val);
 		else
 			hw->cfg_write(hw->ctx, bdf, off, size, val);

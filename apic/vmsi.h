@@ -58,6 +58,7 @@ enum {
 };
 const char *vmsi_refusal_name(unsigned r);
 
+struct vmsi_fn;
 /* The physical side. cfg_*: one access of 1, 2 or 4 bytes at (bdf, off);
  * io_*: a port access as the guest made it; mem_*: 32 bits of MMIO. */
 struct vmsi_hw {
@@ -86,6 +87,10 @@ struct vmsi_hw {
 	/* cfg_* reach the extended configuration space (ECAM: offsets up to
 	 * 0xFFF, where SR-IOV's capability lies); mechanism #1 reaches 0xFF. */
 	bool ext_cfg;
+	/* A function the scan did not see answered the guest's first access
+	 * to it (hot-added, or a VF after VF Enable): f its trap, NULL when
+	 * it has neither MSI nor MSI-X (may be NULL). */
+	void (*fn_seen)(void *ctx, uint16_t bdf, const struct vmsi_fn *f);
 };
 
 /* The trap's wall: where no MSI-X table may lie. */
@@ -135,6 +140,13 @@ struct vmsi_fn {
 	uint64_t table_pa;                  /* 0: not placed (BAR unassigned, decoding off, place refused) */
 	uint64_t bar_size;                  /* the table's BAR, sized at boot; 0: unknown */
 	uint16_t parent;                    /* the bridge above (bus > 0), VMSI_NO_PARENT: none seen */
+	/* SR-IOV (PCIe Base Specification, "Single Root I/O Virtualization"):
+	 * a PF's capability offset and its VF BARs' sizes (sized at boot); a
+	 * VF's PF (its index in fn[] + 1) and number (1..NumVFs): a VF's BARs
+	 * read 0, its table lies in the PF's VF BAR, VF n's slice. */
+	uint16_t sriov;
+	uint16_t pf, vf;
+	uint64_t vf_bar_size[6];
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;
 	uint8_t last_refusal;
@@ -172,7 +184,29 @@ struct vmsi {
 	uint32_t irte_base, irte_count, irte_used;
 	uint64_t cfg_emulated, cfg_passed, table_accesses;
 	uint64_t stray;                     /* accesses to a trapped page outside every placed table's BAR: dropped */
+	/* The functions that answered (bit bdf): the scan's, then each found at
+	 * the guest's first access to it (hot-added, VFs). 8 KiB, hw->alloc. */
+	uint8_t *seen;
+	uint32_t hot_added, vfs_found, vfs_gone;
 };
+/* Function bdf at the guest's access to it: the trap's, or one that
+ * answers for the first time taken into the trap now (NULL: none, or no
+ * MSI and no MSI-X). */
+struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
+/* PF f's SR-IOV registers written: its VFs' tables placed again (VF MSE,
+ * VF BARs), or the VFs gone (VF Enable cleared). Internal (vmsi.c). */
+void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f,
+		      uint16_t off, unsigned size, uint32_t val);
+/* PCIe Base Specification, "SR-IOV Extended Capability": control at +08h
+ * (VF Enable bit 0, VF MSE bit 3), NumVFs +10h, First VF Offset +14h, VF
+ * Stride +16h, VF BAR0-5 from +24h. */
+#define SRIOV_CTRL     0x08
+#define SRIOV_VFE      BIT(0)
+#define SRIOV_MSE      BIT(3)
+#define SRIOV_NUM_VFS  0x10
+#define SRIOV_OFFSET   0x14
+#define SRIOV_STRIDE   0x16
+#define SRIOV_VF_BAR0  0x24
 
 /* The DMAR's way of naming function bdf (VT-d, "Device Scope Structure"):
  * the bus where its hierarchy starts and the (device, function) of each
@@ -255,11 +289,14 @@ void vmsi_count_route(struct vmsi *s, struct vmsi_fn *f, unsigned r, uint64_t va
  * those no table covers given back. VR_NONE, or why the place was refused
  * (the table is then not placed). */
 unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, bool decode);
-/* Whether the function decodes memory now. */
-bool vmsi_decoding(const struct vmsi_hw *hw, const struct vmsi_fn *f);
+/* Whether the function decodes memory now (a VF: its PF's VF Enable and
+ * VF MSE). */
+bool vmsi_decoding(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);
 /* The size of BAR bir, sized at boot (decoding off meanwhile); 0: an I/O
  * or unusable BAR. */
 uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir);
+/* The same for a PF's VF BAR bir (its SR-IOV capability at sriov). */
+uint64_t vmsi_vf_bar_size(const struct vmsi_hw *hw, uint16_t pf, uint16_t sriov, unsigned bir);
 /* Is pa inside the BAR of a function whose table is placed? */
 bool vmsi_in_placed_bar(const struct vmsi *s, uint64_t pa);
 #endif

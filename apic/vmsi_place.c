@@ -46,27 +46,49 @@ unsigned vmsi_place_judge(struct vmsi_claims *c, uint64_t pa, uint64_t len)
 	return VR_NONE;
 }
 
+/* A VF's PF (NULL: f is no VF). */
+static const struct vmsi_fn *pf_of(const struct vmsi *s, const struct vmsi_fn *f)
+{
+	return f->pf && f->pf <= s->nfn ? &s->fn[f->pf - 1] : NULL;
+}
+
+/* A 32- or 64-bit memory BAR at 'reg' of function bdf: its base, 0 for an
+ * I/O BAR or none (64 bits: the next dword is the upper half). */
+static uint64_t bar_at(const struct vmsi_hw *hw, uint16_t bdf, uint16_t reg, bool last)
+{
+	uint32_t lo = hw->cfg_read(hw->ctx, bdf, reg, 4);
+	if (lo & 1)
+		return 0;                        /* an I/O BAR cannot hold a table */
+	uint64_t base = lo & ~0xfull;
+	if ((lo & 6) == 4 && !last)
+		base |= (uint64_t)hw->cfg_read(hw->ctx, bdf, reg + 4, 4) << 32;
+	return base;
+}
+
 /* The table's BAR as the function decodes it now: its base (memory, 32
  * or 64 bits), 0 when not assigned or when memory decoding is off (PCI
- * 3.0, "Command Register" bit 1: the device answers no memory access). */
-static uint64_t table_bar(const struct vmsi_hw *hw, const struct vmsi_fn *f, bool decode)
+ * 3.0, "Command Register" bit 1: the device answers no memory access).
+ * A VF's BARs read 0 (SR-IOV, "VF BAR"): VF n's BAR i is the PF's VF BAR
+ * i plus (n - 1) times its size. */
+static uint64_t table_bar(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f, bool decode)
 {
 	unsigned bir = f->msix_table & 7;
 	if (bir > 5 || !decode)
 		return 0;
-	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
-	uint32_t lo = hw->cfg_read(hw->ctx, f->bdf, bar, 4);
-	if (lo & 1)
-		return 0;                        /* an I/O BAR cannot hold a table */
-	uint64_t base = lo & ~0xfull;
-	if ((lo & 6) == 4 && bir < 5)
-		base |= (uint64_t)hw->cfg_read(hw->ctx, f->bdf, bar + 4, 4) << 32;
-	return base;
+	const struct vmsi_fn *pf = pf_of(s, f);
+	if (!pf)
+		return bar_at(hw, f->bdf, (uint16_t)(CFG_BAR0 + 4 * bir), bir == 5);
+	uint64_t base = bar_at(hw, pf->bdf, (uint16_t)(pf->sriov + SRIOV_VF_BAR0 + 4 * bir), bir == 5);
+	return base && pf->vf_bar_size[bir] ? base + (uint64_t)(f->vf - 1) * pf->vf_bar_size[bir] : 0;
 }
 
-bool vmsi_decoding(const struct vmsi_hw *hw, const struct vmsi_fn *f)
+bool vmsi_decoding(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f)
 {
-	return hw->cfg_read(hw->ctx, f->bdf, CFG_COMMAND, 2) & CMD_MEM;
+	const struct vmsi_fn *pf = pf_of(s, f);
+	if (!pf)
+		return hw->cfg_read(hw->ctx, f->bdf, CFG_COMMAND, 2) & CMD_MEM;
+	uint32_t c = hw->cfg_read(hw->ctx, pf->bdf, (uint16_t)(pf->sriov + SRIOV_CTRL), 2);
+	return (c & SRIOV_VFE) && (c & SRIOV_MSE);
 }
 
 static uint64_t table_len(const struct vmsi_fn *f) { return 16ull * f->nent; }
@@ -145,7 +167,7 @@ static unsigned place_check(const struct vmsi *s, const struct vmsi_hw *hw, cons
  * place was refused (the table is then not placed). */
 unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, bool decode)
 {
-	uint64_t bar = table_bar(hw, f, decode);
+	uint64_t bar = table_bar(s, hw, f, decode);
 	uint64_t pa = bar ? bar + (f->msix_table & ~7u) : 0, old = f->table_pa;
 	if (pa == old)
 		return VR_NONE;
@@ -172,21 +194,18 @@ unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_
 	return r;
 }
 
-/* The table BAR's size (PCI 3.0, "Base Address Registers": all ones
- * written, the read-back's writable bits; decoding off meanwhile), at
- * boot, before the guest runs. */
-uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir)
+/* A BAR's size (PCI 3.0, "Base Address Registers": all ones written, the
+ * read-back's writable bits), its decoding off meanwhile (bit 'off' of the
+ * 16-bit register 'ctl'), at boot, before the guest runs. */
+static uint64_t size_at(const struct vmsi_hw *hw, uint16_t bdf, uint16_t bar, bool last, uint16_t ctl, uint32_t off)
 {
-	if (bir > 5)
-		return 0;
-	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
-	uint32_t cmd = hw->cfg_read(hw->ctx, bdf, CFG_COMMAND, 2);
+	uint32_t cmd = hw->cfg_read(hw->ctx, bdf, ctl, 2);
 	uint32_t lo = hw->cfg_read(hw->ctx, bdf, bar, 4);
 	if (lo & 1)
 		return 0;
-	bool wide = (lo & 6) == 4 && bir < 5;
+	bool wide = (lo & 6) == 4 && !last;
 	uint32_t hi = wide ? hw->cfg_read(hw->ctx, bdf, bar + 4, 4) : 0;
-	hw->cfg_write(hw->ctx, bdf, CFG_COMMAND, 2, cmd & ~CMD_MEM);
+	hw->cfg_write(hw->ctx, bdf, ctl, 2, cmd & ~off);
 	hw->cfg_write(hw->ctx, bdf, bar, 4, 0xffffffffu);
 	uint64_t mask = hw->cfg_read(hw->ctx, bdf, bar, 4) & ~0xfull;
 	if (wide) {
@@ -197,8 +216,21 @@ uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir)
 		mask |= 0xffffffff00000000ull;
 	}
 	hw->cfg_write(hw->ctx, bdf, bar, 4, lo);
-	hw->cfg_write(hw->ctx, bdf, CFG_COMMAND, 2, cmd);
+	hw->cfg_write(hw->ctx, bdf, ctl, 2, cmd);
 	return (mask & ~0xfull) ? ~(mask & ~0xfull) + 1 : 0;
+}
+
+uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir)
+{
+	return bir > 5 ? 0 : size_at(hw, bdf, (uint16_t)(CFG_BAR0 + 4 * bir), bir == 5, CFG_COMMAND, CMD_MEM);
+}
+
+/* One VF's share of the PF's VF BAR bir (SR-IOV, "VF BAR0-5": sized as a
+ * BAR is, VF MSE off meanwhile; the size read is each VF's). */
+uint64_t vmsi_vf_bar_size(const struct vmsi_hw *hw, uint16_t pf, uint16_t sriov, unsigned bir)
+{
+	return bir > 5 ? 0 : size_at(hw, pf, (uint16_t)(sriov + SRIOV_VF_BAR0 + 4 * bir), bir == 5,
+				     (uint16_t)(sriov + SRIOV_CTRL), SRIOV_MSE);
 }
 
 /* Is pa inside the BAR of a function whose table is placed (the rest of

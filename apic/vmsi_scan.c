@@ -28,7 +28,7 @@ uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus,
 
 /* PCI Express Base Specification, "Extended Capabilities" (from 0x100: ID
  * 15:0, version 19:16, next 31:20) and "SR-IOV Extended Capability" (ID
- * 0010h; TotalVFs at +0Eh). */
+ * 0010h; TotalVFs at +0Eh; the rest in vmsi.h). */
 #define CFG_EXT_FIRST 0x100
 #define EXT_ID_SRIOV  0x0010
 #define SRIOV_TOTAL   0x0e
@@ -41,6 +41,7 @@ struct fn_caps {
 	uint16_t nent;
 	uint32_t table;
 	uint16_t total_vfs;
+	uint16_t sriov;                     /* the SR-IOV capability's offset, 0: none */
 };
 
 static void probe_caps(const struct vmsi_hw *hw, uint16_t bdf, struct fn_caps *c)
@@ -66,8 +67,10 @@ static void probe_caps(const struct vmsi_hw *hw, uint16_t bdf, struct fn_caps *c
 		uint32_t h = hw->cfg_read(hw->ctx, bdf, (uint16_t)e, 4);
 		if (h == 0 || h == 0xffffffffu)
 			break;
-		if ((h & 0xffff) == EXT_ID_SRIOV)
+		if ((h & 0xffff) == EXT_ID_SRIOV && !c->sriov) {
+			c->sriov = (uint16_t)e;
 			c->total_vfs = (uint16_t)hw->cfg_read(hw->ctx, bdf, (uint16_t)(e + SRIOV_TOTAL), 2);
+		}
 		e = h >> 20 & 0xffc;
 	}
 }
@@ -151,23 +154,30 @@ static bool size_arrays(struct vmsi *s, const struct vmsi_hw *hw)
 	s->fn = hw->alloc ? hw->alloc(hw->ctx, s->fn_room * sizeof *s->fn) : NULL;
 	s->pool = hw->alloc && s->fn ? hw->alloc(hw->ctx, s->pool_room * sizeof *s->pool) : NULL;
 	s->page = hw->alloc && s->pool ? hw->alloc(hw->ctx, s->page_room * sizeof *s->page) : NULL;
-	if (s->page)
+	s->seen = hw->alloc && s->page ? hw->alloc(hw->ctx, 65536 / 8) : NULL;
+	if (s->seen)
 		return true;
 	s->fn = NULL, s->pool = NULL, s->page = NULL;
 	s->fn_room = s->pool_room = s->page_room = 0;
 	return false;
 }
 
-/* Function bdf taken into the trap (its capabilities c): the guest's state
- * from the physical one, its IRTEs, its table placed. */
-static void take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, const struct fn_caps *c)
+/* Function bdf taken into the trap (its capabilities c; a VF: its PF's
+ * index + 1 and its number): the guest's state from the physical one, its
+ * IRTEs, its table placed. A function the trap held before (a VF enabled
+ * again) keeps its slot and IRTEs. */
+static struct vmsi_fn *take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, const struct fn_caps *c, uint16_t pf,
+			       uint16_t vf)
 {
 	uint16_t up = s->bridge_of[bdf >> 8];
 	struct vmsi_fn f = { .bdf = bdf, .parent = (bdf >> 8) && up ? (uint16_t)(up - 1) : VMSI_NO_PARENT,
-			     .msi = c->msi, .msix = c->msix };
-	if (s->nfn >= s->fn_room) {
+			     .msi = c->msi, .msix = c->msix, .sriov = c->sriov, .pf = pf, .vf = vf };
+	if (pf)
+		f.parent = s->fn[pf - 1].parent;     /* under the PF's bridge, whatever its bus */
+	struct vmsi_fn *old = s->fn ? vmsi_find(s, bdf) : NULL;
+	if (!old && s->nfn >= s->fn_room) {
 		s->untrapped++;                  /* counted: the caller says so */
-		return;
+		return NULL;
 	}
 	if (f.msi) {
 		/* The guest starts from a disabled MSI: the read-only bits as the
@@ -180,8 +190,12 @@ static void take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, cons
 		f.msix_ctl = ctl & ~MSIX_CTL_RW;
 		f.nent = c->nent;
 		f.msix_table = c->table;
-		f.bar_size = vmsi_bar_size(hw, bdf, f.msix_table & 7);
-		if (s->pool_used + f.nent <= s->pool_room) {
+		f.bar_size = pf ? s->fn[pf - 1].vf_bar_size[(f.msix_table & 7) % 6] : vmsi_bar_size(hw, bdf, f.msix_table & 7);
+		if (old && old->ent && old->nent >= f.nent) {
+			f.ent = old->ent;
+			for (uint32_t i = 0; i < f.nent; i++)
+				f.ent[i] = (struct vmsi_entry){ 0, 0, 0, MSIX_ENT_MASK };
+		} else if (s->pool_used + f.nent <= s->pool_room) {
 			f.ent = &s->pool[s->pool_used];
 			s->pool_used += f.nent;
 			for (uint32_t i = 0; i < f.nent; i++)
@@ -189,21 +203,36 @@ static void take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, cons
 		}
 		hw->cfg_write(hw->ctx, bdf, f.msix + 2, 2, f.msix_ctl);
 	}
+	/* A PF's VF BARs sized now, before any VF is enabled (sizing writes
+	 * the BAR: never while VFs decode it). */
+	for (unsigned i = 0; f.sriov && i < 6; i++)
+		if (!(hw->cfg_read(hw->ctx, bdf, (uint16_t)(f.sriov + SRIOV_CTRL), 2) & SRIOV_MSE))
+			f.vf_bar_size[i] = vmsi_vf_bar_size(hw, bdf, f.sriov, i);
 	uint32_t need = (f.msi ? VMSI_MSI_IRTES : 0) + (f.msix ? f.nent : 0);
+	uint32_t had = old && old->irte != VMSI_NO_IRTE ? (old->msi ? VMSI_MSI_IRTES : 0) + (old->msix ? old->nent : 0u) : 0;
 	f.irte = VMSI_NO_IRTE;
-	if (s->irte_count && s->irte_used + need <= s->irte_count) {
+	if (old && had >= need)
+		f.irte = old->irte;
+	else if (s->irte_count && s->irte_used + need <= s->irte_count) {
 		f.irte = s->irte_base + s->irte_used;
 		s->irte_used += need;
 	}
-	s->fn[s->nfn] = f;
-	struct vmsi_fn *q = &s->fn[s->nfn++];
+	struct vmsi_fn *q = old ? old : &s->fn[s->nfn++];
+	*q = f;
 	if (q->msix) {
-		unsigned r = vmsi_table_place(s, hw, q, vmsi_decoding(hw, q));
+		unsigned r = vmsi_table_place(s, hw, q, vmsi_decoding(s, hw, q));
 		if (r != VR_NONE)
 			vmsi_count_route(s, q, r, 0, 0, 0, 0);
 		for (uint32_t i = 0; i < q->nent && q->table_pa && q->ent; i++)
 			hw->mem_write(hw->ctx, q->table_pa + 16ull * i + 12, MSIX_ENT_MASK);
 	}
+	return q;
+}
+
+static void mark_seen(struct vmsi *s, uint16_t bdf)
+{
+	if (s->seen)
+		s->seen[bdf >> 3] |= (uint8_t)(1u << (bdf & 7));
 }
 
 struct scan_arg {
@@ -222,8 +251,64 @@ static void scan_fn(void *arg, uint16_t bdf)
 		if (sec && !s->bridge_of[sec])
 			s->bridge_of[sec] = (uint16_t)(bdf + 1);
 	}
+	mark_seen(s, bdf);
 	if (c.msi || c.msix)
-		take_fn(s, a->hw, bdf, &c);
+		take_fn(s, a->hw, bdf, &c, 0, 0);
+}
+
+/* Is bdf VF n of a trapped PF whose VFs are enabled? (SR-IOV: VF n's
+ * routing ID is the PF's plus First VF Offset plus (n - 1) times VF
+ * Stride, n = 1..NumVFs.) Its PF's index + 1, 0: none. */
+static uint16_t vf_of(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, uint16_t *n)
+{
+	for (uint32_t i = 0; i < s->nfn; i++) {
+		const struct vmsi_fn *p = &s->fn[i];
+		if (!p->sriov || p->pf)
+			continue;
+		uint16_t at = p->sriov;
+		if (!(hw->cfg_read(hw->ctx, p->bdf, (uint16_t)(at + SRIOV_CTRL), 2) & SRIOV_VFE))
+			continue;
+		uint32_t num = hw->cfg_read(hw->ctx, p->bdf, (uint16_t)(at + SRIOV_NUM_VFS), 2) & 0xffff;
+		uint32_t first = hw->cfg_read(hw->ctx, p->bdf, (uint16_t)(at + SRIOV_OFFSET), 2) & 0xffff;
+		uint32_t stride = hw->cfg_read(hw->ctx, p->bdf, (uint16_t)(at + SRIOV_STRIDE), 2) & 0xffff;
+		uint32_t d = (uint32_t)bdf - p->bdf;
+		if (bdf < p->bdf || d < first || (stride ? (d - first) % stride : d != first))
+			continue;
+		uint32_t k = stride ? (d - first) / stride + 1 : 1;
+		if (k <= num) {
+			*n = (uint16_t)k;
+			return (uint16_t)(i + 1);
+		}
+	}
+	return 0;
+}
+
+struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
+{
+	struct vmsi_fn *f = vmsi_find(s, bdf);
+	if (f || !s->seen || (s->seen[bdf >> 3] & (1u << (bdf & 7))))
+		return f;
+	if ((hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff) == 0xffff)
+		return NULL;                     /* nothing there (yet): asked again at the next access */
+	mark_seen(s, bdf);
+	struct fn_caps c;
+	probe_caps(hw, bdf, &c);
+	if (c.type == 1) {
+		uint8_t sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1);
+		if (sec && !s->bridge_of[sec])
+			s->bridge_of[sec] = (uint16_t)(bdf + 1);
+	}
+	uint16_t n = 0, pf = vf_of(s, hw, bdf, &n);
+	if (c.msi || c.msix) {
+		f = take_fn(s, hw, bdf, &c, pf, n);
+		if (f && pf)
+			s->vfs_found++;
+		else if (f)
+			s->hot_added++;
+	}
+	if (hw->fn_seen)
+		hw->fn_seen(hw->ctx, bdf, f);
+	return f;
 }
 
 bool vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw)

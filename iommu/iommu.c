@@ -339,7 +339,7 @@ bool iommu_ir_own(const struct acpi_info *acpi, bool need_eim, bool asked, uint3
 	uint32_t size_field = 7;
 	while (!why && (2ull << size_field) < want && size_field < 15)
 		size_field++;
-	if (!why && n * 256ull >= (2ull << size_field))
+	if (!why && n * 256ull > (2ull << size_field))
 		why = "more IOAPICs than one table indexes";
 	for (uint32_t k = 0; !why && k < n; k++) {
 		struct dmar_scope sc = { .type = DMAR_SCOPE_IOAPIC, .enum_id = acpi->ioapic[k].id };

@@ -291,7 +291,8 @@ qemu_server_shape() {
   # intremap=auto (the default): remapping owned before the APs start,
   # 8-bit destinations (the host in xAPIC mode, every APIC ID below 256).
   expect_order qemu/server-64-intremap-auto "$log" \
-    'iommu: interrupt remapping owned: one table of 16384 entries at 0x[0-9a-f]+ in 1 unit, 8-bit destinations, compatibility format blocked' \
+    'iommu: interrupt remapping owned: a table of 4096 entries \(3840 for MSIs, [0-9]+ wanted by the scan\) for each of 1 PCI segment, in 1 unit, 8-bit destinations, compatibility format blocked' \
+    'msi: segment 0 \(ECAM\): [0-9]+ functions? with MSI or MSI-X, [0-9]+ MSI-X entries, [0-9]+ table pages?; SR-IOV can add 0 VFs; [0-9]+ IRTEs wanted with room' \
     'hv: phase ap start'
   expect qemu/server-64-all-cpus "$log" 'smp: online for the guest: 63 CPUs, APIC IDs 1-63$' 'smp: 64 of 64 CPUs online for the guest$'
   expect_not qemu/server-64-summarised "$log" 'smp: cpu[0-9]+ apic_id=|ACPI:   APIC ID/UID: '
@@ -378,7 +379,7 @@ qemu_intremap() {
   qemu10 intremap || return
   qemu10_run intremap-256 "exit=qemu novmx=stop aptimeout=30000000" "$socket1_cpus"
   expect_order qemu/intremap-256-owned "$log" 'iommu: unit 0 at 0x[0-9a-f]+: root table .* translation on' \
-    'iommu: interrupt remapping owned: one table of 16384 entries at 0x[0-9a-f]+ in 1 unit, 32-bit \(EIM\) destinations, compatibility format blocked; 1 IOAPIC \(source IDs from the DMAR\)' \
+    'iommu: interrupt remapping owned: a table of 4096 entries \(3840 for MSIs, [0-9]+ wanted by the scan\) for each of 1 PCI segment, in 1 unit, 32-bit \(EIM\) destinations, compatibility format blocked; 1 IOAPIC \(source IDs from the DMAR\)' \
     'hv: phase ap start'
   expect qemu/intremap-256-given "$log" 'smp: cpu2 apic_id=256 online' 'smp: cpu3 apic_id=257 online' \
     'smp: 2 CPUs above APIC ID 255 given to the guest: interrupt remapping owned, MSI_EXT_DEST_ID offered' \

@@ -42,9 +42,13 @@ struct msi_seg {
 	uint8_t bus0, bus1;
 	bool reached;                        /* scanned: ports, or a window the hypervisor maps */
 	bool counted;
-	uint32_t necam;
-	uint64_t *ecam_page;                 /* s.fn_room of them */
-	uint16_t *ecam_bdf;
+	/* Configuration pages out of the EPT (bit bdf): each trapped
+	 * function's, and each that held no function at boot, so that a
+	 * function hot-added or a VF enabled later is found at the guest's
+	 * first access (vmsi_seen); one found without MSI or MSI-X is given
+	 * back. */
+	uint8_t *ecam_out;
+	uint32_t necam, ecam_absent, ecam_given_back;
 };
 static struct msi_seg segs[ACPI_MAX_MCFG + 1];     /* segment 0 without an entry, and every entry */
 static uint32_t nsegs;
@@ -221,9 +225,57 @@ static void hw_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
 	iommu_irte_write(g->s.seg, index, e->lo, e->hi);
 }
 
+static void say_seg_fn(char *b, size_t n, uint16_t seg, uint16_t bdf)
+{
+	if (seg)
+		snprintf(b, n, "%04x:%02x:%02x.%u", seg, bdf >> 8, (bdf >> 3) & 31, bdf & 7u);
+	else
+		snprintf(b, n, "%02x:%02x.%u", bdf >> 8, (bdf >> 3) & 31, bdf & 7u);
+}
+
+/* The DRHD that remaps function f of segment g (-1: not known). */
+static int unit_of_fn(struct msi_seg *g, const struct vmsi_fn *f)
+{
+	uint8_t bus, path[DMAR_MAX_PATH][2];
+	uint32_t n = vmsi_scope_path(&g->s, f->bdf, &bus, path, DMAR_MAX_PATH);
+	return n ? iommu_unit_of_path(g->s.seg, bus, (const uint8_t(*)[2])path, n) : -1;
+}
+
+static void own_irtes(struct msi_seg *g, const struct vmsi_fn *f)
+{
+	if (g->dom.remap && f->irte != VMSI_NO_IRTE)
+		iommu_irte_owner(g->s.seg, f->irte, (f->msi ? VMSI_MSI_IRTES : 0) + (f->msix ? f->nent : 0u), unit_of_fn(g, f));
+}
+
+static bool ecam_in(const struct msi_seg *g, uint16_t bdf)
+{
+	return g->ecam && (bdf >> 8) >= g->bus0 && (bdf >> 8) <= g->bus1;
+}
+static uint64_t ecam_page_of(const struct msi_seg *g, uint16_t bdf) { return g->ecam + ((uint64_t)bdf << 12); }
+
+/* A function the scan did not see answered the guest (vmsi_seen, under
+ * the lock): its IRTEs owned by its unit; its configuration page kept out
+ * when trapped, else given back (present to present: no shootdown). */
+static void hw_fn_seen(void *ctx, uint16_t bdf, const struct vmsi_fn *f)
+{
+	struct msi_seg *g = ctx;
+	char name[24];
+	say_seg_fn(name, sizeof name, g->s.seg, bdf);
+	if (f) {
+		own_irtes(g, f);
+		pr_info("msi: %s: %s at the guest's first access: MSI at 0x%02x, MSI-X at 0x%02x (%u entries): trapped\n", name,
+			f->pf ? "a VF found" : "a function hot-added", f->msi, f->msix, f->msix ? f->nent : 0);
+	} else if (ecam_in(g, bdf) && g->ecam_out && (g->ecam_out[bdf >> 3] & (1u << (bdf & 7)))) {
+		g->ecam_out[bdf >> 3] &= (uint8_t)~(1u << (bdf & 7));
+		if (trap_eptp)
+			ept_live_restore(trap_eptp, ecam_page_of(g, bdf));
+		g->ecam_given_back++;
+	}
+}
+
 /* Segment 0 through the ports (the guest's mechanism #1 accesses). */
 static const struct vmsi_hw hw = { hw_cfg_read, hw_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-				   hw_table_at, hw_place, &segs[0], hw_irte, hw_table_gone, hw_alloc, false };
+				   hw_table_at, hw_place, &segs[0], hw_irte, hw_table_gone, hw_alloc, false, hw_fn_seen };
 
 const struct vmsi_hw *msi_trap_hw(void)
 {
@@ -257,17 +309,10 @@ static void segments_fill(const struct acpi_info *a)
 			continue;
 		}
 		g->hw = (struct vmsi_hw){ ecam_cfg_read, ecam_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-					  hw_table_at, hw_place, g, hw_irte, hw_table_gone, hw_alloc, true };
+					  hw_table_at, hw_place, g, hw_irte, hw_table_gone, hw_alloc, true, hw_fn_seen };
 	}
 }
 
-static void say_seg_fn(char *b, size_t n, uint16_t seg, uint16_t bdf)
-{
-	if (seg)
-		snprintf(b, n, "%04x:%02x:%02x.%u", seg, bdf >> 8, (bdf >> 3) & 31, bdf & 7u);
-	else
-		snprintf(b, n, "%02x:%02x.%u", bdf >> 8, (bdf >> 3) & 31, bdf & 7u);
-}
 
 uint32_t msi_trap_count(const struct acpi_info *acpi, char *why, size_t whylen)
 {
@@ -321,30 +366,25 @@ static void seg_setup(struct msi_seg *g, uint64_t eptp)
 	claims.boot = false;
 	/* Each function's IRTEs: the unit that remaps it (the DMAR's scopes,
 	 * walked down the bridges the scan saw) invalidates them alone. */
-	for (uint32_t i = 0; g->dom.remap && i < g->s.nfn; i++) {
-		const struct vmsi_fn *f = &g->s.fn[i];
-		uint8_t bus, path[DMAR_MAX_PATH][2];
-		uint32_t n = vmsi_scope_path(&g->s, f->bdf, &bus, path, DMAR_MAX_PATH);
-		if (f->irte != VMSI_NO_IRTE)
-			iommu_irte_owner(seg, f->irte, (f->msi ? VMSI_MSI_IRTES : 0) + (f->msix ? f->nent : 0u),
-					 n ? iommu_unit_of_path(seg, bus, (const uint8_t(*)[2])path, n) : -1);
-	}
+	for (uint32_t i = 0; i < g->s.nfn; i++)
+		own_irtes(g, &g->s.fn[i]);
 	if (!g->ecam)
 		return;
-	g->ecam_page = hw_alloc(NULL, g->s.fn_room * sizeof *g->ecam_page);
-	g->ecam_bdf = hw_alloc(NULL, g->s.fn_room * sizeof *g->ecam_bdf);
+	g->ecam_out = hw_alloc(NULL, 65536 / 8);
 	struct ept_stats es = { 0 };
-	for (uint32_t i = 0; i < g->s.nfn; i++) {
-		uint16_t bdf = g->s.fn[i].bdf;
-		if ((bdf >> 8) < g->bus0 || (bdf >> 8) > g->bus1)
+	for (uint32_t bdf = (uint32_t)g->bus0 << 8; bdf < ((uint32_t)g->bus1 + 1) << 8; bdf++) {
+		bool absent = !g->s.seen || !(g->s.seen[bdf >> 3] & (1u << (bdf & 7)));
+		if (!absent && !vmsi_find(&g->s, (uint16_t)bdf))
 			continue;
-		uint64_t pg = g->ecam + ((uint64_t)bdf << 12);
-		ept_unmap_page(eptp, pg, &es);
-		g->ecam_bdf[g->necam] = bdf;
-		g->ecam_page[g->necam++] = pg;
+		ept_unmap_page(eptp, ecam_page_of(g, (uint16_t)bdf), &es);
+		g->ecam_out[bdf >> 3] |= (uint8_t)(1u << (bdf & 7));
+		if (absent)
+			g->ecam_absent++;
+		else
+			g->necam++;
 	}
-	pr_info("msi: segment %u: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' pages out of the EPT, the rest passes\n",
-		seg, (unsigned long long)g->ecam, g->bus0, g->bus1, g->necam);
+	pr_info("msi: segment %u: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' pages and the %u without a function out of the EPT, the rest passes\n",
+		seg, (unsigned long long)g->ecam, g->bus0, g->bus1, g->necam, g->ecam_absent);
 }
 
 void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, uint8_t *io_b)
@@ -445,18 +485,20 @@ void msi_trap_out(uint16_t port, unsigned size, uint32_t val)
 	spin_unlock(&lock);
 }
 
-/* The segment whose trapped configuration page (then *e, its index) or
- * MSI-X table page (*e = -1) gpa lies in; NULL: none. */
-static struct msi_seg *trapped_at(uint64_t gpa, int *e)
+/* The segment whose trapped configuration page (then *bdf, its function,
+ * and *cfg true) or MSI-X table page gpa lies in; NULL: none. */
+static struct msi_seg *trapped_at(uint64_t gpa, uint16_t *bdf, bool *cfg)
 {
 	for (uint32_t k = 0; k < nsegs; k++) {
 		struct msi_seg *g = &segs[k];
-		for (uint32_t i = 0; i < g->necam; i++)
-			if (g->ecam_page[i] == (gpa & ~0xfffull)) {
-				*e = (int)i;
+		uint64_t lo = g->ecam + ((uint64_t)g->bus0 << 20), hi = g->ecam + (((uint64_t)g->bus1 + 1) << 20);
+		if (g->ecam_out && gpa >= lo && gpa < hi) {
+			*bdf = (uint16_t)((gpa - g->ecam) >> 12);
+			*cfg = true;
+			if (g->ecam_out[*bdf >> 3] & (1u << (*bdf & 7)))
 				return g;
-			}
-		*e = -1;
+		}
+		*cfg = false;
 		if (vmsi_trapped(&g->s, gpa))
 			return g;
 	}
@@ -467,15 +509,16 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 {
 	if (!on)
 		return false;
-	int e;
-	struct msi_seg *g = trapped_at(gpa, &e);
+	uint16_t bdf = 0;
+	bool cfg = false;
+	struct msi_seg *g = trapped_at(gpa, &bdf, &cfg);
 	if (!g)
 		return false;
 	uint8_t b[MMIO_INSN_MAX];
 	struct mmio_access a;
 	const char *why = "not in 64-bit mode";
 	bool long_mode = vmcs_read(VMCS_GUEST_CS_AR) & BIT(13);
-	if (!long_mode || mmio_decode_width(b, vcpu_fetch_insn(b, MMIO_INSN_MAX), &a, &why) || (e < 0 && a.size != 4 && (why = "MSI-X table: not 32 bits"))) {
+	if (!long_mode || mmio_decode_width(b, vcpu_fetch_insn(b, MMIO_INSN_MAX), &a, &why) || (!cfg && a.size != 4 && (why = "MSI-X table: not 32 bits"))) {
 		if (__atomic_fetch_add(&bad_insns, 1, __ATOMIC_RELAXED) == 0)
 			pr_warn("msi: guest access at GPA 0x%llx (rip 0x%llx, cpu%u) not emulated: %s; #GP injected (counted, said once)\n",
 				(unsigned long long)gpa, (unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index, why);
@@ -486,17 +529,17 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 	uint32_t val = in->write ? (in->has_imm ? in->imm : mmio_extract(vcpu_reg(v, in->reg), &a)) : 0;
 	uint16_t off = (uint16_t)(gpa & 0xfff);
 	spin_lock(&lock);
-	if (e >= 0 && (off & (a.size - 1))) {
+	if (cfg && (off & (a.size - 1))) {
 		unaligned++;                     /* ECAM: naturally aligned accesses only; dropped, reads all ones */
 		val = 0xffffffffu;
-	} else if (e >= 0) {
+	} else if (cfg) {
 		ecam_accesses++;
-		const struct vmsi_fn *f = vmsi_find(&g->s, g->ecam_bdf[e]);
+		const struct vmsi_fn *f = vmsi_find(&g->s, bdf);
 		uint32_t routes = f ? f->routes : 0, refusals = f ? f->refusals : 0;
 		if (in->write)
-			vmsi_cfg_write(&g->s, &g->dom, &g->hw, g->ecam_bdf[e], off, a.size, val);
+			vmsi_cfg_write(&g->s, &g->dom, &g->hw, bdf, off, a.size, val);
 		else
-			val = vmsi_cfg_read(&g->s, &g->hw, g->ecam_bdf[e], off, a.size);
+			val = vmsi_cfg_read(&g->s, &g->hw, bdf, off, a.size);
 		if (f)
 			say_route(g->s.seg, f, routes, refusals);
 	} else if (gpa & 3) {
@@ -525,21 +568,22 @@ void msi_trap_report(void)
 	spin_lock(&lock);
 	char line[256];
 	size_t n = 0;
-	uint32_t by[VM_COUNT] = { 0 }, nfn = 0, npages = 0;
+	uint32_t by[VM_COUNT] = { 0 }, nfn = 0, npages = 0, hot = 0, vfs = 0, vfs_gone = 0, given = 0;
 	uint64_t emu = 0, passed = 0, table = 0, stray = 0;
 	for (uint32_t k = 0; k < nsegs; k++) {
 		const struct vmsi *s = &segs[k].s;
 		for (unsigned r = 1; r < VM_COUNT; r++)
 			by[r] += s->refused_by[r];
-		nfn += s->nfn, npages += s->npages;
+		nfn += s->nfn, npages += s->npages, hot += s->hot_added, vfs += s->vfs_found, vfs_gone += s->vfs_gone;
+		given += segs[k].ecam_given_back;
 		emu += s->cfg_emulated, passed += s->cfg_passed, table += s->table_accesses, stray += s->stray;
 	}
 	for (unsigned r = 1; r < VM_COUNT; r++)
 		if (by[r] && n < sizeof line)
 			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), by[r]);
 	struct ept_sync_stats es = ept_sync_stats();
-	pr_info("hvstat: msi functions=%u segments=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu%s%s\n",
-		nfn, nsegs, (unsigned long long)emu, (unsigned long long)passed, (unsigned long long)ecam_accesses,
+	pr_info("hvstat: msi functions=%u segments=%u hot_added=%u vfs_found=%u vfs_gone=%u ecam_given_back=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu%s%s\n",
+		nfn, nsegs, hot, vfs, vfs_gone, given, (unsigned long long)emu, (unsigned long long)passed, (unsigned long long)ecam_accesses,
 		(unsigned long long)table, (unsigned long long)bad_insns, (unsigned long long)unaligned, (unsigned long long)late_pages,
 		npages, (unsigned long long)gone_pages, (unsigned long long)stray, (unsigned long long)ept_live_tables(),
 		(unsigned long long)ept_live_refused(), (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,

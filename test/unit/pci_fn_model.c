@@ -142,7 +142,7 @@ void pfm_init(struct pfm *m, struct vmsi_hw *hw)
 	memset(m, 0, sizeof *m);
 	m->reach = 1ull << 46;
 	*hw = (struct vmsi_hw){ h_cfg_read, h_cfg_write, h_io_read, h_io_write, h_mem_read, h_mem_write, h_table_at,
-				h_place, m, h_irte, NULL, test_alloc, false };
+				h_place, m, h_irte, NULL, test_alloc, false, NULL };
 }
 
 struct pfm_fn *pfm_add(struct pfm *m, uint16_t bdf, unsigned bar, uint64_t base, bool bar64)

@@ -1,0 +1,297 @@
+/* Issue 35 item 4: functions the boot's scan never saw. SR-IOV VFs, which
+ * answer only once the guest sets VF Enable in their PF's capability, and
+ * a hot-added function: each found and trapped at the guest's first
+ * configuration access, before it can program an MSI or MSI-X of its own;
+ * a VF's MSI-X table placed in its PF's VF BAR; the VFs dropped when VF
+ * Enable is cleared.
+ *
+ * The model, written from the specifications alone (no constant from the
+ * project's headers):
+ *  - PCI Express Base Specification, "Enhanced Configuration Access
+ *    Mechanism": 4 KiB of configuration space per function; a function that
+ *    is not there reads all ones;
+ *  - "Extended Capabilities": from 100h, a header dword with the ID in
+ *    15:0 and the next offset in 31:20;
+ *  - "Single Root I/O Virtualization and Sharing": the SR-IOV capability
+ *    (ID 0010h): SR-IOV Control at +08h (bit 0 VF Enable, bit 3 VF MSE),
+ *    InitialVFs +0Ch, TotalVFs +0Eh, NumVFs +10h, First VF Offset +14h, VF
+ *    Stride +16h, VF BAR0 +24h. VF n (1..NumVFs) answers at the PF's
+ *    routing ID + First VF Offset + (n - 1) * VF Stride once VF Enable is
+ *    set; its own BARs read 0 (the "VF BAR" is the PF's, each VF decoding
+ *    the n-th slice of the VF BAR's size while VF MSE is set);
+ *  - PCI 3.0, "MSI-X Capability and Table Structure" (ID 11h; message
+ *    control 10:0 table size - 1, 15 enable; +4 table offset/BIR) and "MSI
+ *    Capability Structure" (ID 05h; control, address +4, data +8), status
+ *    bit 4 and the pointer at 34h. */
+#include "test.h"
+#include "../../apic/vmsi.h"
+
+#define PF      0x0018u              /* 00:03.0 */
+#define HOT     0x0028u              /* 00:05.0, hot-added */
+#define SRIOV   0x160u
+#define FIRST   0x80u                /* First VF Offset: VF 1 at 00:13.0 */
+#define STRIDE  1u
+#define VF(n)   (PF + FIRST + ((n) - 1) * STRIDE)
+#define VF_SIZE 0x4000u              /* each VF's slice of VF BAR0 */
+#define VF_BAR  0xe0100000u
+#define NENT    4u
+#define TOFF    0x2000u              /* MSI-X table offset in the BAR */
+
+struct fn {
+	uint16_t bdf;
+	bool vf, present;
+	uint8_t cfg[4096], wmask[4096];
+};
+static struct {
+	struct fn f[8];
+	unsigned n;
+	uint8_t vfmem[4][VF_SIZE];       /* what VF n decodes */
+	unsigned seen_calls, table_gone;
+	const struct vmsi_fn *seen_last;
+} M;
+
+static void put(struct fn *f, unsigned off, unsigned size, uint32_t v, uint32_t wmask)
+{
+	for (unsigned i = 0; i < size; i++) {
+		f->cfg[off + i] = (uint8_t)(v >> 8 * i);
+		f->wmask[off + i] = (uint8_t)(wmask >> 8 * i);
+	}
+}
+static uint32_t get(const struct fn *f, unsigned off, unsigned size)
+{
+	uint32_t v = 0;
+	for (unsigned i = 0; i < size; i++)
+		v |= (uint32_t)f->cfg[off + i] << 8 * i;
+	return v;
+}
+
+static struct fn *fn_add(uint16_t bdf, bool vf)
+{
+	struct fn *f = &M.f[M.n++];
+	memset(f, 0, sizeof *f);
+	f->bdf = bdf;
+	f->vf = vf;
+	f->present = !vf;
+	put(f, 0x00, 4, 0x10ed8086u, 0);
+	put(f, 0x06, 2, 0x0010, 0);          /* capabilities list */
+	put(f, 0x34, 1, 0x40, 0);
+	return f;
+}
+
+static void msix_cap(struct fn *f, unsigned at)
+{
+	put(f, at, 2, 0x11, 0);
+	put(f, at + 2, 2, NENT - 1, 0xc000);
+	put(f, at + 4, 4, TOFF | 0, 0);      /* BIR 0 */
+}
+
+/* The PF: MSI-X in its own BAR0, and SR-IOV with 4 VFs possible. */
+static void model_init(void)
+{
+	memset(&M, 0, sizeof M);
+	struct fn *pf = fn_add(PF, false);
+	put(pf, 0x04, 2, 0x0002, 0x0006);    /* memory decoding on */
+	put(pf, 0x10, 4, 0xfe000000u, 0xffffc000u);
+	msix_cap(pf, 0x40);
+	put(pf, 0x100, 4, 0x00010000u | SRIOV << 20, 0);     /* a first capability (AER), then SR-IOV */
+	put(pf, SRIOV, 4, 0x00010010u, 0);
+	put(pf, SRIOV + 0x08, 2, 0, 0x0009);                  /* VF Enable, VF MSE */
+	put(pf, SRIOV + 0x0c, 2, 4, 0);
+	put(pf, SRIOV + 0x0e, 2, 4, 0);
+	put(pf, SRIOV + 0x10, 2, 0, 0xffff);
+	put(pf, SRIOV + 0x14, 2, FIRST, 0);
+	put(pf, SRIOV + 0x16, 2, STRIDE, 0);
+	put(pf, SRIOV + 0x24, 4, 0, 0xffffc000u);            /* VF BAR0: 32-bit, 16 KiB per VF */
+	for (unsigned n = 1; n <= 4; n++)
+		msix_cap(fn_add((uint16_t)VF(n), true), 0x40);
+}
+
+static struct fn *at(uint16_t bdf)
+{
+	for (unsigned i = 0; i < M.n; i++)
+		if (M.f[i].bdf == bdf) {
+			struct fn *f = &M.f[i];
+			if (!f->vf)
+				return f->present ? f : NULL;
+			const struct fn *pf = &M.f[0];
+			unsigned n = (bdf - PF - FIRST) / STRIDE + 1;
+			return (get(pf, SRIOV + 0x08, 2) & 1) && n <= get(pf, SRIOV + 0x10, 2) ? f : NULL;
+		}
+	return NULL;
+}
+
+static uint32_t m_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
+{
+	(void)ctx;
+	const struct fn *f = at(bdf);
+	return f ? get(f, off & 0xfff, size) : 0xffffffffu >> (32 - 8 * size);
+}
+static void m_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, uint32_t val)
+{
+	(void)ctx;
+	struct fn *f = at(bdf);
+	for (unsigned i = 0; f && i < size; i++) {
+		unsigned o = (off + i) & 0xfff;
+		f->cfg[o] = (uint8_t)((f->cfg[o] & ~f->wmask[o]) | ((val >> 8 * i) & f->wmask[o]));
+	}
+}
+/* VF n decodes [VF BAR0 + (n - 1) * size, + size) while VF Enable and VF MSE. */
+static uint8_t *vf_mem(uint64_t pa)
+{
+	const struct fn *pf = &M.f[0];
+	uint32_t ctl = get(pf, SRIOV + 0x08, 2), base = get(pf, SRIOV + 0x24, 4) & ~0xfu;
+	if ((ctl & 9) != 9 || !base || pa < base || pa >= base + 4ull * VF_SIZE)
+		return NULL;
+	unsigned n = (unsigned)((pa - base) / VF_SIZE);
+	return n < get(pf, SRIOV + 0x10, 2) ? &M.vfmem[n][(pa - base) % VF_SIZE] : NULL;
+}
+static uint32_t m_mem_read(void *ctx, uint64_t pa)
+{
+	(void)ctx;
+	uint8_t *p = vf_mem(pa);
+	uint32_t v = 0xffffffffu;
+	if (p)
+		memcpy(&v, p, 4);
+	return v;
+}
+static void m_mem_write(void *ctx, uint64_t pa, uint32_t val)
+{
+	(void)ctx;
+	uint8_t *p = vf_mem(pa);
+	if (p)
+		memcpy(p, &val, 4);
+}
+static uint32_t m_io_read(void *ctx, uint16_t port, unsigned size) { (void)ctx, (void)port, (void)size; return ~0u; }
+static void m_io_write(void *ctx, uint16_t port, unsigned size, uint32_t val) { (void)ctx, (void)port, (void)size, (void)val; }
+static bool m_table_at(void *ctx, uint64_t pa, uint32_t len) { (void)ctx, (void)pa, (void)len; return true; }
+static void m_table_gone(void *ctx, uint64_t pg) { (void)ctx, (void)pg; M.table_gone++; }
+static void m_seen(void *ctx, uint16_t bdf, const struct vmsi_fn *f)
+{
+	(void)ctx, (void)bdf;
+	M.seen_calls++;
+	M.seen_last = f;
+}
+
+static struct vmsi S;
+static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, NULL, NULL,
+			    NULL, m_table_gone, test_alloc, true, m_seen };
+static uint32_t gids[1] = { 0 }, hids[1] = { 0 };
+
+static struct vioapic_dom dom(void)
+{
+	struct vioapic_dom d = { .apic_id = gids, .host_apic_id = hids, .n = 1, .guest_x2apic = true };
+	d.host_vectors[3] = 0xffffull << 48;
+	return d;
+}
+static uint32_t g_rd(uint16_t bdf, unsigned off, unsigned size) { return vmsi_cfg_read(&S, &H, bdf, (uint16_t)off, size); }
+static void g_wr(uint16_t bdf, unsigned off, unsigned size, uint32_t v)
+{
+	struct vioapic_dom d = dom();
+	vmsi_cfg_write(&S, &d, &H, bdf, (uint16_t)off, size, v);
+}
+
+static void setup(void)
+{
+	model_init();
+	memset(&S, 0, sizeof S);
+	CHECK(vmsi_scan(&S, &H));
+}
+
+/* The scan counts the VFs SR-IOV can enable and sizes for them; the PF's
+ * VF BAR is sized at boot. */
+TEST(vmsi_sriov_counted_and_vf_bar_sized)
+{
+	setup();
+	CHECK_EQ(S.need.fns, 1);
+	CHECK_EQ(S.need.vfs, 4);
+	CHECK_EQ(S.need.vf_entries, 4 * NENT);
+	CHECK(S.fn_room >= 1 + 4);
+	CHECK(S.pool_room >= 5 * NENT);
+	CHECK_EQ(S.nfn, 1);
+	CHECK_EQ(S.fn[0].sriov, SRIOV);
+	CHECK_EQ(S.fn[0].vf_bar_size[0], VF_SIZE);
+	CHECK_EQ(get(&M.f[0], SRIOV + 0x24, 4), 0);          /* the VF BAR as it was */
+}
+
+/* VF Enable: each VF found at the guest's first access, trapped, its
+ * table in its slice of the PF's VF BAR; its MSI-X routed through the
+ * trap; VF Enable cleared: the VFs dropped, their pages given back. */
+TEST(vmsi_sriov_vfs_found_at_first_access)
+{
+	setup();
+	CHECK_EQ(g_rd((uint16_t)VF(1), 0, 2), 0xffff);       /* not enabled: nothing there */
+	CHECK_EQ(S.nfn, 1);
+	g_wr(PF, SRIOV + 0x10, 2, 2);                          /* NumVFs */
+	g_wr(PF, SRIOV + 0x24, 4, VF_BAR);
+	g_wr(PF, SRIOV + 0x08, 2, 9);                          /* VF Enable, VF MSE */
+	CHECK_EQ(get(&M.f[0], SRIOV + 0x08, 2), 9);
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0, 2), 0x8086);
+	CHECK_EQ(S.nfn, 2);
+	CHECK_EQ(S.vfs_found, 1);
+	CHECK_EQ(M.seen_calls, 1);
+	const struct vmsi_fn *v2 = vmsi_find(&S, (uint16_t)VF(2));
+	CHECK(v2 != NULL);
+	if (!v2)
+		return;
+	CHECK(M.seen_last == v2);
+	CHECK_EQ(v2->pf, 1);
+	CHECK_EQ(v2->vf, 2);
+	CHECK_EQ(v2->table_pa, VF_BAR + VF_SIZE + TOFF);      /* VF 2's slice */
+	CHECK_EQ(v2->bar_size, VF_SIZE);
+	CHECK(vmsi_trapped(&S, v2->table_pa));
+	/* The guest's MSI-X on VF 2: entry 0, then enabled. */
+	struct vioapic_dom d = dom();
+	vmsi_mem_write(&S, &d, &H, v2->table_pa, 0xfee00000u);
+	vmsi_mem_write(&S, &d, &H, v2->table_pa + 8, 0x0041);
+	vmsi_mem_write(&S, &d, &H, v2->table_pa + 12, 0);
+	g_wr((uint16_t)VF(2), 0x42, 2, 0x8000);
+	CHECK_EQ(v2->routes, 1);
+	uint32_t data;
+	memcpy(&data, &M.vfmem[1][TOFF + 8], 4);
+	CHECK_EQ(data, 0x0041);                                /* written by the hypervisor into VF 2's table */
+	CHECK_EQ(g_rd((uint16_t)VF(1), 0, 2), 0x8086);
+	CHECK_EQ(S.vfs_found, 2);
+	/* VF Enable cleared. */
+	unsigned gone = M.table_gone;
+	g_wr(PF, SRIOV + 0x08, 2, 0);
+	CHECK_EQ(S.vfs_gone, 2);
+	CHECK_EQ(v2->table_pa, 0);
+	CHECK(M.table_gone > gone);
+	CHECK(!vmsi_trapped(&S, VF_BAR + VF_SIZE + TOFF));
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0, 2), 0xffff);
+	/* Enabled again: found again, in the same slot. */
+	g_wr(PF, SRIOV + 0x08, 2, 9);
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0, 2), 0x8086);
+	CHECK(vmsi_find(&S, (uint16_t)VF(2)) == v2);
+	CHECK_EQ(S.nfn, 3);
+	CHECK_EQ(v2->table_pa, VF_BAR + VF_SIZE + TOFF);
+}
+
+/* A function that answers after the scan (hot-added) is trapped at the
+ * guest's first access: the MSI it then programs is the trap's (the guest
+ * reads back its own address, the device holds the hypervisor's). */
+TEST(vmsi_hot_added_function_trapped_at_first_access)
+{
+	setup();
+	struct fn *h = fn_add(HOT, false);
+	put(h, 0x40, 4, 0x05, 0);
+	put(h, 0x42, 2, 0x0000, 0x0071);
+	put(h, 0x44, 4, 0, 0xfffffffcu);
+	put(h, 0x48, 2, 0, 0xffff);
+	CHECK_EQ(g_rd(HOT, 0, 2), 0x8086);
+	CHECK_EQ(S.hot_added, 1);
+	CHECK_EQ(S.nfn, 2);
+	CHECK(vmsi_find(&S, HOT) != NULL);
+	if (!vmsi_find(&S, HOT))
+		return;
+	g_wr(HOT, 0x44, 4, 0xfee00000u);
+	g_wr(HOT, 0x48, 2, 0x0051);
+	g_wr(HOT, 0x42, 2, 0x0001);
+	CHECK_EQ(g_rd(HOT, 0x44, 4), 0xfee00000u);
+	CHECK_EQ(get(h, 0x42, 2) & 1, 1);
+	CHECK_EQ(vmsi_find(&S, HOT)->routes, 1);
+	/* An empty slot asked again and again: nothing taken, asked each time. */
+	CHECK_EQ(g_rd(0x0030, 0, 2), 0xffff);
+	CHECK_EQ(g_rd(0x0030, 0, 2), 0xffff);
+	CHECK_EQ(S.nfn, 2);
+}
