@@ -241,7 +241,7 @@ int iommu_enable(const struct memmap *mem, char *err, size_t errlen)
 			pr_info("iommu: unit %u at 0x%llx: root table 0x%llx, context cache, IOTLB%s invalidated through the queue at 0x%llx (wait descriptor %u completed, IQH 0x%x), translation on\n",
 				i, (unsigned long long)u->base, (unsigned long long)root,
 				(u->ecap & VTD_ECAP_IR) ? " and interrupt entry cache" : "", (unsigned long long)(uintptr_t)u->iq,
-				u->qi_seq, (unsigned)*(volatile uint64_t *)(uintptr_t)(u->base + VTD_IQH));
+				u->qi_seq, (unsigned)vtd_iqh(u));
 		else
 			pr_info("iommu: unit %u at 0x%llx: root table 0x%llx, context cache and IOTLB invalidated through the registers, translation on\n",
 				i, (unsigned long long)u->base, (unsigned long long)root);

@@ -226,6 +226,8 @@ static int qi_submit(struct vtd_unit *u, const uint64_t *lo, uint32_t n, char *e
 	return rc;
 }
 
+uint64_t vtd_iqh(const struct vtd_unit *u) { return rd64(u, VTD_IQH); }
+
 int vtd_invalidate_iec(struct vtd_unit *u, char *err, size_t errlen)
 {
 	static const uint64_t iec = VTD_QI_IEC_GLOBAL;

@@ -68,6 +68,9 @@ int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t 
 int vtd_enable_ir(struct vtd_unit *u, paddr_t irt, unsigned size_field, bool eime, char *err, size_t errlen);
 /* GCMD.IRE cleared, waited for in GSTS.IRES: false when it timed out. */
 bool vtd_disable_ir(struct vtd_unit *u);
+/* The queue's head as the unit reports it (IQH), through the unit's
+ * register accessors (the host tests' register model included). */
+uint64_t vtd_iqh(const struct vtd_unit *u);
 /* Invalidates the interrupt entry cache globally (queued only: there is no
  * register for it). Returns 0, or -1 with err. */
 int vtd_invalidate_iec(struct vtd_unit *u, char *err, size_t errlen);

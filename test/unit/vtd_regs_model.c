@@ -4,7 +4,8 @@
  * PMEN 0x64, IQH 0x80, IQT 0x88, IQA 0x90, IRTA 0xb8; the IOTLB register at
  * ECAP.IRO (17:8) * 16 + 8; the fault recording registers at CAP.FRO
  * (33:24) * 16. GCMD/GSTS: TE 31, SRTP 30, SFL 29, EAFL 28, WBF 27, QIE 26,
- * IRE 25, SIRTP 24, CFI 23. */
+ * IRE 25, SIRTP 24, CFI 23. Each unit's registers in one 4 KiB page
+ * (a DRHD's "Size" field 0: 2^0 pages), unit k's at VRM_BASE + k * 0x1000. */
 #include <stdio.h>
 #include <string.h>
 #include "vtd_regs_model.h"
@@ -25,14 +26,36 @@
 #define CCMD_ICC  (1ull << 63)
 #define IOTLB_IVT (1ull << 63)
 
-static struct vtd_regs_model *cur;
+static struct vtd_regs_model *units;   /* NULL: plain memory */
+static unsigned nunits;
 
-void vrm_attach(struct vtd_regs_model *m) { cur = m; }
+void vrm_attach_units(struct vtd_regs_model *m, unsigned n)
+{
+	units = n ? m : NULL;
+	nunits = m ? n : 0;
+}
+void vrm_attach(struct vtd_regs_model *m) { vrm_attach_units(m, 1); }
 
 static void violation(struct vtd_regs_model *m, const char *what)
 {
 	if (!m->violations++)
 		snprintf(m->violation, sizeof m->violation, "step %u: %s (GSTS 0x%08x)", m->step, what, m->gsts);
+}
+
+/* The unit whose register page holds addr, and the offset in it; NULL
+ * outside every attached unit (a violation recorded on unit 0). */
+static struct vtd_regs_model *unit_at(uint64_t addr, uint64_t *off, const char *access)
+{
+	uint64_t k = (addr - VRM_BASE) / VRM_UNIT_SIZE;
+	if (addr >= VRM_BASE && k < nunits) {
+		*off = addr - VRM_BASE - k * VRM_UNIT_SIZE;
+		return &units[k];
+	}
+	char msg[160];
+	snprintf(msg, sizeof msg, "%s at 0x%llx, outside every unit's registers (%u unit%s of 0x%llx bytes from 0x%llx)", access,
+		 (unsigned long long)addr, nunits, nunits == 1 ? "" : "s", VRM_UNIT_SIZE, VRM_BASE);
+	violation(&units[0], msg);
+	return NULL;
 }
 
 void vrm_reset(struct vtd_regs_model *m, uint64_t cap, uint64_t ecap, bool te, bool ir, bool qi, bool pmr,
@@ -52,7 +75,7 @@ void vrm_reset(struct vtd_regs_model *m, uint64_t cap, uint64_t ecap, bool te, b
 		m->gsts |= G_QIE;
 	}
 	if (ir) {
-		m->irta = 0x7e000000 | 7;
+		m->irta = m->irt = 0x7e000000 | 7;
 		m->gsts |= G_IRE | G_SIRTP;
 	}
 	if (pmr)
@@ -82,8 +105,11 @@ static void gcmd(struct vtd_regs_model *m, uint32_t v)
 		m->gsts |= G_SRTP;
 		m->srtp_step = m->step;
 	}
-	if (once & G_SIRTP)
+	if (once & G_SIRTP) {
+		m->irt = m->irta;
 		m->gsts |= G_SIRTP;
+		m->sirtp_step = m->step;
+	}
 	if (once & G_WBF)
 		m->gsts &= ~G_WBF;               /* the flush is done at once */
 	if (change & G_TE) {
@@ -110,9 +136,11 @@ static void gcmd(struct vtd_regs_model *m, uint32_t v)
 		}
 	}
 	if (change & G_IRE) {
-		if (v & G_IRE)
+		if (v & G_IRE) {
+			if (!(m->gsts & G_SIRTP))
+				violation(m, "IRE set with no interrupt-remapping table latched (SIRTP)");
 			m->gsts |= G_IRE;
-		else {
+		} else {
 			m->gsts &= ~G_IRE;
 			m->ire_off_step = m->step;
 		}
@@ -160,12 +188,14 @@ static void run_queue(struct vtd_regs_model *m)
 
 uint64_t vtd_mmio_read(uint64_t addr, unsigned size)
 {
-	struct vtd_regs_model *m = cur;
-	if (!m)   /* no model: plain memory stands for the registers (test_dmar_servers.c) */
+	if (!units)   /* no model: plain memory stands for the registers (test_dmar_servers.c) */
 		return size == 4 ? *(volatile uint32_t *)(uintptr_t)addr : *(volatile uint64_t *)(uintptr_t)addr;
-	uint64_t off = addr - VRM_BASE;
-	uint64_t iotlb = ((m->ecap >> 8) & 0x3ff) * 16 + 8, fro = ((m->cap >> 24) & 0x3ff) * 16;
+	uint64_t off;
+	struct vtd_regs_model *m = unit_at(addr, &off, "read");
 	hw_tsc += 1000;                          /* time passes: the callers' time-outs end */
+	if (!m)
+		return 0;
+	uint64_t iotlb = ((m->ecap >> 8) & 0x3ff) * 16 + 8, fro = ((m->cap >> 24) & 0x3ff) * 16;
 	if (off >= fro && off < fro + sizeof m->frcd) {
 		uint64_t r = (off - fro) / 16, q = ((off - fro) % 16) / 8;
 		uint64_t v = m->frcd[r][q];
@@ -199,15 +229,17 @@ uint64_t vtd_mmio_read(uint64_t addr, unsigned size)
 
 void vtd_mmio_write(uint64_t addr, unsigned size, uint64_t v)
 {
-	struct vtd_regs_model *m = cur;
-	if (!m) {
+	if (!units) {
 		if (size == 4)
 			*(volatile uint32_t *)(uintptr_t)addr = (uint32_t)v;
 		else
 			*(volatile uint64_t *)(uintptr_t)addr = v;
 		return;
 	}
-	uint64_t off = addr - VRM_BASE;
+	uint64_t off;
+	struct vtd_regs_model *m = unit_at(addr, &off, "write");
+	if (!m)
+		return;
 	uint64_t iotlb = ((m->ecap >> 8) & 0x3ff) * 16 + 8, fro = ((m->cap >> 24) & 0x3ff) * 16;
 	char msg[96];
 	m->step++;

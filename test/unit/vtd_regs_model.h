@@ -1,6 +1,7 @@
-/* A model of one VT-d remapping unit's registers, written from the VT-d
+/* A model of VT-d remapping units' registers, written from the VT-d
  * specification's "Register Descriptions" alone (it shares no definition
- * with iommu/), for the hand-over from the firmware:
+ * with iommu/), for the hand-over from the firmware and for several units
+ * (one 4 KiB register page each, unit k at VRM_BASE + k * VRM_UNIT_SIZE):
  *  - GCMD/GSTS ("Global Command Register", "Global Status Register"):
  *    TE, QIE, IRE and CFI are persistent: a write whose bit differs from
  *    the status is a command, and the status follows it; SRTP, SFL, WBF and
@@ -18,8 +19,13 @@
  *    cache, wait with status write); clearing QIE with IQH != IQT, or while
  *    interrupt remapping is on (there is no other way to invalidate the
  *    interrupt entry cache), is recorded as a violation.
+ *  - IRTA is latched into the unit only by SIRTP ("Interrupt Remapping
+ *    Table Address Register"); IRE set with no table latched is a
+ *    violation.
  *  - PMEN: EPM, with PRS following; EPM cleared while TES is 0 is a
  *    violation (the PMRs are the only protection then).
+ *  - An access outside every attached unit's page is a violation,
+ *    recorded on unit 0.
  * Every GSTS the model takes on is checked against the start: if TES was
  * 1 at the start, TES 0 at any time is a violation (a window with no DMA
  * protection). */
@@ -29,6 +35,7 @@
 #include <stdbool.h>
 
 #define VRM_BASE 0xfed90000ull
+#define VRM_UNIT_SIZE 0x1000ull
 
 struct vtd_regs_model {
 	uint32_t ver;
@@ -36,6 +43,7 @@ struct vtd_regs_model {
 	uint32_t gsts, fsts, fectl, pmen;
 	uint64_t rtaddr, root;       /* the register, and the table latched by SRTP */
 	uint64_t iqa, iqh, iqt, irta, ccmd, iotlb;
+	uint64_t irt;                /* the IRTA latched by SIRTP (0: none) */
 	uint64_t frcd[8][2];
 	/* The firmware's queue still has descriptors the unit has not read:
 	 * each IQH read shows it one further (the unit working meanwhile). */
@@ -52,7 +60,7 @@ struct vtd_regs_model {
 	/* what happened */
 	bool te_at_start;
 	unsigned step;               /* register writes so far */
-	unsigned srtp_step, cc_step, iotlb_step, te_set_step, pmr_off_step, ire_off_step, qie_off_step;
+	unsigned srtp_step, sirtp_step, cc_step, iotlb_step, te_set_step, pmr_off_step, ire_off_step, qie_off_step;
 	unsigned gcmd_writes;
 	char violation[512];         /* the first one, with its step */
 	unsigned violations;
@@ -61,8 +69,11 @@ struct vtd_regs_model {
 /* The register accesses of iommu/vtd.c in host tests. */
 uint64_t vtd_mmio_read(uint64_t addr, unsigned size);
 void vtd_mmio_write(uint64_t addr, unsigned size, uint64_t v);
-/* The model behind vtd_mmio_read/vtd_mmio_write from now on. */
+/* The model behind vtd_mmio_read/vtd_mmio_write from now on: one unit at
+ * VRM_BASE (vrm_attach), or m[0..n-1], unit k at VRM_BASE + k *
+ * VRM_UNIT_SIZE. NULL: plain memory stands for the registers. */
 void vrm_attach(struct vtd_regs_model *m);
+void vrm_attach_units(struct vtd_regs_model *m, unsigned n);
 /* A unit as firmware may leave it: te/ir/qi/pmr on or off; with te, the
  * firmware's root table fw_root is latched (TTM in its bits 11:10). */
 void vrm_reset(struct vtd_regs_model *m, uint64_t cap, uint64_t ecap, bool te, bool ir, bool qi, bool pmr,
