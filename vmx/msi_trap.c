@@ -35,20 +35,20 @@ static uint64_t bad_insns, unaligned, late_pages, gone_pages, ecam_accesses;
  * and its routes: with owned remapping, its own table's IRTEs (a segment
  * without a unit is not remapped: compatibility format there). */
 struct msi_seg {
-	struct vmsi s;
-	struct vmsi_hw hw;                   /* the physical side: its ECAM, or the ports */
-	struct vioapic_dom dom;
 	uint64_t ecam;                       /* the window's base (bus 0), 0: none */
-	uint8_t bus0, bus1;
-	bool reached;                        /* scanned: ports, or a window the hypervisor maps */
-	bool counted;
 	/* Configuration pages out of the EPT (bit bdf): each trapped
 	 * function's, and each that held no function at boot, so that a
 	 * function hot-added or a VF enabled later is found at the guest's
 	 * first access (vmsi_seen); one found without MSI or MSI-X is given
 	 * back. */
 	uint8_t *ecam_out;
+	struct vioapic_dom dom;
+	struct vmsi_hw hw;                   /* the physical side: its ECAM, or the ports */
+	struct vmsi s;
 	uint32_t necam, ecam_absent, ecam_given_back;
+	uint8_t bus0, bus1;
+	bool reached;                        /* scanned: ports, or a window the hypervisor maps */
+	bool counted;
 };
 static struct msi_seg segs[ACPI_MAX_MCFG + 1];     /* segment 0 without an entry, and every entry */
 static uint32_t nsegs;
