@@ -8,6 +8,7 @@
 #include "ept_sync.h"
 #include "ept_live.h"
 #include "../apic/vmsi.h"
+#include "../apic/vmsi_alias.h"
 #include "../lib/dmar.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
@@ -253,10 +254,12 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 	}
 	for (uint32_t i = 0; i < vs.nfn; i++) {
 		const struct vmsi_fn *f = &vs.fn[i];
-		pr_info("msi: %02x:%02x.%u: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped\n",
+		char sid[24];
+		vmsi_alias_str(f->src, f->bdf, sid, sizeof sid);   /* a bridge's ID or buses: said */
+		pr_info("msi: %02x:%02x.%u: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped%s%s\n",
 			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, f->msi, f->msix, f->msix ? f->nent : 0,
 			(unsigned long long)f->table_pa, f->msix && !f->ent ? ", no room: entries not emulated" :
-			f->msix && !f->table_pa ? ", not placed" : "");
+			f->msix && !f->table_pa ? ", not placed" : "", sid[0] ? ", " : "", sid);
 	}
 	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X, %u table page%s out of the EPT\n",
 		vs.nfn, vs.nfn == 1 ? "" : "s", vs.npages, vs.npages == 1 ? "" : "s");
@@ -406,11 +409,13 @@ void msi_trap_report(void)
 		char irte[16] = "-";
 		if (f->routes && f->reach.mode != VMODE_DIRECT && f->irte != VMSI_NO_IRTE)
 			snprintf(irte, sizeof irte, "%u", f->irte);
-		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u parked=%u vector=0x%02x\n",
+		char sid[24];
+		vmsi_alias_str(f->src, f->bdf, sid, sizeof sid);
+		pr_info("hvstat: msi %02x:%02x.%u cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u parked=%u vector=0x%02x%s%s\n",
 			f->bdf >> 8, (f->bdf >> 3) & 31, f->bdf & 7, x ? "msix" : (f->msi_ctl & 1) ? "msi" : "off", vecs,
 			vmsi_refusal_name(f->last_refusal), (unsigned long long)f->vaddr, f->vdata, (unsigned long long)f->paddr,
 			f->pdata, f->routes ? vioapic_mode_names[f->reach.mode] : "none", irte, f->routes ? f->reach.vcpu : -1,
-			f->reach.host_id, f->routes, f->refusals, f->parks, f->vdata & 0xff);
+			f->reach.host_id, f->routes, f->refusals, f->parks, f->vdata & 0xff, sid[0] ? " " : "", sid);
 	}
 	spin_unlock(&lock);
 }
