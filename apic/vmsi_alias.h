@@ -3,11 +3,11 @@
  *
  * A request is tagged with a requester ID by the device, and bridges on
  * the way re-tag it (PCI Express to PCI/PCI-X Bridge Specification 1.0,
- * sec. 2.3 "Requester ID"; VT-d, "Requester ID / Source ID" under
- * "Device Scope Structure"): a PCIe-to-PCI/PCI-X bridge (PCI Express
- * capability, Device/Port Type 0111b) forwards a conventional PCI request
- * as (its secondary bus, device 0, function 0), a PCI-X one with the
- * originator's ID, so any device/function of the buses below it; a
+ * sec. 2.3 "Requester ID"; VT-d, "Identifying Origination of DMA
+ * Requests" and "... of Interrupt Requests"): a PCIe-to-PCI/PCI-X bridge
+ * (PCI Express capability, Device/Port Type 0111b) forwards a conventional
+ * PCI request as (its secondary bus, device 0, function 0), a PCI-X one
+ * with the originator's ID, so any device/function of the buses below it; a
  * conventional PCI-to-PCI bridge (no PCI Express capability) and a
  * PCI/PCI-X to PCIe bridge (1000b) with their own ID; PCIe root and switch
  * ports pass the ID unchanged. The ID the unit sees is the last re-tag on
@@ -21,8 +21,8 @@
  * otherwise the whole ID, SVT 01b, SQ 00b, SID the alias (the device's
  * own ID without bridges that re-tag). Devices that DMA as another
  * function of their own bus (Linux's DMA-alias quirks) are not known here:
- * their MSIs are checked against their own ID, as Linux does for an alias
- * a quirk gave on the device's own bus. Pure. */
+ * their MSIs are checked against their own ID (Linux verifies that one
+ * bus instead; docs/iommu.md). The functions declared here are pure. */
 #ifndef APIC_VMSI_ALIAS_H
 #define APIC_VMSI_ALIAS_H
 #include "../lib/types.h"

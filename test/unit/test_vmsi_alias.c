@@ -12,7 +12,7 @@
  *  - a conventional PCI-to-PCI bridge (no PCIe capability) has no
  *    requester ID of its own to carry: upstream of it the request is the
  *    bridge's (what Linux's pci_for_each_dma_alias and the VT-d
- *    specification, "Requester ID / Source ID", assume);
+ *    specification, "Identifying Origination of Interrupt Requests", assume);
  *  - PCIe root and switch ports (0100b, 0101b, 0110b) pass the ID unchanged;
  *  - VT-d, "Interrupt Remapping Table Entry (IRTE)": SID 79:64, SQ 81:80,
  *    SVT 83:82; SVT 01b the whole requester ID (SQ 00b), SVT 10b the bus:
