@@ -158,8 +158,7 @@ enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, u
 #define IRTE_VEC(v)    ((uint64_t)(v) << 16)
 #define IRTE_DST32(d)  ((uint64_t)(d) << 32)      /* x2APIC mode (IRTA.EIME) */
 #define IRTE_DST8(d)   ((uint64_t)(d) << 40)      /* xAPIC mode: 47:40 */
-#define IRTE_SID(s)    ((uint64_t)(s))            /* 79:64 in the high half */
-#define IRTE_SVT_SID   (1ull << 18)               /* 83:82 = 01: verify the whole SID (SQ 81:80 = 0) */
+#define IRTE_SRC(s)    ((uint64_t)((s) & 0xfffff)) /* SID 79:64, SQ 81:80, SVT 83:82 (VIOAPIC_SRC_*) */
 #define IRTE_IM        BIT(15)                    /* posted format */
 #define IRTE_PDA_LO(a) ((a) & 0xffffffc0ull) << 32 /* descriptor address 31:6 in 63:38 */
 #define IRTE_PDA_HI(a) ((a) >> 32 << 32)          /* 63:32 in 127:96 */
@@ -195,7 +194,7 @@ struct vioapic_reach vioapic_reach(const struct vioapic_dom *d, uint32_t dest, c
 	return r;
 }
 
-enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte, uint32_t index, uint16_t sid,
+enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte, uint32_t index, uint32_t src,
 				      uint64_t *prte, struct vioapic_irte *irte)
 {
 	*prte = refused_rte(vrte);
@@ -210,7 +209,7 @@ enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte
 		/* Posted to the vCPU's own descriptor (URG clear): its NV and
 		 * NDST say which CPU is notified, so no destination here. */
 		irte->lo = IRTE_P | IRTE_IM | IRTE_VEC(VIOAPIC_VECTOR(vrte)) | IRTE_PDA_LO(d->pid[v]);
-		irte->hi = IRTE_SID(sid) | IRTE_SVT_SID | IRTE_PDA_HI(d->pid[v]);
+		irte->hi = IRTE_SRC(src) | IRTE_PDA_HI(d->pid[v]);
 		*prte = (vrte & (0xffull | VIOAPIC_ACTIVE_LOW | VIOAPIC_LEVEL | VIOAPIC_MASKED)) | VIOAPIC_FORMAT |
 			RTE_IDX(index);
 		return VR_NONE;
@@ -221,7 +220,7 @@ enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte
 	 * is ignored by the APIC but kept. */
 	irte->lo = IRTE_P | (vrte & VIOAPIC_LEVEL ? IRTE_TM : 0) | IRTE_DLM(VIOAPIC_DLM(vrte)) |
 		   IRTE_VEC(VIOAPIC_VECTOR(vrte)) | (d->eim ? IRTE_DST32(host) : IRTE_DST8(host));
-	irte->hi = IRTE_SID(sid) | IRTE_SVT_SID;
+	irte->hi = IRTE_SRC(src);
 	*prte = (vrte & (0xffull | VIOAPIC_ACTIVE_LOW | VIOAPIC_LEVEL | VIOAPIC_MASKED)) | VIOAPIC_FORMAT |
 		RTE_IDX(index);
 	return VR_NONE;
@@ -344,7 +343,7 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 	uint64_t prte;
 	struct vioapic_irte e = { 0, 0 };
 	if (d->remap)
-		p->refused = (uint8_t)vioapic_route_ir(d, vrte, a->irte_base + pin, a->sid, &prte, &e);
+		p->refused = (uint8_t)vioapic_route_ir(d, vrte, a->irte_base + pin, VIOAPIC_SRC_ID(a->sid), &prte, &e);
 	else
 		p->refused = (uint8_t)vioapic_route(d, vrte, &prte);
 	if (p->refused != VR_NONE && !(vrte & VIOAPIC_MASKED)) {

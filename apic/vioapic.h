@@ -143,9 +143,14 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 /* The physical entry for the guest's entry 'vrte', and VR_NONE; or a
  * refusal and a masked physical entry. Pure. Compatibility format; with
  * d->remap, the remappable entry pointing at IRTE 'index' and that IRTE
- * in *irte (source 'sid', SVT=1 SQ=0; not present when refused). */
+ * in *irte (source check 'src', VIOAPIC_SRC_ID or apic/vmsi_alias.h's
+ * VMSI_SRC_*; not present when refused). */
 enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, uint64_t *prte);
-enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte, uint32_t index, uint16_t sid,
+/* An IRTE's source fields as bits 19:0 of its upper quadword (VT-d,
+ * "Interrupt Remapping Table Entry (IRTE)": SID 79:64, SQ 81:80, SVT
+ * 83:82): SVT 01b, SQ 00b, the whole requester ID (an IOAPIC's). */
+#define VIOAPIC_SRC_ID(sid) ((uint32_t)(uint16_t)(sid) | 1u << 18)
+enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte, uint32_t index, uint32_t src,
 				      uint64_t *prte, struct vioapic_irte *irte);
 /* The guest's entry for 'pin' as it wrote it (read-only bits clear), 0 past
  * the last pin: what the console's virtual UART routes by, no physical

@@ -40,7 +40,7 @@ static unsigned msi_rte(const struct vioapic_dom *d, uint64_t addr, uint32_t dat
 /* VT-d "Remappable Format" of an MSI: 31:20 0xFEE, 19:5 handle 14:0, 4 the
  * format (1), 3 SHV, 2 handle 15. */
 unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
-		    uint16_t sid, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata)
+		    uint32_t src, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata)
 {
 	*paddr = 0;
 	*pdata = 0;
@@ -53,7 +53,7 @@ unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, u
 	unsigned base = data & 0xff & ~(nvec - 1);   /* the device puts the message number in the low bits */
 	for (unsigned i = 0; i < nvec; i++) {
 		uint64_t v = (rte & ~0xffull) | (base + i);
-		r = irte ? vioapic_route_ir(d, v, index + i, sid, &prte, &irte[i]) : vioapic_route(d, v, &prte);
+		r = irte ? vioapic_route_ir(d, v, index + i, src, &prte, &irte[i]) : vioapic_route(d, v, &prte);
 		if (r == VR_NONE)
 			continue;
 		for (unsigned j = 0; irte && j < nvec; j++)
@@ -84,7 +84,7 @@ static unsigned route_fn(const struct vioapic_dom *d, const struct vmsi_hw *hw, 
 		*pd = 0;
 		return VM_NO_IRTE;
 	} else {
-		r = vmsi_route(d, addr, data, nvec, f->irte + slot, f->bdf, e, pa, pd);
+		r = vmsi_route(d, addr, data, nvec, f->irte + slot, f->src, e, pa, pd);
 		for (unsigned i = 0; hw->irte && i < nvec; i++)
 			hw->irte(hw->ctx, f->irte + slot + i, &e[i]);
 	}

@@ -147,6 +147,9 @@ struct vmsi_fn {
 	uint16_t sriov;
 	uint16_t pf, vf;
 	uint64_t vf_bar_size[6];
+	/* Its IRTEs' source check (apic/vmsi_alias.h: VMSI_SRC_*), from the
+	 * bridges above it: its own ID, or the ID or buses a bridge gives it. */
+	uint32_t src;
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;
 	uint8_t last_refusal;
@@ -241,13 +244,16 @@ void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 /* The device's address/data for the guest's, nvec consecutive vectors
  * (multiple message enable): VR_NONE, or a refusal (VR_*, VM_BAD_ADDR).
  * irte NULL: compatibility format, physical destination mode, RH 0. Else
- * owned remapping: the nvec IRTEs from 'index' (source 'sid', the
- * function's requester ID; not present when refused) in irte[], and the
+ * owned remapping: the nvec IRTEs from 'index' (source check 'src', the
+ * function's, VMSI_SRC_*; not present when refused) in irte[], and the
  * device's remappable-format address/data: the handle 'index', SHV with
  * subhandle 0 when nvec > 1 (the device puts its message number in the
  * data's low bits: index + message). Pure. */
 unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
-		    uint16_t sid, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata);
+		    uint32_t src, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata);
+/* Function bdf's source check (VMSI_SRC_*) from the bridges the scan saw
+ * above it and their PCI Express capabilities (apic/vmsi_alias.c). */
+uint32_t vmsi_alias_of(const struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
 /* Internal to apic/vmsi.c and apic/vmsi_place.c: where an MSI-X table
  * lies. Its place from the BAR as the function decodes it, judged by the
  * wall above and checks of its own (inside the BAR as sized at boot,

@@ -1,6 +1,7 @@
 /* Trapped MSI and MSI-X (vmsi.h): the scan, sized from what it counts
  * first, and the DMAR's names of the functions it found. */
 #include "vmsi.h"
+#include "vmsi_alias.h"
 
 uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus, uint8_t (*path)[2], uint32_t max)
 {
@@ -171,7 +172,8 @@ static struct vmsi_fn *take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_
 {
 	uint16_t up = s->bridge_of[bdf >> 8];
 	struct vmsi_fn f = { .bdf = bdf, .parent = (bdf >> 8) && up ? (uint16_t)(up - 1) : VMSI_NO_PARENT,
-			     .msi = c->msi, .msix = c->msix, .sriov = c->sriov, .pf = pf, .vf = vf };
+			     .msi = c->msi, .msix = c->msix, .sriov = c->sriov, .pf = pf, .vf = vf,
+			     .src = vmsi_alias_of(s, hw, bdf) };
 	if (pf)
 		f.parent = s->fn[pf - 1].parent;     /* under the PF's bridge, whatever its bus */
 	struct vmsi_fn *old = s->fn ? vmsi_find(s, bdf) : NULL;

@@ -427,6 +427,11 @@ uint32_t iommu_irte_dest(uint16_t seg, uint32_t index)
 	uint64_t lo = irte_lo(seg, index);
 	return io.ir_eim ? (uint32_t)(lo >> 32) : (uint32_t)(lo >> 40) & 0xff;
 }
+uint64_t iommu_irte_hi(uint16_t seg, uint32_t index)
+{
+	const struct irt_seg *t = irt_of(seg);
+	return t && index < io.irt_entries ? t->irt[2 * (uint64_t)index + 1] : 0;
+}
 uint16_t iommu_ioapic_sid(uint32_t k) { return io.sid[k]; }
 
 /* 128 bits at once (CMPXCHG16B: every x86-64 CPU with VT-d has it): a

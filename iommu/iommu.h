@@ -83,6 +83,8 @@ bool iommu_ir_posting(void);
 /* What IRTE 'index' of the owned table holds (the test aids' checks). */
 bool iommu_irte_present(uint16_t seg, uint32_t index);
 uint32_t iommu_irte_dest(uint16_t seg, uint32_t index);
+/* Its bits 127:64 (SID 79:64, SQ 81:80, SVT 83:82: the source check). */
+uint64_t iommu_irte_hi(uint16_t seg, uint32_t index);
 uint16_t iommu_ioapic_sid(uint32_t k);
 /* Reads every unit's recorded faults: each logged and counted. Returns how
  * many were new; the last one in *last when last is not NULL. */

@@ -2,6 +2,7 @@
 #include "msi_edutest.h"
 #include "msi_trap.h"
 #include "../apic/vmsi.h"
+#include "../apic/vmsi_alias.h"
 #include "../iommu/edutest.h"
 #include "../iommu/iommu.h"
 #include "../lib/acpi.h"
@@ -232,9 +233,15 @@ bool msi_edutest_ir(const struct acpi_info *acpi, bool (*requested)(uint8_t vect
 		pr_err("iommutest: msi-ir: edu's MSI capability or its IRTEs not found: FAIL\n");
 		return false;
 	}
-	pr_info("iommutest: msi-ir: edu %02x:%02x.%u, MSI at 0x%x, IRTEs from %u; vCPU 0 on APIC ID %u%s\n", bdf >> 8,
-		(bdf >> 3) & 31, bdf & 7, f->msi, f->irte, apic_id, far ? "" : " (no CPU above APIC ID 255)");
+	char sid[24];
+	vmsi_alias_str(f->src, bdf, sid, sizeof sid);
+	pr_info("iommutest: msi-ir: edu %02x:%02x.%u, MSI at 0x%x, IRTEs from %u, source check %s; vCPU 0 on APIC ID %u%s\n",
+		bdf >> 8, (bdf >> 3) & 31, bdf & 7, f->msi, f->irte, sid[0] ? sid : "its own ID", apic_id,
+		far ? "" : " (no CPU above APIC ID 255)");
 	bool ok = one_ir("to-this-cpu", requested, bdf, f->msi, 0xfee05000u, 0x006e, "routed", apic_id, true);
+	uint64_t hi = iommu_irte_hi(0, f->irte);   /* VT-d "Interrupt Remapping Table Entry (IRTE)": 83:82, 81:80, 79:64 */
+	pr_info("iommutest: msi-ir: IRTE %u as written: SVT %u SQ %u SID 0x%04x\n", f->irte, (unsigned)(hi >> 18 & 3),
+		(unsigned)(hi >> 16 & 3), (unsigned)(hi & 0xffff));
 	if (far)
 		ok &= one_ir("above-255 (MSI_EXT_DEST_ID)", requested, bdf, f->msi, 0xfee00000u | 1u << 5, 0x006f, "routed",
 			     far, false);

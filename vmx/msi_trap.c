@@ -8,6 +8,7 @@
 #include "ept_sync.h"
 #include "ept_live.h"
 #include "../apic/vmsi.h"
+#include "../apic/vmsi_alias.h"
 #include "../lib/dmar.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
@@ -410,11 +411,13 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 		nfn += g->s.nfn, npages += g->s.npages, untrapped += g->s.untrapped;
 		for (uint32_t i = 0; i < g->s.nfn; i++) {
 			const struct vmsi_fn *f = &g->s.fn[i];
-			char name[24];
+			char name[24], sid[24];
 			say_seg_fn(name, sizeof name, g->s.seg, f->bdf);
-			pr_info("msi: %s: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped\n", name, f->msi,
+			vmsi_alias_str(f->src, f->bdf, sid, sizeof sid);   /* a bridge's ID or buses: said */
+			pr_info("msi: %s: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped%s%s\n", name, f->msi,
 				f->msix, f->msix ? f->nent : 0, (unsigned long long)f->table_pa,
-				f->msix && !f->ent ? ", no room: entries not emulated" : f->msix && !f->table_pa ? ", not placed" : "");
+				f->msix && !f->ent ? ", no room: entries not emulated" : f->msix && !f->table_pa ? ", not placed" : "",
+				sid[0] ? ", " : "", sid);
 		}
 	}
 	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X in %u segment%s, %u table page%s out of the EPT\n",
@@ -595,15 +598,16 @@ void msi_trap_report(void)
 				continue;                /* never programmed: nothing to say */
 			bool x = f->msix && (f->msix_ctl & BIT(15));
 			unsigned vecs = x ? f->nent : 1u << ((f->msi_ctl >> 4) & 7);
-			char irte[16] = "-", name[24];
+			char irte[16] = "-", name[24], sid[24];
 			if (f->routes && f->reach.mode != VMODE_DIRECT && f->irte != VMSI_NO_IRTE)
 				snprintf(irte, sizeof irte, "%u", f->irte);
 			say_seg_fn(name, sizeof name, segs[k].s.seg, f->bdf);
-			pr_info("hvstat: msi %s cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u parked=%u vector=0x%02x\n",
+			vmsi_alias_str(f->src, f->bdf, sid, sizeof sid);
+			pr_info("hvstat: msi %s cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u parked=%u vector=0x%02x%s%s\n",
 				name, x ? "msix" : (f->msi_ctl & 1) ? "msi" : "off", vecs, vmsi_refusal_name(f->last_refusal),
 				(unsigned long long)f->vaddr, f->vdata, (unsigned long long)f->paddr, f->pdata,
 				f->routes ? vioapic_mode_names[f->reach.mode] : "none", irte, f->routes ? f->reach.vcpu : -1,
-				f->reach.host_id, f->routes, f->refusals, f->parks, f->vdata & 0xff);
+				f->reach.host_id, f->routes, f->refusals, f->parks, f->vdata & 0xff, sid[0] ? " " : "", sid);
 		}
 	spin_unlock(&lock);
 }

@@ -193,6 +193,23 @@ void pfm_msi(struct pfm_fn *f, uint8_t off, unsigned mmc, bool addr64, bool pvm)
 	}
 }
 
+struct pfm_fn *pfm_bridge(struct pfm *m, uint16_t bdf, uint8_t sec, uint8_t sub)
+{
+	struct pfm_fn *f = pfm_add(m, bdf, 0, 0, false);
+	put(f, 0x10, 4, 0, 0);                         /* no BAR */
+	put(f, 0x0e, 1, 0x01, 0);                      /* header type 1 */
+	put(f, 0x18, 1, bdf >> 8, 0xff);
+	put(f, 0x19, 1, sec, 0xff);
+	put(f, 0x1a, 1, sub, 0xff);
+	return f;
+}
+
+void pfm_pcie(struct pfm_fn *f, uint8_t off, unsigned type)
+{
+	link(f, off, 0x10);
+	put(f, off + 2, 2, (type & 0xf) << 4 | 2, 0);  /* capability version 2 in 3:0 */
+}
+
 void pfm_msix(struct pfm_fn *f, uint8_t off, unsigned nent, uint32_t table_off, uint32_t pba_off)
 {
 	link(f, off, 0x11);

@@ -18,7 +18,13 @@
  *    size - 1 read-only; table offset/BIR and PBA offset/BIR dwords (BIR in
  *    2:0, offset 8-byte aligned); table entries of 16 bytes (address,
  *    upper address, data, vector control with bit 0 the mask, set at
- *    reset, 31:1 reserved, reading 0); the PBA read-only.
+ *    reset, 31:1 reserved, reading 0); the PBA read-only;
+ *  - PCI-to-PCI bridges (PCI-to-PCI Bridge Architecture 1.2, "Type 1
+ *    Configuration Space Header"): header type 01h at 0Eh, primary,
+ *    secondary and subordinate bus numbers at 18h, 19h, 1Ah;
+ *  - the PCI Express capability (PCI Express Base Specification, "PCI
+ *    Express Capability Structure"): ID 10h, the PCI Express Capabilities
+ *    register at +2 with the Device/Port Type in 7:4.
  * Everything the hypervisor does to the functions is logged. */
 #ifndef TEST_UNIT_PCI_FN_MODEL_H
 #define TEST_UNIT_PCI_FN_MODEL_H
@@ -26,7 +32,7 @@
 #include <stdbool.h>
 #include "../../apic/vmsi.h"
 
-#define PFM_FNS     4
+#define PFM_FNS     8
 #define PFM_MEM     0x4000          /* each function's one memory BAR: 16 KiB */
 #define PFM_LOG     4096
 
@@ -65,7 +71,12 @@ void pfm_init(struct pfm *m, struct vmsi_hw *hw);
 /* A function at bdf with a 16 KiB memory BAR 'bar' at 'base' (64-bit:
  * bars bar and bar + 1). */
 struct pfm_fn *pfm_add(struct pfm *m, uint16_t bdf, unsigned bar, uint64_t base, bool bar64);
-/* Capabilities, linked in the order added. */
+/* A bridge at bdf (no BAR) whose secondary bus is sec, subordinate sub. */
+struct pfm_fn *pfm_bridge(struct pfm *m, uint16_t bdf, uint8_t sec, uint8_t sub);
+/* Capabilities, linked in the order added. PCI Express: Device/Port Type
+ * 'type' (0000b endpoint, 0100b root port, 0111b PCI Express to PCI/PCI-X
+ * bridge, 1000b PCI/PCI-X to PCI Express bridge, ...). */
+void pfm_pcie(struct pfm_fn *f, uint8_t off, unsigned type);
 void pfm_msi(struct pfm_fn *f, uint8_t off, unsigned mmc, bool addr64, bool pvm);
 /* MSI-X: nent entries at table_off of the function's BAR, the PBA at
  * pba_off (same BAR, 8 bytes of pending bits, read-only, 0xa5 in the

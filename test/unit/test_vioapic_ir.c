@@ -24,6 +24,7 @@
 
 #define T_PINS 24
 #define T_SID  0xf0f8               /* the IOAPIC's requester ID (QEMU's: bus 0xf0, 31.0) */
+#define T_SRC  (T_SID | 1u << 18)  /* its IRTE source fields 83:64: SVT 01b (83:82), SQ 00b, SID */
 static uint32_t t_sel;
 static uint64_t t_rte[T_PINS];       /* the physical IOAPIC's entries */
 static uint64_t t_irt[2 * 65536];    /* the remapping table, 2^16 entries */
@@ -210,13 +211,13 @@ TEST(vioapic_ir_host_apic_id_above_255)
 	struct vioapic_dom d = t_dom(false, false, false);
 	CHECK_EQ(vioapic_route(&d, g_rte(0, 0x40, false, 1), &p), VR_DEST_ABOVE_255);   /* no remapping */
 	d = t_dom(true, false, false);
-	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 1), 5, T_SID, &p, &e), VR_DEST_ABOVE_255);  /* no EIM */
+	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 1), 5, T_SRC, &p, &e), VR_DEST_ABOVE_255);  /* no EIM */
 	CHECK_EQ(e.lo, 0);
-	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 2), 5, T_SID, &p, &e), VR_NONE);  /* 8-bit: 47:40 */
+	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 2), 5, T_SRC, &p, &e), VR_NONE);  /* 8-bit: 47:40 */
 	CHECK_EQ(e.lo >> 40 & 0xff, 12);
 	CHECK_EQ(e.lo >> 32 & 0xff, 0);
 	d = t_dom(true, true, false);
-	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 1), 5, T_SID, &p, &e), VR_NONE);
+	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 1), 5, T_SRC, &p, &e), VR_NONE);
 	CHECK_EQ(e.lo >> 32, 300);
 	CHECK_EQ(e.hi, (uint64_t)T_SID | 1ull << 18);           /* SID 79:64, SQ 0, SVT 01 */
 	/* Without EIM the model takes 8 bits: the router must not have used 32. */
@@ -236,16 +237,16 @@ TEST(vioapic_ir_msi_ext_dest_id)
 	struct vioapic_dom d = t_dom(true, true, false);
 	d.apic_id = gid_big;
 	/* Not offered: 55:49 refused as before. */
-	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 0) | ext300, 1, T_SID, &p, &e), VR_EXT_DEST);
+	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 0) | ext300, 1, T_SRC, &p, &e), VR_EXT_DEST);
 	CHECK_EQ(vioapic_route(&d, g_rte(0, 0x40, false, 0) | ext300, &p), VR_EXT_DEST);
 	d.ext_dest = true;
-	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 0) | ext300, 1, T_SID, &p, &e), VR_NONE);
+	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 0) | ext300, 1, T_SRC, &p, &e), VR_NONE);
 	CHECK_EQ(e.lo >> 32, 70000);                             /* guest 300 is vCPU 3 */
 	/* 15 bits: 0x1ff is APIC ID 511 (no vCPU), not the broadcast 0xff. */
-	CHECK_EQ(vioapic_route_ir(&d, g_rte(1, 0x40, false, 0xff) | 1ull << 49, 1, T_SID, &p, &e), VR_NO_VCPU);
+	CHECK_EQ(vioapic_route_ir(&d, g_rte(1, 0x40, false, 0xff) | 1ull << 49, 1, T_SRC, &p, &e), VR_NO_VCPU);
 	/* The remappable-format bit and logical destinations with 55:49 stay refused. */
-	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 0) | 1ull << 48, 1, T_SID, &p, &e), VR_EXT_DEST);
-	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, true, 1) | 1ull << 49, 1, T_SID, &p, &e), VR_EXT_DEST);
+	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, false, 0) | 1ull << 48, 1, T_SRC, &p, &e), VR_EXT_DEST);
+	CHECK_EQ(vioapic_route_ir(&d, g_rte(0, 0x40, true, 1) | 1ull << 49, 1, T_SRC, &p, &e), VR_EXT_DEST);
 	/* Through the trap and the model: delivered to vCPU 3's host. */
 	t_setup(100);
 	g_write(&d, 9, g_rte(0, 0x61, false, 0) | ext300 | 1ull << 15);

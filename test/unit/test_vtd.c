@@ -99,6 +99,17 @@ static void check_build(int levels, bool lp2m, bool lp1g)
 	CHECK_EQ(vtd_model_translate(&u, 0x00fa, MIB(248), true, &hpa), 0);        /* heap ends at 248M */
 	CHECK_EQ(vtd_model_translate(&u, 0x00fa, MIB(247), true, &hpa), 5);        /* in the heap */
 	CHECK_EQ(st.rmrr_hv_conflicts, 1);
+	/* Every one of the 2^16 source IDs reaches the one domain alike: a
+	 * device's DMA under a bridge's ID (a PCIe-to-PCI bridge's secondary
+	 * bus with 00.0, a PCI-X originator's, a conventional bridge's own) or
+	 * under another function of its bus (Linux's DMA-alias quirks) is
+	 * translated as the device's own (issue 35 item 5). */
+	uint64_t ids_bad = 0;
+	for (uint32_t id = 0; id <= 0xffff; id++) {
+		uint64_t h = 0;
+		ids_bad += vtd_model_translate(&u, (uint16_t)id, MIB(1) + 0x10, true, &h) != 0 || h != MIB(1) + 0x10;
+	}
+	CHECK_EQ(ids_bad, 0);
 	/* Above the memory: not mapped; beyond the address width: reason 4. */
 	CHECK_EQ(vtd_model_translate(&u, 0x0010, GIB(6), true, &hpa), 5);
 	CHECK_EQ(vtd_model_translate(&u, 0x0010, 1ull << (12 + 9 * levels), true, &hpa), 4);
