@@ -177,7 +177,7 @@ static struct vmsi_fn *take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_
 	if (pf)
 		f.parent = s->fn[pf - 1].parent;     /* under the PF's bridge, whatever its bus */
 	struct vmsi_fn *old = s->fn ? vmsi_find(s, bdf) : NULL;
-	if (!old && s->nfn >= s->fn_room) {
+	if (!old && (!s->fn || s->nfn >= s->fn_room)) {
 		s->untrapped++;                  /* counted: the caller says so */
 		return NULL;
 	}
