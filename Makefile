@@ -18,7 +18,7 @@ APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c api
 IPI_SRCS  := ipi/ipi.c
 TIMER_SRCS := timer/vtimer.c timer/service.c
 IOMMU_SRCS := iommu/tables.c iommu/vtd.c iommu/iommu.c iommu/edutest.c iommu/irte.c iommu/preon.c
-VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/exit_ept.c vmx/bochstest.c vmx/vcpu.c vmx/vcpu_launch.c \
+VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/exit_ept.c vmx/hpet_trap.c vmx/bochstest.c vmx/vcpu.c vmx/vcpu_launch.c \
              vmx/report.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c vmx/tsc.c \
              vmx/exit_io.c vmx/vconsole.c vmx/event.c vmx/forced.c vmx/setup.c vmx/hang.c vmx/virq_hang.c vmx/vioapic_trap.c vmx/msi_trap.c vmx/msi_edutest.c vmx/ept_sync.c vmx/ept_live.c
 GUEST_SRCS := guest/startup.c guest/linux.c guest/boot.c guest/setup.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c \

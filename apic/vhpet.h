@@ -54,7 +54,6 @@ struct vhpet {
 	uint64_t cap_hidden;            /* configuration reads that had bit 15 (or 14) cleared */
 	uint64_t fsb_en_dropped;        /* configuration writes that asked for FSB delivery */
 	uint64_t route_dropped;         /* writes to an FSB route register */
-	uint64_t refused;               /* accesses of another width or alignment */
 };
 
 /* Reads the capabilities and every timer's configuration; clears

@@ -170,7 +170,8 @@ static void claims_fill(const struct acpi_info *a, const struct memmap *mem)
 	if (a && a->mcfg_base)
 		room &= vmsi_claim(&claims, a->mcfg_base, (uint64_t)(a->mcfg_bus_end + 1u - a->mcfg_bus_start) << 20);
 	if (a && a->hpet_base)
-		room &= vmsi_claim(&claims, a->hpet_base & ~0xfffull, PAGE_SIZE);
+		room &= vmsi_claim(&claims, a->hpet_base & ~0xfffull,    /* its 1 KiB block may cross a page */
+				   ALIGN_UP(a->hpet_base + 0x400, PAGE_SIZE) - (a->hpet_base & ~0xfffull));
 	uint64_t base, len;
 	for (uint32_t i = 0; iommu_regs_range(i, &base, &len); i++)
 		room &= vmsi_claim(&claims, base, len);
