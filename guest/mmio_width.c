@@ -75,3 +75,36 @@ uint32_t mmio_extract(uint64_t reg, const struct mmio_access *a)
 		return (uint32_t)reg & 0xffff;
 	return (uint32_t)(reg >> (a->high_byte ? 8 : 0)) & 0xff;
 }
+
+static bool legacy_prefix(uint8_t x)
+{
+	return x == 0x26 || x == 0x2e || x == 0x36 || x == 0x3e || x == 0x64 || x == 0x65 || x == 0x66 || x == 0x67;
+}
+
+int mmio_decode_wide(const uint8_t *b, unsigned avail, struct mmio_access *out, const char **why)
+{
+	uint8_t c[MMIO_INSN_MAX];
+	unsigned i = 0;
+	bool opsize = false;
+	if (avail > MMIO_INSN_MAX)
+		avail = MMIO_INSN_MAX;
+	for (; i < avail && legacy_prefix(b[i]); i++)
+		opsize |= b[i] == 0x66;
+	if (i >= avail || (b[i] & 0xf8) != 0x48)      /* no REX with W set */
+		return mmio_decode_width(b, avail, out, why);
+	*out = (struct mmio_access){ .size = 8 };
+	if (opsize) {
+		*why = "operand-size prefix with REX.W";
+		return -1;
+	}
+	if (i + 1 < avail && b[i + 1] != 0x89 && b[i + 1] != 0x8b && b[i + 1] != 0xc7) {
+		*why = "REX.W with an opcode other than MOV 89/8B/C7";
+		return -1;
+	}
+	/* The same instruction with W clear is the 32-bit one the decoder
+	 * knows: same length, register and immediate. */
+	for (unsigned k = 0; k < avail; k++)
+		c[k] = b[k];
+	c[i] &= (uint8_t)~8;
+	return mmio_decode(c, avail, &out->in, why);
+}

@@ -13,6 +13,7 @@ const char *const iommu_opt_names[] = { "auto", "require", "off", NULL };
 const char *const iommu_qi_names[] = { "auto", "off", NULL };
 const char *const ioapic_opt_names[] = { "virtual", "pass", NULL };
 const char *const msi_opt_names[] = { "trap", "pass", NULL };
+const char *const hpet_opt_names[] = { "auto", "trap", "pass", NULL };
 const char *const intremap_opt_names[] = { "auto", "off", "on", NULL };
 const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
 static const char *const guest_names[] = { "linux", "none", NULL };
@@ -135,6 +136,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		else if (word_eq(w, kl, "irq")) { table = irq_opt_names; slot = &o->irq; }
 		else if (word_eq(w, kl, "ioapic")) { table = ioapic_opt_names; slot = &o->ioapic; }
 		else if (word_eq(w, kl, "msi")) { table = msi_opt_names; slot = &o->msi; }
+		else if (word_eq(w, kl, "hpet")) { table = hpet_opt_names; slot = &o->hpet; }
 		else if (word_eq(w, kl, "hlt")) { table = hlt_opt_names; slot = &o->hlt; }
 		else if (word_eq(w, kl, "novmx")) { table = novmx_opt_names; slot = &o->novmx; }
 		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
@@ -252,7 +254,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->bochs_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, msi, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, intremap, iommutest, vuart, bochstest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, msi, hpet, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, intremap, iommutest, vuart, bochstest)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

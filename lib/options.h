@@ -15,6 +15,7 @@ enum iommu_opt  { IOMMU_OPT_AUTO = 0, IOMMU_OPT_REQUIRE, IOMMU_OPT_OFF };
 enum iommu_qi   { IOMMU_QI_AUTO = 0, IOMMU_QI_OFF };
 enum ioapic_opt { IOAPIC_OPT_VIRTUAL = 0, IOAPIC_OPT_PASS };
 enum msi_opt    { MSI_OPT_TRAP = 0, MSI_OPT_PASS };
+enum hpet_opt   { HPET_OPT_AUTO = 0, HPET_OPT_TRAP, HPET_OPT_PASS };
 enum intremap_opt { INTREMAP_AUTO = 0, INTREMAP_OFF, INTREMAP_ON };
 
 extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
@@ -28,6 +29,7 @@ extern const char *const iommu_opt_names[];
 extern const char *const iommu_qi_names[];
 extern const char *const ioapic_opt_names[];
 extern const char *const msi_opt_names[];
+extern const char *const hpet_opt_names[];
 extern const char *const intremap_opt_names[];
 
 struct hv_options {
@@ -41,6 +43,8 @@ struct hv_options {
 	                           alone programming them (virtual interrupt model), or the guest's own */
 	int msi;                /* msi=trap|pass (trap by default): the guest's PCI configuration space filtered, its MSI and
 	                           MSI-X programming trapped and routed by the hypervisor (virtual model) */
+	int hpet;               /* hpet=auto|trap|pass: the HPET's page out of the EPT, its FSB (MSI) delivery hidden
+	                           (vmx/hpet_trap.c); auto: where a timer is FSB-capable (virtual model) */
 	int hlt;                /* hlt=auto|guest|exit: whether the guest's HLT exits (virtual model) */
 	int novmx;              /* novmx=linux|stop: without VMX, boot the kernel natively or stop */
 	int exit_mode;          /* exit=none|auto|s5|qemu|bochs: what to do at the end */

@@ -44,6 +44,10 @@
 #                      target_apic=N (hv.attack_apic=N, default 1) with its
 #                      "hvattack: ..." lines, then the report hypercall 20 times
 #                      from user mode ("guest: attack: ... N answered")
+#   hv.hpet=1       -> the HPET through busybox devmem (needs iomem=relaxed): "guest: hpet
+#                      base=0x... timers=N fsb_cap=0x... timer=T fsb_en=dropped|kept
+#                      route=dropped|kept counter64=moves|stuck arat=0|1" (issue 35 item 8;
+#                      arat: CPUID.06H:EAX[2], without which Linux would use FSB timers)
 #   hv.failcheck=1  -> one check fails on purpose ("guest: check failed: failcheck"):
 #                      the guest's verdict (hvcall verdict, at the end) is fail
 #   hv.panic=1      -> "guest: panic: ...", then the kernel panics on purpose (echo c >
@@ -481,6 +485,60 @@ if [ "$(opt hv.uhci)" = 1 ]; then
 	[ "$level" = 1 ] || check_failed uhci-not-level
 	[ "${irqs:-0}" -gt 0 ] || check_failed uhci-no-interrupts
 	[ -n "$dev" ] || { check_failed uhci-no-device; dmesg | grep -iE 'usb|uhci' | tail -n 8 | sed 's/^/guest: dmesg: /'; }
+fi
+
+# hv.hpet=1: the HPET as the guest sees it (issue 35 item 8). Each timer's
+# configuration read for Tn_FSB_INT_DEL_CAP (bit 15); on the last timer (its
+# interrupt left disabled) Tn_FSB_EN_CNF (bit 14) and an FSB route (vector
+# 0xf1, then 64 bits: an NMI to APIC ID 1) written and read back, then both
+# restored: under the hypervisor's trap neither may stick (Bochs's own HPET
+# keeps both when they reach it, with or without the capability); and two
+# 64-bit reads of the main counter (busybox devmem 64: a REX.W MOV) that
+# must differ.
+if [ "$(opt hv.hpet)" = 1 ]; then
+	hb=$(sed -n 's/^ *\([0-9a-f]*\)-[0-9a-f]* : HPET .*/\1/p' /proc/iomem | head -n1)
+	hb=$((0x${hb:-fed00000}))
+	hid=$(devmem $hb 32)
+	hn=$((((hid >> 8) & 31) + 1))
+	hcap=0
+	t=0
+	while [ $t -lt $hn ]; do
+		c=$(devmem $((hb + 0x100 + 0x20 * t)) 32)
+		[ $((c & 0x8000)) = 0 ] || hcap=$((hcap | (1 << t)))
+		t=$((t + 1))
+	done
+	t=$((hn - 1))
+	hcfg=$((hb + 0x100 + 0x20 * t))
+	hroute=$((hb + 0x110 + 0x20 * t))
+	c=$(devmem $hcfg 32)
+	r=$(devmem $hroute 32)
+	devmem $hcfg 32 $(((c | 0x4000) & ~0x4))
+	c2=$(devmem $hcfg 32)
+	devmem $hroute 32 0xf1
+	r2=$(devmem $hroute 32)
+	q=$(devmem $hroute 64)
+	devmem $hroute 64 0xfee01000000004f1
+	q2=$(devmem $hroute 64)
+	devmem $hcfg 32 $c
+	devmem $hroute 64 $q
+	devmem $hroute 32 $r
+	k1=$(devmem $((hb + 0xf0)) 64)
+	sleep 1
+	k2=$(devmem $((hb + 0xf0)) 64)
+	fsb=dropped
+	[ $((c2 & 0x4000)) = 0 ] || fsb=kept
+	route=dropped
+	[ $((r2)) != $((0xf1)) ] || [ $((r)) = $((0xf1)) ] || route=kept
+	[ "$q2" != "$q" ] && [ $((q2 & 0xffffffff)) = $((0x4f1)) ] && route=kept
+	arat=0
+	grep -qw arat /proc/cpuinfo && arat=1
+	moves=moves
+	[ "$k1" != "$k2" ] || moves=stuck
+	echo "guest: hpet base=$(printf 0x%x $hb) timers=$hn fsb_cap=$(printf 0x%x $hcap) timer=$t fsb_en=$fsb route=$route counter64=$moves arat=$arat (${k1:-none} ${k2:-none})"
+	[ "$hcap" = 0 ] || check_failed hpet-fsb-capability-seen
+	[ $fsb = dropped ] || check_failed hpet-fsb-enable-kept
+	[ $route = dropped ] || check_failed hpet-fsb-route-kept
+	[ $moves = moves ] || check_failed hpet-counter-stuck
 fi
 
 # hv.msixattack=1: hvattack's MSI-X attack (after hv.xhci=1), then the

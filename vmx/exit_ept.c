@@ -6,6 +6,7 @@
 #include "event.h"
 #include "vioapic_trap.h"
 #include "msi_trap.h"
+#include "hpet_trap.h"
 #include "vmx_defs.h"
 #include "../guest/mmio_width.h"
 #include "../lib/memmap.h"
@@ -85,6 +86,8 @@ void exit_ept_violation(struct vcpu *v)
 		return;                  /* the virtual IOAPIC's page (ioapic=virtual) */
 	if (msi_trap_exit(v, gpa))
 		return;                  /* an MSI-X table's page (msi=trap) */
+	if (hpet_trap_exit(v, gpa))
+		return;                  /* the HPET's page (hpet=auto|trap) */
 	uint64_t gla = gla_valid ? vmcs_read(VMCS_GUEST_LINEAR_ADDRESS) : gpa;
 	uint32_t type = memmap_type_at(vmx_env.mem, gpa);
 	if (type != MEM_HV && gpa >= vmx_env.ept_end && gpa < vmx_env.gpa_limit) {

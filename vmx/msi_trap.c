@@ -210,7 +210,8 @@ static void claims_fill(const struct acpi_info *a, const struct memmap *mem)
 		room &= vmsi_claim(&claims, m->base + ((uint64_t)m->bus0 << 20), (uint64_t)(m->bus1 + 1u - m->bus0) << 20);
 	}
 	if (a && a->hpet_base)
-		room &= vmsi_claim(&claims, a->hpet_base & ~0xfffull, PAGE_SIZE);
+		room &= vmsi_claim(&claims, a->hpet_base & ~0xfffull,    /* its 1 KiB block may cross a page */
+				   ALIGN_UP(a->hpet_base + 0x400, PAGE_SIZE) - (a->hpet_base & ~0xfffull));
 	uint64_t base, len;
 	for (uint32_t i = 0; iommu_regs_range(i, &base, &len); i++)
 		room &= vmsi_claim(&claims, base, len);

@@ -5,6 +5,7 @@
 #include "vconsole.h"
 #include "vioapic_trap.h"
 #include "msi_trap.h"
+#include "hpet_trap.h"
 #include "../apic/pi.h"
 #include "../iommu/iommu.h"
 #include "../lib/percpu.h"
@@ -201,6 +202,7 @@ void report_print(const char *why)
 	vconsole_report(detail); /* the guest's console: lines, exits per line */
 	vioapic_trap_report();  /* the virtual IOAPIC's routes */
 	msi_trap_report();      /* the trapped MSIs' routes */
+	hpet_trap_report();     /* the HPET's exits, its FSB delivery refused */
 	iommu_report();         /* DMA isolation and the DMA faults, polled now */
 	pr_info("hvstat: end total_exits=%llu\n", (unsigned long long)total);
 	spin_unlock(&report_lock);

@@ -20,6 +20,7 @@
 #include "../apic/ioapic.h"
 #include "vioapic_trap.h"
 #include "msi_trap.h"
+#include "hpet_trap.h"
 #include "../apic/lapic.h"
 #include "../apic/pi.h"
 #include "../guest/setup.h"
@@ -242,6 +243,10 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	else
 		pr_info("msi: the guest programs its devices' MSI and MSI-X itself (%s)\n",
 			virt ? "msi=pass" : "the partition model");
+	/* The HPET's FSB delivery would send any message the guest names
+	 * (issue 35 item 8): hidden, the page trapped where a timer has it. */
+	if (virt)
+		hpet_trap_setup(acpi, vmx_env.cfg.eptp, s->opts->hpet);
 	nmi_root_hook = virq_nmi_in_root;
 	timer_service_setup(s, virt);
 	vmcs_config_print(&vmx_env.cfg);

@@ -557,6 +557,24 @@ TEST(options_msi)
 	CHECK_CONTAINS(err, "msi=on");
 }
 
+/* hpet=auto|trap|pass, auto by default (vmx/hpet_trap.c: trapped where a
+ * timer is FSB-capable). */
+TEST(options_hpet)
+{
+	struct hv_options o;
+	char err[256];
+	options_defaults(&o);
+	CHECK_EQ(o.hpet, HPET_OPT_AUTO);
+	CHECK_EQ(options_parse("hpet=trap", &o, err, sizeof err), 0);
+	CHECK_EQ(o.hpet, HPET_OPT_TRAP);
+	CHECK_EQ(options_parse("hpet=pass", &o, err, sizeof err), 0);
+	CHECK_EQ(o.hpet, HPET_OPT_PASS);
+	CHECK_EQ(options_parse("hpet=auto", &o, err, sizeof err), 0);
+	CHECK_EQ(o.hpet, HPET_OPT_AUTO);
+	CHECK_EQ(options_parse("hpet=msi", &o, err, sizeof err), -1);
+	CHECK_CONTAINS(err, "hpet=msi");
+}
+
 /* intremap=auto|off|on, auto by default (docs/iommu.md: owned where the
  * units can, with the virtual IOAPIC, unless irq=partition or a test aid). */
 TEST(options_intremap)
