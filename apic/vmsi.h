@@ -86,6 +86,10 @@ struct vmsi_hw {
 	/* cfg_* reach the extended configuration space (ECAM: offsets up to
 	 * 0xFFF, where SR-IOV's capability lies); mechanism #1 reaches 0xFF. */
 	bool ext_cfg;
+	/* A function the trap follows (a trapped one or a bridge) answers at
+	 * new_bdf now, no longer at old_bdf (the guest renumbered a bus): its
+	 * trapped configuration page moves (may be NULL). */
+	void (*fn_moved)(void *ctx, uint16_t old_bdf, uint16_t new_bdf);
 };
 
 /* The trap's wall: where no MSI-X table may lie. */
@@ -135,6 +139,8 @@ struct vmsi_fn {
 	uint64_t table_pa;                  /* 0: not placed (BAR unassigned, decoding off, place refused) */
 	uint64_t bar_size;                  /* the table's BAR, sized at boot; 0: unknown */
 	uint16_t parent;                    /* the bridge above (bus > 0), VMSI_NO_PARENT: none seen */
+	uint16_t rebar;                     /* Resizable BAR extended capability's offset (MSI-X only), 0: none */
+	bool gone;                          /* its bus not forwarded now (bridges renumbered): vmsi_find skips it */
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;
 	uint8_t last_refusal;
@@ -154,6 +160,15 @@ void vmsi_count(const struct vmsi_hw *hw, struct vmsi_need *n);
 /* The IRTEs a scan with this need takes at most (room included). */
 uint32_t vmsi_irtes_wanted(const struct vmsi_need *n);
 
+/* A bridge the scan saw (type 1 header): followed when the guest rewrites
+ * its bus numbers. */
+#define VMSI_MAX_BRIDGES 256
+struct vmsi_bridge {
+	uint16_t bdf, parent;               /* parent: the bridge above, VMSI_NO_PARENT: on a root bus */
+	uint8_t sec, sub;                   /* secondary and subordinate bus numbers as last written */
+	bool gone;                          /* its bus not forwarded now */
+};
+
 struct vmsi {
 	uint16_t seg;                       /* the PCI segment (MCFG) */
 	uint32_t cf8;                       /* the guest's CONFIG_ADDRESS (segment 0) */
@@ -166,6 +181,10 @@ struct vmsi {
 	uint32_t npages, page_room;
 	uint64_t *page;                     /* trapped pages: those of the placed tables, no other */
 	uint16_t bridge_of[256];            /* the bridge whose secondary bus this is (+1; 0: none seen) */
+	uint32_t nbridge;
+	struct vmsi_bridge bridge[VMSI_MAX_BRIDGES];
+	uint32_t moves, lost;               /* functions moved to another bus; left where no bridge forwards */
+	uint32_t resizes;                   /* a table's BAR resized (Resizable BAR) */
 	uint32_t refused_by[VM_COUNT];
 	/* Owned remapping (d->remap): the IRTEs the functions take, set before
 	 * vmsi_scan; count 0: none. */
@@ -262,4 +281,27 @@ bool vmsi_decoding(const struct vmsi_hw *hw, const struct vmsi_fn *f);
 uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir);
 /* Is pa inside the BAR of a function whose table is placed? */
 bool vmsi_in_placed_bar(const struct vmsi *s, uint64_t pa);
+
+/* Internal to apic/vmsi.c and apic/vmsi_move.c: functions that move. */
+#define CFG_PRI_BUS   0x18                /* primary, secondary (0x19), subordinate (0x1A) bus numbers */
+#define CFG_SUB_BUS   0x1a
+/* f's messages routed again as the guest last set them (f->bdf new: its
+ * IRTEs' source ID follows), its capability registers written again at
+ * f->bdf. */
+void vmsi_reroute(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f);
+/* Does [off, off + size) touch a bridge's secondary or subordinate bus
+ * number? vmsi_bus_write: to a bridge the scan saw, the write passed and
+ * the functions below followed (true); false: not such a bridge, nothing
+ * done. */
+bool vmsi_touches_bus(uint16_t off, unsigned size);
+bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
+		    unsigned size, uint32_t val);
+/* A bridge seen by the scan (false: no room, not followed). */
+bool vmsi_bridge_add(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
+/* Resizable BAR: does [off, off + size) touch a control register of f's
+ * capability for its table's BAR; the size the control register sets now
+ * (VMSI_BAR_UNDEFINED where the capability does not list it). */
+bool vmsi_touches_rebar(const struct vmsi_hw *hw, const struct vmsi_fn *f, uint16_t off, unsigned size);
+#define VMSI_BAR_UNDEFINED 1              /* a size no table fits in: refused as outside its BAR */
+uint64_t vmsi_rebar_size(const struct vmsi_hw *hw, const struct vmsi_fn *f);
 #endif

@@ -31,6 +31,7 @@ uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus,
  * 0010h; TotalVFs at +0Eh). */
 #define CFG_EXT_FIRST 0x100
 #define EXT_ID_SRIOV  0x0010
+#define EXT_ID_REBAR  0x0015              /* "Resizable BAR Extended Capability" */
 #define SRIOV_TOTAL   0x0e
 
 /* What one function has: MSI and MSI-X offsets, MSI-X size and table
@@ -41,6 +42,7 @@ struct fn_caps {
 	uint16_t nent;
 	uint32_t table;
 	uint16_t total_vfs;
+	uint16_t rebar;
 };
 
 static void probe_caps(const struct vmsi_hw *hw, uint16_t bdf, struct fn_caps *c)
@@ -68,6 +70,8 @@ static void probe_caps(const struct vmsi_hw *hw, uint16_t bdf, struct fn_caps *c
 			break;
 		if ((h & 0xffff) == EXT_ID_SRIOV)
 			c->total_vfs = (uint16_t)hw->cfg_read(hw->ctx, bdf, (uint16_t)(e + SRIOV_TOTAL), 2);
+		else if ((h & 0xffff) == EXT_ID_REBAR && !c->rebar)
+			c->rebar = (uint16_t)e;
 		e = h >> 20 & 0xffc;
 	}
 }
@@ -180,6 +184,7 @@ static void take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, cons
 		f.msix_ctl = ctl & ~MSIX_CTL_RW;
 		f.nent = c->nent;
 		f.msix_table = c->table;
+		f.rebar = c->rebar;
 		f.bar_size = vmsi_bar_size(hw, bdf, f.msix_table & 7);
 		if (s->pool_used + f.nent <= s->pool_room) {
 			f.ent = &s->pool[s->pool_used];
@@ -221,6 +226,7 @@ static void scan_fn(void *arg, uint16_t bdf)
 		uint8_t sec = (uint8_t)a->hw->cfg_read(a->hw->ctx, bdf, CFG_SEC_BUS, 1);
 		if (sec && !s->bridge_of[sec])
 			s->bridge_of[sec] = (uint16_t)(bdf + 1);
+		vmsi_bridge_add(s, a->hw, bdf);  /* false: past the room, its bus numbers not followed */
 	}
 	if (c.msi || c.msix)
 		take_fn(s, a->hw, bdf, &c);

@@ -42,9 +42,10 @@ struct msi_seg {
 	uint8_t bus0, bus1;
 	bool reached;                        /* scanned: ports, or a window the hypervisor maps */
 	bool counted;
-	uint32_t necam;
-	uint64_t *ecam_page;                 /* s.fn_room of them */
+	uint32_t necam, ecam_room;
+	uint64_t *ecam_page;                 /* ecam_room of them: the trapped functions' and the bridges' */
 	uint16_t *ecam_bdf;
+	uint32_t ecam_moved, ecam_unfollowed;   /* pages that followed a function to its new BDF; no room for one */
 };
 static struct msi_seg segs[ACPI_MAX_MCFG + 1];     /* segment 0 without an entry, and every entry */
 static uint32_t nsegs;
@@ -221,9 +222,62 @@ static void hw_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
 	iommu_irte_write(g->s.seg, index, e->lo, e->hi);
 }
 
+static int ecam_index(const struct msi_seg *g, uint16_t bdf)
+{
+	for (uint32_t i = 0; i < g->necam; i++)
+		if (g->ecam_bdf[i] == bdf)
+			return (int)i;
+	return -1;
+}
+
+/* Does the trap follow a function at bdf now (trapped, or a bridge)? */
+static bool ecam_follows(struct msi_seg *g, uint16_t bdf)
+{
+	if (vmsi_find(&g->s, bdf))
+		return true;
+	for (uint32_t i = 0; i < g->s.nbridge; i++)
+		if (g->s.bridge[i].bdf == bdf && !g->s.bridge[i].gone)
+			return true;
+	return false;
+}
+
+/* A function the trap follows answers at 'to' now (the guest renumbered a
+ * bus, apic/vmsi_move.c): its ECAM page follows it, the new one out of
+ * every CPU's view first, then the old one back in the guest's unless the
+ * trap still follows a function there. Through the ports (no ECAM)
+ * nothing is trapped by page. */
+static void hw_fn_moved(void *ctx, uint16_t from, uint16_t to)
+{
+	struct msi_seg *g = ctx;
+	if (!g->ecam || !g->ecam_page)
+		return;
+	uint64_t pg = g->ecam + ((uint64_t)to << 12);
+	bool inside = (to >> 8) >= g->bus0 && (to >> 8) <= g->bus1;
+	if (inside && ecam_index(g, to) < 0) {
+		if (g->necam < g->ecam_room && (!trap_eptp || ept_live_unmap(trap_eptp, pg, PAGE_SIZE, on))) {
+			if (trap_eptp && on)
+				ept_shootdown();
+			g->ecam_bdf[g->necam] = to;
+			g->ecam_page[g->necam++] = pg;
+			g->ecam_moved++;
+		} else if (g->ecam_unfollowed++ == 0) {
+			pr_warn("msi: segment %u: no room to trap %02x:%02x.%u's ECAM page: its accesses there not emulated (counted)\n",
+				g->s.seg, to >> 8, (to >> 3) & 31, to & 7u);
+		}
+	}
+	int at = ecam_index(g, from);
+	if (at < 0 || ecam_follows(g, from))
+		return;
+	if (trap_eptp)
+		ept_live_restore(trap_eptp, g->ecam_page[at]);
+	g->necam--;
+	g->ecam_bdf[at] = g->ecam_bdf[g->necam];
+	g->ecam_page[at] = g->ecam_page[g->necam];
+}
+
 /* Segment 0 through the ports (the guest's mechanism #1 accesses). */
 static const struct vmsi_hw hw = { hw_cfg_read, hw_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-				   hw_table_at, hw_place, &segs[0], hw_irte, hw_table_gone, hw_alloc, false };
+				   hw_table_at, hw_place, &segs[0], hw_irte, hw_table_gone, hw_alloc, false, NULL };
 
 const struct vmsi_hw *msi_trap_hw(void)
 {
@@ -257,7 +311,7 @@ static void segments_fill(const struct acpi_info *a)
 			continue;
 		}
 		g->hw = (struct vmsi_hw){ ecam_cfg_read, ecam_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-					  hw_table_at, hw_place, g, hw_irte, hw_table_gone, hw_alloc, true };
+					  hw_table_at, hw_place, g, hw_irte, hw_table_gone, hw_alloc, true, hw_fn_moved };
 	}
 }
 
@@ -331,19 +385,23 @@ static void seg_setup(struct msi_seg *g, uint64_t eptp)
 	}
 	if (!g->ecam)
 		return;
-	g->ecam_page = hw_alloc(NULL, g->s.fn_room * sizeof *g->ecam_page);
-	g->ecam_bdf = hw_alloc(NULL, g->s.fn_room * sizeof *g->ecam_bdf);
+	/* The bridges' pages too: a write of their bus numbers moves the
+	 * functions below (apic/vmsi_move.c); each followed page may need a
+	 * second while a move leaves its old one in use. */
+	g->ecam_room = 2 * (g->s.fn_room + g->s.nbridge);
+	g->ecam_page = hw_alloc(NULL, g->ecam_room * sizeof *g->ecam_page);
+	g->ecam_bdf = hw_alloc(NULL, g->ecam_room * sizeof *g->ecam_bdf);
 	struct ept_stats es = { 0 };
-	for (uint32_t i = 0; i < g->s.nfn; i++) {
-		uint16_t bdf = g->s.fn[i].bdf;
-		if ((bdf >> 8) < g->bus0 || (bdf >> 8) > g->bus1)
+	for (uint32_t i = 0; i < g->s.nfn + g->s.nbridge; i++) {
+		uint16_t bdf = i < g->s.nfn ? g->s.fn[i].bdf : g->s.bridge[i - g->s.nfn].bdf;
+		if ((bdf >> 8) < g->bus0 || (bdf >> 8) > g->bus1 || ecam_index(g, bdf) >= 0)
 			continue;
 		uint64_t pg = g->ecam + ((uint64_t)bdf << 12);
 		ept_unmap_page(eptp, pg, &es);
 		g->ecam_bdf[g->necam] = bdf;
 		g->ecam_page[g->necam++] = pg;
 	}
-	pr_info("msi: segment %u: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' pages out of the EPT, the rest passes\n",
+	pr_info("msi: segment %u: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' and bridges' pages out of the EPT, the rest passes\n",
 		seg, (unsigned long long)g->ecam, g->bus0, g->bus1, g->necam);
 }
 
@@ -544,6 +602,12 @@ void msi_trap_report(void)
 		npages, (unsigned long long)gone_pages, (unsigned long long)stray, (unsigned long long)ept_live_tables(),
 		(unsigned long long)ept_live_refused(), (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,
 		(unsigned long long)es.timeouts, n ? " refusals" : "", n ? line : "");
+	for (uint32_t k = 0; k < nsegs; k++) {
+		const struct msi_seg *g = &segs[k];
+		if (g->s.moves || g->s.lost || g->s.resizes || g->ecam_unfollowed)
+			pr_info("hvstat: msi-moves segment=%u moved=%u lost=%u resized=%u ecam_moved=%u ecam_unfollowed=%u\n", g->s.seg,
+				g->s.moves, g->s.lost, g->s.resizes, g->ecam_moved, g->ecam_unfollowed);
+	}
 	for (uint32_t k = 0; k < nsegs; k++)
 		for (uint32_t i = 0; i < segs[k].s.nfn; i++) {
 			const struct vmsi_fn *f = &segs[k].s.fn[i];
