@@ -96,7 +96,7 @@ static unsigned route_fn(const struct vioapic_dom *d, const struct vmsi_hw *hw, 
 struct vmsi_fn *vmsi_find(struct vmsi *s, uint16_t bdf)
 {
 	for (uint32_t i = 0; i < s->nfn; i++)
-		if (s->fn[i].bdf == bdf)
+		if (s->fn[i].bdf == bdf && !s->fn[i].gone)   /* a gone function's BDF may be another's now */
 			return &s->fn[i];
 	return NULL;
 }
@@ -307,6 +307,14 @@ static bool touches_table_bar(const struct vmsi_fn *f, uint16_t off, unsigned si
 	return off + size > bar && off < bar + 8;
 }
 
+void vmsi_reroute(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	if (f->msi)
+		msi_apply(s, d, hw, f);
+	if (f->msix)
+		msix_ctl_apply(s, d, hw, f, true, true, f->table_pa, -1);
+}
+
 /* A write to the table's BAR or to the command register of an MSI-X
  * function: the table may move. Where the device would decode a new place
  * before the hypervisor trapped it (decoding on across a BAR write, or
@@ -317,7 +325,7 @@ static void bar_or_cmd_write(struct vmsi *s, const struct vioapic_dom *d, const 
 			     uint16_t off, unsigned size, uint32_t val)
 {
 	uint16_t cmd = (uint16_t)hw->cfg_read(hw->ctx, f->bdf, CFG_COMMAND, 2), want = cmd;
-	bool bar = touches_table_bar(f, off, size);
+	bool rebar = vmsi_touches_rebar(hw, f, off, size), bar = rebar || touches_table_bar(f, off, size);
 	uint32_t mem_lane = 0;                  /* the value's bit that is CMD_MEM, if the write holds it */
 	for (unsigned i = 0; i < size; i++) {
 		unsigned o = off + i;
@@ -334,7 +342,14 @@ static void bar_or_cmd_write(struct vmsi *s, const struct vioapic_dom *d, const 
 	if (quiet && (cmd & CMD_MEM))
 		hw->cfg_write(hw->ctx, f->bdf, CFG_COMMAND, 2, cmd & ~CMD_MEM);
 	hw->cfg_write(hw->ctx, f->bdf, off, size, quiet ? val & ~mem_lane : val);
-	uint64_t old = f->table_pa;
+	uint64_t old = f->table_pa, sz = rebar ? vmsi_rebar_size(hw, f) : f->bar_size;
+	if (sz != f->bar_size) {
+		/* Resized without a BAR write: the place judged again at the new
+		 * size, the old one not kept for being where it was. */
+		f->bar_size = sz;
+		s->resizes++;
+		vmsi_table_place(s, hw, f, false);
+	}
 	unsigned why = vmsi_table_place(s, hw, f, on);
 	if (quiet)
 		hw->cfg_write(hw->ctx, f->bdf, CFG_COMMAND, 2, want);
@@ -404,12 +419,15 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 		emu |= emulated(f, (uint16_t)(off + i));
 	if (!emu) {
 		s->cfg_passed++;
+		if (vmsi_touches_bus(off, size) && vmsi_bus_write(s, d, hw, bdf, off, size, val))
+			return;
 		/* A table that moves leaves its new page out of the guest's view
 		 * at once (MSI-X enabled or not: the guest writes entries
-		 * before enabling too). */
+		 * before enabling too); so does one whose BAR is resized. */
 		if (f && f->sriov && !f->pf && (touches(off, size, f->sriov + SRIOV_CTRL, 2) || touches(off, size, f->sriov + SRIOV_VF_BAR0, 24)))
 			vmsi_sriov_write(s, d, hw, f, off, size, val);
-		else if (f && f->msix && !f->pf && (touches_table_bar(f, off, size) || (off < CFG_COMMAND + 2 && off + size > CFG_COMMAND)))
+		else if (f && f->msix && !f->pf && (touches_table_bar(f, off, size) || (off < CFG_COMMAND + 2 && off + size > CFG_COMMAND) ||
+						    vmsi_touches_rebar(hw, f, off, size)))
 			bar_or_cmd_write(s, d, hw, f, off, size, val);
 		else
 			hw->cfg_write(hw->ctx, bdf, off, size, val);

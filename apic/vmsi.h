@@ -91,6 +91,10 @@ struct vmsi_hw {
 	 * to it (hot-added, or a VF after VF Enable): f its trap, NULL when
 	 * it has neither MSI nor MSI-X (may be NULL). */
 	void (*fn_seen)(void *ctx, uint16_t bdf, const struct vmsi_fn *f);
+	/* A function the trap follows (a trapped one or a bridge) answers at
+	 * new_bdf now, no longer at old_bdf (the guest renumbered a bus): its
+	 * trapped configuration page moves (may be NULL). */
+	void (*fn_moved)(void *ctx, uint16_t old_bdf, uint16_t new_bdf);
 };
 
 /* The trap's wall: where no MSI-X table may lie. */
@@ -150,6 +154,8 @@ struct vmsi_fn {
 	/* Its IRTEs' source check (apic/vmsi_alias.h: VMSI_SRC_*), from the
 	 * bridges above it: its own ID, or the ID or buses a bridge gives it. */
 	uint32_t src;
+	uint16_t rebar;                     /* Resizable BAR extended capability's offset (MSI-X only), 0: none */
+	bool gone;                          /* its bus not forwarded now (bridges renumbered): vmsi_find skips it */
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;
 	uint8_t last_refusal;
@@ -169,6 +175,15 @@ void vmsi_count(const struct vmsi_hw *hw, struct vmsi_need *n);
 /* The IRTEs a scan with this need takes at most (room included). */
 uint32_t vmsi_irtes_wanted(const struct vmsi_need *n);
 
+/* A bridge the scan saw (type 1 header): followed when the guest rewrites
+ * its bus numbers. */
+#define VMSI_MAX_BRIDGES 256
+struct vmsi_bridge {
+	uint16_t bdf, parent;               /* parent: the bridge above, VMSI_NO_PARENT: on a root bus */
+	uint8_t sec, sub;                   /* secondary and subordinate bus numbers as last written */
+	bool gone;                          /* its bus not forwarded now */
+};
+
 struct vmsi {
 	uint16_t seg;                       /* the PCI segment (MCFG) */
 	uint32_t cf8;                       /* the guest's CONFIG_ADDRESS (segment 0) */
@@ -181,6 +196,10 @@ struct vmsi {
 	uint32_t npages, page_room;
 	uint64_t *page;                     /* trapped pages: those of the placed tables, no other */
 	uint16_t bridge_of[256];            /* the bridge whose secondary bus this is (+1; 0: none seen) */
+	uint32_t nbridge;
+	struct vmsi_bridge bridge[VMSI_MAX_BRIDGES];
+	uint32_t moves, lost;               /* functions moved to another bus; left where no bridge forwards */
+	uint32_t resizes;                   /* a table's BAR resized (Resizable BAR) */
 	uint32_t refused_by[VM_COUNT];
 	/* Owned remapping (d->remap): the IRTEs the functions take, set before
 	 * vmsi_scan; count 0: none. */
@@ -305,4 +324,27 @@ uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir);
 uint64_t vmsi_vf_bar_size(const struct vmsi_hw *hw, uint16_t pf, uint16_t sriov, unsigned bir);
 /* Is pa inside the BAR of a function whose table is placed? */
 bool vmsi_in_placed_bar(const struct vmsi *s, uint64_t pa);
+
+/* Internal to apic/vmsi.c and apic/vmsi_move.c: functions that move. */
+#define CFG_PRI_BUS   0x18                /* primary, secondary (0x19), subordinate (0x1A) bus numbers */
+#define CFG_SUB_BUS   0x1a
+/* f's messages routed again as the guest last set them (f->bdf new: its
+ * IRTEs' source ID follows), its capability registers written again at
+ * f->bdf. */
+void vmsi_reroute(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f);
+/* Does [off, off + size) touch a bridge's secondary or subordinate bus
+ * number? vmsi_bus_write: to a bridge the scan saw, the write passed and
+ * the functions below followed (true); false: not such a bridge, nothing
+ * done. */
+bool vmsi_touches_bus(uint16_t off, unsigned size);
+bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
+		    unsigned size, uint32_t val);
+/* A bridge seen by the scan (false: no room, not followed). */
+bool vmsi_bridge_add(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
+/* Resizable BAR: does [off, off + size) touch a control register of f's
+ * capability for its table's BAR; the size the control register sets now
+ * (VMSI_BAR_UNDEFINED where the capability does not list it). */
+bool vmsi_touches_rebar(const struct vmsi_hw *hw, const struct vmsi_fn *f, uint16_t off, unsigned size);
+#define VMSI_BAR_UNDEFINED 1              /* a size no table fits in: refused as outside its BAR */
+uint64_t vmsi_rebar_size(const struct vmsi_hw *hw, const struct vmsi_fn *f);
 #endif

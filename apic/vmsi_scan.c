@@ -32,6 +32,7 @@ uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus,
  * 0010h; TotalVFs at +0Eh; the rest in vmsi.h). */
 #define CFG_EXT_FIRST 0x100
 #define EXT_ID_SRIOV  0x0010
+#define EXT_ID_REBAR  0x0015              /* "Resizable BAR Extended Capability" */
 #define SRIOV_TOTAL   0x0e
 
 /* What one function has: MSI and MSI-X offsets, MSI-X size and table
@@ -43,6 +44,7 @@ struct fn_caps {
 	uint32_t table;
 	uint16_t total_vfs;
 	uint16_t sriov;                     /* the SR-IOV capability's offset, 0: none */
+	uint16_t rebar;                     /* Resizable BAR's offset, 0: none */
 };
 
 static void probe_caps(const struct vmsi_hw *hw, uint16_t bdf, struct fn_caps *c)
@@ -71,6 +73,8 @@ static void probe_caps(const struct vmsi_hw *hw, uint16_t bdf, struct fn_caps *c
 		if ((h & 0xffff) == EXT_ID_SRIOV && !c->sriov) {
 			c->sriov = (uint16_t)e;
 			c->total_vfs = (uint16_t)hw->cfg_read(hw->ctx, bdf, (uint16_t)(e + SRIOV_TOTAL), 2);
+		} else if ((h & 0xffff) == EXT_ID_REBAR && !c->rebar) {
+			c->rebar = (uint16_t)e;
 		}
 		e = h >> 20 & 0xffc;
 	}
@@ -192,6 +196,7 @@ static struct vmsi_fn *take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_
 		f.msix_ctl = ctl & ~MSIX_CTL_RW;
 		f.nent = c->nent;
 		f.msix_table = c->table;
+		f.rebar = c->rebar;
 		f.bar_size = pf ? s->fn[pf - 1].vf_bar_size[(f.msix_table & 7) % 6] : vmsi_bar_size(hw, bdf, f.msix_table & 7);
 		if (old && old->ent && old->nent >= f.nent) {
 			f.ent = old->ent;
@@ -252,6 +257,7 @@ static void scan_fn(void *arg, uint16_t bdf)
 		uint8_t sec = (uint8_t)a->hw->cfg_read(a->hw->ctx, bdf, CFG_SEC_BUS, 1);
 		if (sec && !s->bridge_of[sec])
 			s->bridge_of[sec] = (uint16_t)(bdf + 1);
+		vmsi_bridge_add(s, a->hw, bdf);  /* false: past the room, its bus numbers not followed */
 	}
 	mark_seen(s, bdf);
 	if (c.msi || c.msix)
@@ -299,6 +305,7 @@ struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf
 		uint8_t sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1);
 		if (sec && !s->bridge_of[sec])
 			s->bridge_of[sec] = (uint16_t)(bdf + 1);
+		vmsi_bridge_add(s, hw, bdf);     /* a hot-added bridge: its bus numbers followed too */
 	}
 	uint16_t n = 0, pf = vf_of(s, hw, bdf, &n);
 	if (c.msi || c.msix) {

@@ -1,5 +1,6 @@
 /* Trapped MSI and MSI-X at run time (msi_trap.h). */
 #include "msi_trap.h"
+#include "msi_trap_int.h"
 #include "vioapic_trap.h"
 #include "vcpu.h"
 #include "vmcs_ops.h"
@@ -22,37 +23,15 @@
 #include "../lib/printk.h"
 #include "../lib/spinlock.h"
 
-static bool on;
-static spinlock_t lock;                      /* the virtual state and the physical CONFIG_ADDRESS */
+bool msi_trap_on;
+spinlock_t msi_lock;                      /* the virtual state and the physical CONFIG_ADDRESS */
 static uint64_t trap_eptp;
 static struct vioapic_dom dom;
-static uint64_t bad_insns, unaligned, late_pages, gone_pages, ecam_accesses;
+struct msi_trap_counts msi_counts;
 
-/* One PCI segment (an MCFG entry; segment 0 also without one, through the
- * ports): its functions, their configuration pages out of the EPT (PCI
- * Express Base Specification, "Enhanced Configuration Access Mechanism":
- * bus 27:20, device 19:15, function 14:12 above the window's base, which
- * the PCI Firmware Specification's MCFG gives for bus 0 of the segment),
- * and its routes: with owned remapping, its own table's IRTEs (a segment
- * without a unit is not remapped: compatibility format there). */
-struct msi_seg {
-	uint64_t ecam;                       /* the window's base (bus 0), 0: none */
-	/* Configuration pages out of the EPT (bit bdf): each trapped
-	 * function's, and each that held no function at boot, so that a
-	 * function hot-added or a VF enabled later is found at the guest's
-	 * first access (vmsi_seen); one found without MSI or MSI-X is given
-	 * back. */
-	uint8_t *ecam_out;
-	struct vioapic_dom dom;
-	struct vmsi_hw hw;                   /* the physical side: its ECAM, or the ports */
-	struct vmsi s;
-	uint32_t necam, ecam_absent, ecam_given_back;
-	uint8_t bus0, bus1;
-	bool reached;                        /* scanned: ports, or a window the hypervisor maps */
-	bool counted;
-};
-static struct msi_seg segs[ACPI_MAX_MCFG + 1];     /* segment 0 without an entry, and every entry */
-static uint32_t nsegs;
+
+struct msi_seg msi_segs[ACPI_MAX_MCFG + 1];     /* segment 0 without an entry, and every entry */
+uint32_t msi_nsegs;
 
 /* Mechanism #1 on the real ports: CONFIG_ADDRESS, then the data port's
  * byte lane for the access. */
@@ -123,10 +102,10 @@ static bool hw_table_at(void *ctx, uint64_t pa, uint32_t len)
 		if (absent)
 			return false;
 	}
-	if (!ept_live_unmap(trap_eptp, pa, len, on))
+	if (!ept_live_unmap(trap_eptp, pa, len, msi_trap_on))
 		return false;
-	if (on) {
-		late_pages++;
+	if (msi_trap_on) {
+		msi_counts.late_pages++;
 		ept_shootdown();
 	}
 	return true;
@@ -139,7 +118,7 @@ static void hw_table_gone(void *ctx, uint64_t pg)
 	(void)ctx;
 	if (trap_eptp)
 		ept_live_restore(trap_eptp, pg);
-	gone_pages++;
+	msi_counts.gone_pages++;
 }
 
 /* The physical configuration space through a segment's ECAM (any offset,
@@ -227,7 +206,7 @@ static void hw_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
 	iommu_irte_write(g->s.seg, index, e->lo, e->hi);
 }
 
-static void say_seg_fn(char *b, size_t n, uint16_t seg, uint16_t bdf)
+void msi_say_fn(char *b, size_t n, uint16_t seg, uint16_t bdf)
 {
 	if (seg)
 		snprintf(b, n, "%04x:%02x:%02x.%u", seg, bdf >> 8, (bdf >> 3) & 31, bdf & 7u);
@@ -262,7 +241,7 @@ static void hw_fn_seen(void *ctx, uint16_t bdf, const struct vmsi_fn *f)
 {
 	struct msi_seg *g = ctx;
 	char name[24];
-	say_seg_fn(name, sizeof name, g->s.seg, bdf);
+	msi_say_fn(name, sizeof name, g->s.seg, bdf);
 	if (f) {
 		own_irtes(g, f);
 		pr_info("msi: %s: %s at the guest's first access: MSI at 0x%02x, MSI-X at 0x%02x (%u entries): trapped\n", name,
@@ -275,9 +254,36 @@ static void hw_fn_seen(void *ctx, uint16_t bdf, const struct vmsi_fn *f)
 	}
 }
 
+static bool ecam_is_out(const struct msi_seg *g, uint16_t bdf)
+{
+	return g->ecam_out && (g->ecam_out[bdf >> 3] & (1u << (bdf & 7)));
+}
+
+/* A function the trap follows answers at 'to' now (the guest renumbered a
+ * bus, apic/vmsi_move.c): its ECAM page is taken out of every CPU's view.
+ * The old one stays out: whatever answers there later is found at its
+ * first access (vmsi_seen), as a page without a function at boot is.
+ * Through the ports nothing is trapped by page. */
+static void hw_fn_moved(void *ctx, uint16_t from, uint16_t to)
+{
+	struct msi_seg *g = ctx;
+	(void)from;
+	if (!ecam_in(g, to) || !g->ecam_out || ecam_is_out(g, to))
+		return;
+	if (!trap_eptp || ept_live_unmap(trap_eptp, ecam_page_of(g, to), PAGE_SIZE, msi_trap_on)) {
+		if (trap_eptp && msi_trap_on)
+			ept_shootdown();
+		g->ecam_out[to >> 3] |= (uint8_t)(1u << (to & 7));
+		g->ecam_moved++;
+	} else if (g->ecam_unfollowed++ == 0) {
+		pr_warn("msi: segment %u: no room to trap %02x:%02x.%u's ECAM page: its accesses there not emulated (counted)\n",
+			g->s.seg, to >> 8, (to >> 3) & 31, to & 7u);
+	}
+}
+
 /* Segment 0 through the ports (the guest's mechanism #1 accesses). */
 static const struct vmsi_hw hw = { hw_cfg_read, hw_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-				   hw_table_at, hw_place, &segs[0], hw_irte, hw_table_gone, hw_alloc, false, hw_fn_seen };
+				   hw_table_at, hw_place, &msi_segs[0], hw_irte, hw_table_gone, hw_alloc, false, hw_fn_seen, NULL };
 
 const struct vmsi_hw *msi_trap_hw(void)
 {
@@ -290,15 +296,15 @@ const struct vmsi_hw *msi_trap_hw(void)
  * reached: its functions are not scanned, said. */
 static void segments_fill(const struct acpi_info *a)
 {
-	if (nsegs)
+	if (msi_nsegs)
 		return;
-	nsegs = 1;
-	segs[0].hw = hw;
-	segs[0].reached = true;
+	msi_nsegs = 1;
+	msi_segs[0].hw = hw;
+	msi_segs[0].reached = true;
 	for (uint32_t k = 0; a && k < a->nmcfg; k++) {
 		const struct acpi_mcfg *m = &a->mcfg_entry[k];
-		bool first0 = m->seg == 0 && !segs[0].ecam;
-		struct msi_seg *g = first0 ? &segs[0] : &segs[nsegs++];
+		bool first0 = m->seg == 0 && !msi_segs[0].ecam;
+		struct msi_seg *g = first0 ? &msi_segs[0] : &msi_segs[msi_nsegs++];
 		g->s.seg = m->seg;
 		g->ecam = m->base;
 		g->bus0 = m->bus0;
@@ -311,7 +317,7 @@ static void segments_fill(const struct acpi_info *a)
 			continue;
 		}
 		g->hw = (struct vmsi_hw){ ecam_cfg_read, ecam_cfg_write, hw_io_read, hw_io_write, hw_mem_read, hw_mem_write,
-					  hw_table_at, hw_place, g, hw_irte, hw_table_gone, hw_alloc, true, hw_fn_seen };
+					  hw_table_at, hw_place, g, hw_irte, hw_table_gone, hw_alloc, true, hw_fn_seen, hw_fn_moved };
 	}
 }
 
@@ -321,8 +327,8 @@ uint32_t msi_trap_count(const struct acpi_info *acpi, char *why, size_t whylen)
 	segments_fill(acpi);
 	why[0] = 0;
 	uint32_t most = 0;
-	for (uint32_t k = 0; k < nsegs; k++) {
-		struct msi_seg *g = &segs[k];
+	for (uint32_t k = 0; k < msi_nsegs; k++) {
+		struct msi_seg *g = &msi_segs[k];
 		if (!g->reached) {
 			snprintf(why, whylen, "segment %u's ECAM at 0x%llx is beyond the hypervisor's reach: its functions not scanned",
 				 g->s.seg, (unsigned long long)g->ecam);
@@ -347,6 +353,16 @@ void msi_trap_scan(struct vmsi *s, const struct acpi_info *acpi, const struct me
 	claims.boot = true;
 	vmsi_scan(s, &hw);
 	claims.boot = false;
+}
+
+/* A bridge the trap follows (a write of its bus numbers moves the
+ * functions below it, apic/vmsi_move.c). */
+static bool is_bridge(const struct vmsi *s, uint16_t bdf)
+{
+	for (uint32_t i = 0; i < s->nbridge; i++)
+		if (s->bridge[i].bdf == bdf && !s->bridge[i].gone)
+			return true;
+	return false;
 }
 
 /* Segment g scanned and trapped: its functions' IRTEs owned by the unit
@@ -376,7 +392,7 @@ static void seg_setup(struct msi_seg *g, uint64_t eptp)
 	struct ept_stats es = { 0 };
 	for (uint32_t bdf = (uint32_t)g->bus0 << 8; bdf < ((uint32_t)g->bus1 + 1) << 8; bdf++) {
 		bool absent = !g->s.seen || !(g->s.seen[bdf >> 3] & (1u << (bdf & 7)));
-		if (!absent && !vmsi_find(&g->s, (uint16_t)bdf))
+		if (!absent && !vmsi_find(&g->s, (uint16_t)bdf) && !is_bridge(&g->s, (uint16_t)bdf))
 			continue;
 		ept_unmap_page(eptp, ecam_page_of(g, (uint16_t)bdf), &es);
 		g->ecam_out[bdf >> 3] |= (uint8_t)(1u << (bdf & 7));
@@ -385,7 +401,7 @@ static void seg_setup(struct msi_seg *g, uint64_t eptp)
 		else
 			g->necam++;
 	}
-	pr_info("msi: segment %u: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' pages and the %u without a function out of the EPT, the rest passes\n",
+	pr_info("msi: segment %u: ECAM at 0x%llx (buses %u-%u): the %u trapped functions' and bridges' pages and the %u without a function out of the EPT, the rest passes\n",
 		seg, (unsigned long long)g->ecam, g->bus0, g->bus1, g->necam, g->ecam_absent);
 }
 
@@ -399,21 +415,21 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 	trap_eptp = eptp;
 	segments_fill(acpi);
 	claims_fill(acpi, vmx_env.mem);
-	for (uint32_t k = 0; k < nsegs; k++)
-		if (segs[k].reached)
-			seg_setup(&segs[k], eptp);
+	for (uint32_t k = 0; k < msi_nsegs; k++)
+		if (msi_segs[k].reached)
+			seg_setup(&msi_segs[k], eptp);
 	for (uint16_t p = PCI_CFG_ADDR; p < PCI_CFG_DATA + 4; p++)
 		io_bitmap_set(io_a, io_b, p);
-	on = true;
+	msi_trap_on = true;
 	ept_sync_enable();   /* before any vCPU runs: a table may move later */
 	uint32_t nfn = 0, npages = 0, untrapped = 0;
-	for (uint32_t k = 0; k < nsegs; k++) {
-		const struct msi_seg *g = &segs[k];
+	for (uint32_t k = 0; k < msi_nsegs; k++) {
+		const struct msi_seg *g = &msi_segs[k];
 		nfn += g->s.nfn, npages += g->s.npages, untrapped += g->s.untrapped;
 		for (uint32_t i = 0; i < g->s.nfn; i++) {
 			const struct vmsi_fn *f = &g->s.fn[i];
 			char name[24], sid[24];
-			say_seg_fn(name, sizeof name, g->s.seg, f->bdf);
+			msi_say_fn(name, sizeof name, g->s.seg, f->bdf);
 			vmsi_alias_str(f->src, f->bdf, sid, sizeof sid);   /* a bridge's ID or buses: said */
 			pr_info("msi: %s: MSI at 0x%02x, MSI-X at 0x%02x (%u entries, table 0x%llx%s): trapped%s%s\n", name, f->msi,
 				f->msix, f->msix ? f->nent : 0, (unsigned long long)f->table_pa,
@@ -422,36 +438,36 @@ void msi_trap_setup(const struct acpi_info *acpi, uint64_t eptp, uint8_t *io_a, 
 		}
 	}
 	pr_info("msi: trap on: ports 0xcf8-0xcff filtered, %u function%s with MSI or MSI-X in %u segment%s, %u table page%s out of the EPT\n",
-		nfn, nfn == 1 ? "" : "s", nsegs, nsegs == 1 ? "" : "s", npages, npages == 1 ? "" : "s");
+		nfn, nfn == 1 ? "" : "s", msi_nsegs, msi_nsegs == 1 ? "" : "s", npages, npages == 1 ? "" : "s");
 	/* What the trap does not cover, the guest programs itself; with
 	 * remapping owned those compatibility-format messages are blocked. */
 	const char *owned = dom.remap ? "; with remapping owned their messages are blocked (intremap=off keeps them working)" : "";
 	if (untrapped)
 		pr_warn("msi: %u more function%s with MSI or MSI-X past the room the scan sized: the guest programs them itself%s\n",
 			untrapped, untrapped == 1 ? "" : "s", owned);
-	for (uint32_t k = 0; k < nsegs; k++)
-		if (!segs[k].reached)
+	for (uint32_t k = 0; k < msi_nsegs; k++)
+		if (!msi_segs[k].reached)
 			pr_warn("msi: segment %u: ECAM at 0x%llx beyond the hypervisor's reach: not scanned, the guest programs its functions' MSIs itself%s\n",
-				segs[k].s.seg, (unsigned long long)segs[k].ecam, owned);
+				msi_segs[k].s.seg, (unsigned long long)msi_segs[k].ecam, owned);
 }
 
 bool msi_trap_owns(uint16_t port)
 {
-	return on && port >= PCI_CFG_ADDR && port < PCI_CFG_DATA + 4;
+	return msi_trap_on && port >= PCI_CFG_ADDR && port < PCI_CFG_DATA + 4;
 }
 
 uint32_t msi_trap_in(uint16_t port, unsigned size)
 {
-	spin_lock(&lock);
-	uint32_t v = vmsi_port_read(&segs[0].s, &hw, port, size);
-	spin_unlock(&lock);
+	spin_lock(&msi_lock);
+	uint32_t v = vmsi_port_read(&msi_segs[0].s, &hw, port, size);
+	spin_unlock(&msi_lock);
 	return v;
 }
 
 /* The function a data-port access reaches (the guest's CONFIG_ADDRESS). */
 static const struct vmsi_fn *cf8_fn(uint16_t port)
 {
-	const struct vmsi *s = &segs[0].s;
+	const struct vmsi *s = &msi_segs[0].s;
 	if (port < PCI_CFG_DATA || !(s->cf8 & BIT(31)))
 		return NULL;
 	for (uint32_t i = 0; i < s->nfn; i++)
@@ -468,7 +484,7 @@ static void say_route(uint16_t seg, const struct vmsi_fn *f, uint32_t routes, ui
 	if ((f->routes == routes && f->refusals == refusals) || said++ >= 32)
 		return;
 	char name[24];
-	say_seg_fn(name, sizeof name, seg, f->bdf);
+	msi_say_fn(name, sizeof name, seg, f->bdf);
 	if (f->refusals != refusals)
 		pr_info("msi: %s: refused the guest's 0x%llx/0x%04x: %s\n", name, (unsigned long long)f->vaddr, f->vdata,
 			vmsi_refusal_name(f->last_refusal));
@@ -480,21 +496,21 @@ static void say_route(uint16_t seg, const struct vmsi_fn *f, uint32_t routes, ui
 
 void msi_trap_out(uint16_t port, unsigned size, uint32_t val)
 {
-	spin_lock(&lock);
+	spin_lock(&msi_lock);
 	const struct vmsi_fn *f = cf8_fn(port);
 	uint32_t routes = f ? f->routes : 0, refusals = f ? f->refusals : 0;
-	vmsi_port_write(&segs[0].s, &segs[0].dom, &hw, port, size, val);
+	vmsi_port_write(&msi_segs[0].s, &msi_segs[0].dom, &hw, port, size, val);
 	if (f)
 		say_route(0, f, routes, refusals);
-	spin_unlock(&lock);
+	spin_unlock(&msi_lock);
 }
 
 /* The segment whose trapped configuration page (then *bdf, its function,
  * and *cfg true) or MSI-X table page gpa lies in; NULL: none. */
 static struct msi_seg *trapped_at(uint64_t gpa, uint16_t *bdf, bool *cfg)
 {
-	for (uint32_t k = 0; k < nsegs; k++) {
-		struct msi_seg *g = &segs[k];
+	for (uint32_t k = 0; k < msi_nsegs; k++) {
+		struct msi_seg *g = &msi_segs[k];
 		uint64_t lo = g->ecam + ((uint64_t)g->bus0 << 20), hi = g->ecam + (((uint64_t)g->bus1 + 1) << 20);
 		if (g->ecam_out && gpa >= lo && gpa < hi) {
 			*bdf = (uint16_t)((gpa - g->ecam) >> 12);
@@ -511,7 +527,7 @@ static struct msi_seg *trapped_at(uint64_t gpa, uint16_t *bdf, bool *cfg)
 
 bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 {
-	if (!on)
+	if (!msi_trap_on)
 		return false;
 	uint16_t bdf = 0;
 	bool cfg = false;
@@ -523,7 +539,7 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 	const char *why = "not in 64-bit mode";
 	bool long_mode = vmcs_read(VMCS_GUEST_CS_AR) & BIT(13);
 	if (!long_mode || mmio_decode_width(b, vcpu_fetch_insn(b, MMIO_INSN_MAX), &a, &why) || (!cfg && a.size != 4 && (why = "MSI-X table: not 32 bits"))) {
-		if (__atomic_fetch_add(&bad_insns, 1, __ATOMIC_RELAXED) == 0)
+		if (__atomic_fetch_add(&msi_counts.bad_insns, 1, __ATOMIC_RELAXED) == 0)
 			pr_warn("msi: guest access at GPA 0x%llx (rip 0x%llx, cpu%u) not emulated: %s; #GP injected (counted, said once)\n",
 				(unsigned long long)gpa, (unsigned long long)vmcs_read(VMCS_GUEST_RIP), v->index, why);
 		vcpu_inject_exception(v, 13, true, 0);
@@ -532,12 +548,12 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 	const struct mmio_insn *in = &a.in;
 	uint32_t val = in->write ? (in->has_imm ? in->imm : mmio_extract(vcpu_reg(v, in->reg), &a)) : 0;
 	uint16_t off = (uint16_t)(gpa & 0xfff);
-	spin_lock(&lock);
+	spin_lock(&msi_lock);
 	if (cfg && (off & (a.size - 1))) {
-		unaligned++;                     /* ECAM: naturally aligned accesses only; dropped, reads all ones */
+		msi_counts.unaligned++;                     /* ECAM: naturally aligned accesses only; dropped, reads all ones */
 		val = 0xffffffffu;
 	} else if (cfg) {
-		ecam_accesses++;
+		msi_counts.ecam_accesses++;
 		const struct vmsi_fn *f = vmsi_find(&g->s, bdf);
 		uint32_t routes = f ? f->routes : 0, refusals = f ? f->refusals : 0;
 		if (in->write)
@@ -547,14 +563,14 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 		if (f)
 			say_route(g->s.seg, f, routes, refusals);
 	} else if (gpa & 3) {
-		unaligned++;                     /* MSI-X: dword-aligned accesses only; dropped, reads 0 */
+		msi_counts.unaligned++;                     /* MSI-X: dword-aligned accesses only; dropped, reads 0 */
 		val = 0;
 	} else if (in->write) {
 		vmsi_mem_write(&g->s, &g->dom, &g->hw, gpa, val);
 	} else {
 		val = vmsi_mem_read(&g->s, &g->hw, gpa);
 	}
-	spin_unlock(&lock);
+	spin_unlock(&msi_lock);
 	if (!in->write)
 		vcpu_set_reg(v, in->reg, mmio_merge(vcpu_reg(v, in->reg), &a, val));
 	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + in->len);
@@ -563,52 +579,4 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
 	vmcs_sync_pending_bs();
 	return true;
-}
-
-void msi_trap_report(void)
-{
-	if (!on)
-		return;
-	spin_lock(&lock);
-	char line[256];
-	size_t n = 0;
-	uint32_t by[VM_COUNT] = { 0 }, nfn = 0, npages = 0, hot = 0, vfs = 0, vfs_gone = 0, given = 0;
-	uint64_t emu = 0, passed = 0, table = 0, stray = 0;
-	for (uint32_t k = 0; k < nsegs; k++) {
-		const struct vmsi *s = &segs[k].s;
-		for (unsigned r = 1; r < VM_COUNT; r++)
-			by[r] += s->refused_by[r];
-		nfn += s->nfn, npages += s->npages, hot += s->hot_added, vfs += s->vfs_found, vfs_gone += s->vfs_gone;
-		given += segs[k].ecam_given_back;
-		emu += s->cfg_emulated, passed += s->cfg_passed, table += s->table_accesses, stray += s->stray;
-	}
-	for (unsigned r = 1; r < VM_COUNT; r++)
-		if (by[r] && n < sizeof line)
-			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), by[r]);
-	struct ept_sync_stats es = ept_sync_stats();
-	pr_info("hvstat: msi functions=%u segments=%u hot_added=%u vfs_found=%u vfs_gone=%u ecam_given_back=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu%s%s\n",
-		nfn, nsegs, hot, vfs, vfs_gone, given, (unsigned long long)emu, (unsigned long long)passed, (unsigned long long)ecam_accesses,
-		(unsigned long long)table, (unsigned long long)bad_insns, (unsigned long long)unaligned, (unsigned long long)late_pages,
-		npages, (unsigned long long)gone_pages, (unsigned long long)stray, (unsigned long long)ept_live_tables(),
-		(unsigned long long)ept_live_refused(), (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,
-		(unsigned long long)es.timeouts, n ? " refusals" : "", n ? line : "");
-	for (uint32_t k = 0; k < nsegs; k++)
-		for (uint32_t i = 0; i < segs[k].s.nfn; i++) {
-			const struct vmsi_fn *f = &segs[k].s.fn[i];
-			if (!f->writes)
-				continue;                /* never programmed: nothing to say */
-			bool x = f->msix && (f->msix_ctl & BIT(15));
-			unsigned vecs = x ? f->nent : 1u << ((f->msi_ctl >> 4) & 7);
-			char irte[16] = "-", name[24], sid[24];
-			if (f->routes && f->reach.mode != VMODE_DIRECT && f->irte != VMSI_NO_IRTE)
-				snprintf(irte, sizeof irte, "%u", f->irte);
-			say_seg_fn(name, sizeof name, segs[k].s.seg, f->bdf);
-			vmsi_alias_str(f->src, f->bdf, sid, sizeof sid);
-			pr_info("hvstat: msi %s cap=%s vectors=%u now=%s guest=0x%llx/0x%04x phys=0x%llx/0x%04x route=%s irte=%s vcpu=%d host=0x%x routed=%u refused=%u parked=%u vector=0x%02x%s%s\n",
-				name, x ? "msix" : (f->msi_ctl & 1) ? "msi" : "off", vecs, vmsi_refusal_name(f->last_refusal),
-				(unsigned long long)f->vaddr, f->vdata, (unsigned long long)f->paddr, f->pdata,
-				f->routes ? vioapic_mode_names[f->reach.mode] : "none", irte, f->routes ? f->reach.vcpu : -1,
-				f->reach.host_id, f->routes, f->refusals, f->parks, f->vdata & 0xff, sid[0] ? " " : "", sid);
-		}
-	spin_unlock(&lock);
 }

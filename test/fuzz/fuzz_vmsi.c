@@ -138,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	static struct vmsi_entry pool[64];
 	static uint64_t pages[16];
 	s.fn = fns, s.fn_room = 8, s.pool = pool, s.pool_room = 64, s.page = pages, s.page_room = 16;
-	struct vmsi_hw hw = { c_rd, c_wr, io_rd, io_wr, m_rd, m_wr, NULL, NULL, NULL, NULL, NULL, NULL, false, NULL };
+	struct vmsi_hw hw = { c_rd, c_wr, io_rd, io_wr, m_rd, m_wr, NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL };
 	struct vioapic_dom dom = { .apic_id = gid, .host_apic_id = hid, .n = 3, .guest_x2apic = true };
 	dom.host_vectors[3] = 0x7fffull << 48;
 	vmsi_scan(&s, &hw);

@@ -14,7 +14,7 @@ uint32_t pfm_cfg(const struct pfm_fn *f, unsigned off, unsigned size)
 {
 	uint32_t v = 0;
 	for (unsigned i = 0; i < size; i++)
-		v |= (uint32_t)f->cfg[(off + i) & 0xff] << 8 * i;
+		v |= (uint32_t)f->cfg[(off + i) & 0xfff] << 8 * i;
 	return v;
 }
 
@@ -28,10 +28,25 @@ uint64_t pfm_bar_base(const struct pfm_fn *f)
 	return b;
 }
 
+int pfm_bdf_now(const struct pfm *m, const struct pfm_fn *f)
+{
+	if (!f->up)
+		return f->bdf;
+	const struct pfm_fn *br = &m->f[f->up - 1];
+	int at = pfm_bdf_now(m, br);
+	unsigned bus = br->cfg[0x19];
+	if (at < 0 || !bus || bus <= (unsigned)at >> 8)
+		return -1;
+	for (const struct pfm_fn *a = br; a; a = a->up ? &m->f[a->up - 1] : NULL)
+		if (bus < a->cfg[0x19] || bus > a->cfg[0x1a])
+			return -1;               /* not forwarded on the way down */
+	return (int)(bus << 8 | (f->bdf & 0xff));
+}
+
 static struct pfm_fn *by_bdf(struct pfm *m, uint16_t bdf)
 {
 	for (unsigned i = 0; i < m->n; i++)
-		if (m->f[i].bdf == bdf)
+		if (pfm_bdf_now(m, &m->f[i]) == bdf)
 			return &m->f[i];
 	return NULL;
 }
@@ -41,12 +56,21 @@ static struct pfm_fn *by_pa(const struct pfm *m, uint64_t pa, uint32_t *off)
 {
 	for (unsigned i = 0; i < m->n; i++) {
 		uint64_t b = pfm_bar_base(&m->f[i]);
-		if (b && pa >= b && pa - b < PFM_MEM) {
-			*off = (uint32_t)(pa - b);
+		if (b && m->f[i].cfg[0x0e] == 0 && pa >= b && pa - b < m->f[i].bar_size) {
+			*off = (uint32_t)((pa - b) % PFM_MEM);
 			return (struct pfm_fn *)&m->f[i];
 		}
 	}
 	return NULL;
+}
+
+/* The BAR's writable bits from the size up; the address bits below read 0. */
+static void set_bar_size(struct pfm_fn *f, uint64_t size)
+{
+	unsigned o = 0x10 + 4 * f->bar;
+	uint32_t lo = pfm_cfg(f, o, 4), keep = size >= (1ull << 32) ? 0xf : (uint32_t)~(size - 1) | 0xf;
+	f->bar_size = size;
+	put(f, o, 4, lo & keep, size >= (1ull << 32) ? 0 : (uint32_t)~(size - 1) & ~0xfu);
 }
 
 static uint32_t h_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
@@ -61,9 +85,11 @@ static void h_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, ui
 	struct pfm_fn *f = by_bdf(m, bdf);
 	m->n_cfg_w++;
 	for (unsigned i = 0; f && i < size; i++) {
-		unsigned o = (off + i) & 0xff;
+		unsigned o = (off + i) & 0xfff;
 		f->cfg[o] = (uint8_t)((f->cfg[o] & ~f->wmask[o]) | ((val >> 8 * i) & f->wmask[o]));
 	}
+	if (f && f->rebar && off < f->rebar + 12u && off + size > f->rebar + 8u)
+		set_bar_size(f, 1ull << (((pfm_cfg(f, f->rebar + 8u, 4) >> 8) & 0x3f) + 20));
 }
 
 static uint32_t h_io_read(void *ctx, uint16_t port, unsigned size)
@@ -137,12 +163,20 @@ static void h_irte(void *ctx, uint32_t index, const struct vioapic_irte *e)
 	m->irte_last = index;
 }
 
+static void h_fn_moved(void *ctx, uint16_t from, uint16_t to)
+{
+	struct pfm *m = ctx;
+	m->n_moved++;
+	m->moved_from = from;
+	m->moved_to = to;
+}
+
 void pfm_init(struct pfm *m, struct vmsi_hw *hw)
 {
 	memset(m, 0, sizeof *m);
 	m->reach = 1ull << 46;
 	*hw = (struct vmsi_hw){ h_cfg_read, h_cfg_write, h_io_read, h_io_write, h_mem_read, h_mem_write, h_table_at,
-				h_place, m, h_irte, NULL, test_alloc, false, NULL };
+				h_place, m, h_irte, NULL, test_alloc, false, NULL, h_fn_moved };
 }
 
 struct pfm_fn *pfm_add(struct pfm *m, uint16_t bdf, unsigned bar, uint64_t base, bool bar64)
@@ -150,6 +184,7 @@ struct pfm_fn *pfm_add(struct pfm *m, uint16_t bdf, unsigned bar, uint64_t base,
 	struct pfm_fn *f = &m->f[m->n++];
 	f->bdf = bdf;
 	f->bar = bar;
+	f->bar_size = PFM_MEM;
 	put(f, 0x00, 4, 0x7e57u << 16 | 0x8086u, 0);   /* vendor, device */
 	put(f, 0x04, 2, 0x0002, 0x0547);               /* command: memory decoding on, as firmware leaves it; I/O, master, parity, SERR, INTx disable writable */
 	put(f, 0x0e, 1, 0x00, 0);                      /* header type 0, single function */
@@ -193,7 +228,7 @@ void pfm_msi(struct pfm_fn *f, uint8_t off, unsigned mmc, bool addr64, bool pvm)
 	}
 }
 
-struct pfm_fn *pfm_bridge(struct pfm *m, uint16_t bdf, uint8_t sec, uint8_t sub)
+struct pfm_fn *pfm_bridge_fixed(struct pfm *m, uint16_t bdf, uint8_t sec, uint8_t sub)
 {
 	struct pfm_fn *f = pfm_add(m, bdf, 0, 0, false);
 	put(f, 0x10, 4, 0, 0);                         /* no BAR */
@@ -217,12 +252,44 @@ void pfm_msix(struct pfm_fn *f, uint8_t off, unsigned nent, uint32_t table_off, 
 	put(f, off + 4, 4, table_off | f->bar, 0);
 	put(f, off + 8, 4, pba_off | f->bar, 0);
 	f->msix_nent = nent;
+	table_off %= PFM_MEM;                            /* a larger BAR: its memory repeated */
+	pba_off %= PFM_MEM;
 	f->msix_table_off = table_off;
 	for (unsigned i = 0; i < nent; i++)
 		memcpy(&f->mem[table_off + 16 * i], (uint32_t[4]){ 0xfee00000u, 0, 0x30 + i, 0 }, 16);
 	f->mem[pba_off] = 0xa5;
 	f->mem_ro_from = pba_off;
 	f->mem_ro_to = pba_off + 8;
+}
+
+struct pfm_fn *pfm_bridge(struct pfm *m, uint16_t bdf, struct pfm_fn *up, uint8_t sec, uint8_t sub, uint32_t lo, uint32_t hi)
+{
+	struct pfm_fn *f = &m->f[m->n++];
+	f->bdf = bdf;
+	put(f, 0x00, 4, 0xb1d6u << 16 | 0x8086u, 0);
+	put(f, 0x04, 2, 0x0006, 0x0547);
+	put(f, 0x0e, 1, 0x01, 0);                      /* header type 1, single function */
+	put(f, 0x18, 3, (uint32_t)sub << 16 | (uint32_t)sec << 8, 0xffffff);
+	put(f, 0x20, 4, (hi & 0xfff00000u) | (lo >> 16 & 0xfff0), 0xfff0fff0u);
+	put(f, 0x24, 4, 0x0000fff0u, 0);               /* no prefetchable window (base above limit) */
+	if (up)
+		pfm_below(m, f, up);
+	return f;
+}
+
+void pfm_below(struct pfm *m, struct pfm_fn *f, struct pfm_fn *br)
+{
+	f->up = (unsigned)(br - m->f) + 1;
+	f->cfg[0x18] = f->cfg[0x0e] == 1 ? (uint8_t)br->cfg[0x19] : f->cfg[0x18];   /* a bridge's primary: the bus it is on */
+}
+
+void pfm_rebar(struct pfm_fn *f, uint16_t off, uint32_t sizes, unsigned n)
+{
+	put(f, off, 4, 1u << 16 | 0x0015, 0);          /* ID 0015h, version 1, no next */
+	put(f, off + 4, 4, sizes, 0);
+	put(f, off + 8, 4, n << 8 | 1u << 5 | f->bar, 0x3f00);
+	f->rebar = off;
+	set_bar_size(f, 1ull << (n + 20));
 }
 
 void pfm_clear_log(struct pfm *m)

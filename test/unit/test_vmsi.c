@@ -211,7 +211,7 @@ static unsigned m_place(void *ctx, uint64_t pa, uint32_t len)
 	return pa + len <= 0x100000000ull ? VR_NONE : VM_TABLE_BEYOND_MAP;
 }
 static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, m_place, &M, NULL,
-			    m_table_gone, test_alloc, false, NULL };
+			    m_table_gone, test_alloc, false, NULL, NULL };
 
 static void setup(void)
 {

@@ -67,7 +67,7 @@ static void device(uint16_t bdf, int pcie_type)
 
 static struct pfm_fn *bridge(uint16_t bdf, uint8_t sec, uint8_t sub, int pcie_type)
 {
-	struct pfm_fn *f = pfm_bridge(&M, bdf, sec, sub);
+	struct pfm_fn *f = pfm_bridge_fixed(&M, bdf, sec, sub);
 	if (pcie_type >= 0)
 		pfm_pcie(f, 0x40, (unsigned)pcie_type);
 	return f;

@@ -174,7 +174,7 @@ static void m_seen(void *ctx, uint16_t bdf, const struct vmsi_fn *f)
 
 static struct vmsi S;
 static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, NULL, NULL,
-			    NULL, m_table_gone, test_alloc, true, m_seen };
+			    NULL, m_table_gone, test_alloc, true, m_seen, NULL };
 static uint32_t gids[1] = { 0 }, hids[1] = { 0 };
 
 static struct vioapic_dom dom(void)

@@ -1,0 +1,191 @@
+/* Trapped functions that move (vmsi.h, the last part): buses renumbered
+ * above them, their table's BAR resized.
+ *
+ * Buses: PCI-to-PCI Bridge Architecture Specification, the Secondary and
+ * Subordinate Bus Number registers (0x19, 0x1A of the type 1 header): a
+ * bridge turns a Type 1 configuration request for its secondary bus into
+ * Type 0 on that bus and forwards one for a bus up to its subordinate, so
+ * a function answers on its bridge's secondary bus, the bus number being
+ * the bridge's register, not the function's. The bridges below keep their
+ * own numbers: a write moves the functions directly below the bridge
+ * alone; deeper ones stay where their own bridge puts them, reached or
+ * not by the bridges above (Linux's pci=assign-busses writes each bridge
+ * in turn, top down, after turning forwarding off). A function no bridge
+ * forwards to is "gone": its BDF is not its own any more (another
+ * function may answer there), the trap does not follow it there, and its
+ * device keeps what it was last given (a PCI Express function keeps the
+ * Bus Number it captured, so its messages keep the source ID its IRTEs
+ * check) until a renumbering reaches it again. */
+#include "vmsi.h"
+#include "vmsi_alias.h"
+
+bool vmsi_touches_bus(uint16_t off, unsigned size)
+{
+	return off <= CFG_SUB_BUS && off + size > CFG_SEC_BUS;
+}
+
+static struct vmsi_bridge *bridge_named(struct vmsi *s, uint16_t bdf, bool live)
+{
+	for (uint32_t i = 0; i < s->nbridge; i++)
+		if (s->bridge[i].bdf == bdf && (!live || !s->bridge[i].gone))
+			return &s->bridge[i];
+	return NULL;
+}
+
+bool vmsi_bridge_add(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
+{
+	if (bridge_named(s, bdf, false))
+		return true;                     /* scanned again */
+	if (s->nbridge >= VMSI_MAX_BRIDGES)
+		return false;
+	uint16_t up = s->bridge_of[bdf >> 8];
+	s->bridge[s->nbridge++] = (struct vmsi_bridge){
+		.bdf = bdf, .parent = (bdf >> 8) && up && up - 1u != bdf ? (uint16_t)(up - 1) : VMSI_NO_PARENT,
+		.sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1), .sub = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SUB_BUS, 1) };
+	return true;
+}
+
+/* Is a function on bus 'bus' below bridge 'up' reached: each bridge up
+ * the chain has the function (or the bridge below it) on its secondary
+ * bus and forwards 'bus'? A bridge the scan did not record (past the
+ * room, or none seen above a bus) is taken as forwarding, as before. */
+static bool reached(struct vmsi *s, uint16_t up, uint8_t bus)
+{
+	uint8_t on = bus;
+	for (uint32_t n = 0; up != VMSI_NO_PARENT; n++) {
+		const struct vmsi_bridge *b = bridge_named(s, up, false);
+		if (!b)
+			return true;
+		if (n >= VMSI_MAX_BRIDGES || !b->sec || b->sec != on || bus < b->sec || bus > b->sub)
+			return false;            /* a loop of bridges, or a bus not forwarded */
+		on = (uint8_t)(b->bdf >> 8);
+		up = b->parent;
+	}
+	return true;
+}
+
+/* A bridge renamed: whatever named it as parent follows, and the buses it
+ * is the bridge of. */
+static void bridge_renamed(struct vmsi *s, struct vmsi_bridge *c, uint16_t to)
+{
+	uint16_t from = c->bdf;
+	for (uint32_t i = 0; i < s->nbridge; i++)
+		if (s->bridge[i].parent == from)
+			s->bridge[i].parent = to;
+	for (uint32_t i = 0; i < s->nfn; i++)
+		if (s->fn[i].parent == from)
+			s->fn[i].parent = to;
+	for (unsigned b = 0; b < 256; b++)
+		if (s->bridge_of[b] == from + 1u)
+			s->bridge_of[b] = (uint16_t)(to + 1);
+	c->bdf = to;
+}
+
+static bool trapped_at(const struct vmsi *s, uint16_t bdf)
+{
+	for (uint32_t i = 0; i < s->nfn; i++)
+		if (s->fn[i].bdf == bdf)
+			return true;
+	return false;
+}
+
+bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
+		    unsigned size, uint32_t val)
+{
+	struct vmsi_bridge *b = bridge_named(s, bdf, true);
+	if (!b)
+		return false;
+	hw->cfg_write(hw->ctx, bdf, off, size, val);
+	uint8_t old = b->sec, sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1);
+	b->sub = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SUB_BUS, 1);
+	b->sec = sec;
+	/* A secondary bus at or above the bridge's own is no bus below it:
+	 * nothing moves there (the functions below stay, not reached). */
+	bool move = sec != old && sec > (bdf >> 8);
+	if (sec != old && old && s->bridge_of[old] == bdf + 1u)
+		s->bridge_of[old] = 0;
+	if (move)
+		s->bridge_of[sec] = (uint16_t)(bdf + 1);
+	/* The bridges directly below: on the new secondary bus. */
+	for (uint32_t i = 0; move && i < s->nbridge; i++) {
+		struct vmsi_bridge *c = &s->bridge[i];
+		uint16_t from = c->bdf, to = (uint16_t)(sec << 8 | (from & 0xff));
+		if (c->parent != bdf || from == to)
+			continue;
+		bridge_renamed(s, c, to);
+		if (hw->fn_moved && !trapped_at(s, from))
+			hw->fn_moved(hw->ctx, from, to);   /* a trapped bridge: said with the functions below */
+	}
+	for (uint32_t i = 0; i < s->nbridge; i++)
+		s->bridge[i].gone = !reached(s, s->bridge[i].parent, (uint8_t)(s->bridge[i].bdf >> 8));
+	/* The trapped functions: those directly below moved; each one's reach
+	 * judged again; one that moved, or is reached again, has its messages
+	 * routed again from the guest's (IRTEs with its new requester ID) and
+	 * its capabilities written at its BDF now, where it captures its bus. */
+	for (uint32_t i = 0; i < s->nfn; i++) {
+		struct vmsi_fn *f = &s->fn[i];
+		uint16_t from = f->bdf;
+		if (move && f->parent == bdf)
+			f->bdf = (uint16_t)(sec << 8 | (from & 0xff));
+		bool was = f->gone;
+		f->gone = !reached(s, f->parent, (uint8_t)(f->bdf >> 8));
+		s->lost += !was && f->gone;
+		if (f->bdf != from) {
+			s->moves++;
+			if (hw->fn_moved)
+				hw->fn_moved(hw->ctx, from, f->bdf);
+		}
+		if (!f->gone && (was || f->bdf != from))
+			f->src = vmsi_alias_of(s, hw, f->bdf);   /* its requester ID through the bridges above it now */
+			vmsi_reroute(s, d, hw, f);
+	}
+	return true;
+}
+
+/* PCI Express Base Specification, "Resizable BAR Extended Capability":
+ * per resizable BAR a capability register (+4 + 8i: bit n + 4 set, size
+ * 2^(n + 20) supported, n 0-27) and a control register (+8 + 8i: 2:0 BAR
+ * index, 7:5 the number of resizable BARs (the first one's), 13:8 BAR
+ * size n, 31:16 more sizes supported, n 28-43). */
+#define REBAR_CAP(i)  (4u + 8u * (i))
+#define REBAR_CTL(i)  (8u + 8u * (i))
+
+/* The control register for f's table's BAR, its index i; false: none. */
+static bool rebar_ctl(const struct vmsi_hw *hw, const struct vmsi_fn *f, unsigned *i, uint32_t *ctl)
+{
+	if (!f->rebar || !hw->ext_cfg)
+		return false;
+	unsigned n = (hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->rebar + REBAR_CTL(0)), 4) >> 5) & 7;
+	for (unsigned k = 0; k < n && k < 6; k++) {
+		uint32_t c = hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->rebar + REBAR_CTL(k)), 4);
+		if ((c & 7) == (f->msix_table & 7)) {
+			*i = k, *ctl = c;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool vmsi_touches_rebar(const struct vmsi_hw *hw, const struct vmsi_fn *f, uint16_t off, unsigned size)
+{
+	unsigned i;
+	uint32_t c;
+	if (!f->rebar || off < f->rebar || !rebar_ctl(hw, f, &i, &c))
+		return false;
+	uint16_t r = (uint16_t)(f->rebar + REBAR_CTL(i));
+	return off + size > r && off < r + 4;
+}
+
+uint64_t vmsi_rebar_size(const struct vmsi_hw *hw, const struct vmsi_fn *f)
+{
+	unsigned i;
+	uint32_t c;
+	if (!rebar_ctl(hw, f, &i, &c))
+		return f->bar_size;
+	unsigned n = (c >> 8) & 0x3f;
+	uint32_t cap = hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->rebar + REBAR_CAP(i)), 4);
+	bool listed = n <= 27 ? (cap >> (n + 4)) & 1 : n <= 43 ? (c >> (16 + n - 28)) & 1 : false;
+	/* A size the function does not list: what it decodes is not known,
+	 * so no table is placed in it until a listed size is written. */
+	return listed ? 1ull << (n + 20) : VMSI_BAR_UNDEFINED;
+}
