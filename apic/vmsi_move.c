@@ -135,9 +135,10 @@ bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 			if (hw->fn_moved)
 				hw->fn_moved(hw->ctx, from, f->bdf);
 		}
-		if (!f->gone && (was || f->bdf != from))
+		if (!f->gone && (was || f->bdf != from)) {
 			f->src = vmsi_alias_of(s, hw, f->bdf);   /* its requester ID through the bridges above it now */
 			vmsi_reroute(s, d, hw, f);
+		}
 	}
 	return true;
 }
