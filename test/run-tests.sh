@@ -289,11 +289,12 @@ qemu_server_shape() {
   expect qemu/server-64-madt "$log" 'ACPI: LAPIC 0x[0-9a-f]+, 64 CPUs, max APIC ID 63' 'ACPI:   APIC ID/UID runs: 0-63/0-63$'
   expect qemu/server-64-dmar "$log" 'DMAR: host address width 39, flags 0x1 \(interrupt remapping\), 1 DRHD' \
     'iommu: unit 0: version 1\.0, CAP 0x[0-9a-f]+, ECAP 0x[0-9a-f]+: .*queued invalidation' 'DMA isolation: on: 1 remapping unit'
-  # intremap=auto (the default): remapping owned before the APs start,
-  # 8-bit destinations (the host in xAPIC mode, every APIC ID below 256).
+  # intremap=auto (the default): the MSI trap's count first (the table is
+  # sized from it), remapping owned before the APs start, 8-bit
+  # destinations (the host in xAPIC mode, every APIC ID below 256).
   expect_order qemu/server-64-intremap-auto "$log" \
-    'iommu: interrupt remapping owned: a table of 4096 entries \(3840 for MSIs, [0-9]+ wanted by the scan\) for each of 1 PCI segment, in 1 unit, 8-bit destinations, compatibility format blocked' \
     'msi: segment 0 \(ECAM\): [0-9]+ functions? with MSI or MSI-X, [0-9]+ MSI-X entries, [0-9]+ table pages?; SR-IOV can add 0 VFs; [0-9]+ IRTEs wanted with room' \
+    'iommu: interrupt remapping owned: a table of 4096 entries \(3840 for MSIs, [0-9]+ wanted by the scan\) for each of 1 PCI segment, in 1 unit, 8-bit destinations, compatibility format blocked' \
     'hv: phase ap start'
   expect qemu/server-64-all-cpus "$log" 'smp: online for the guest: 63 CPUs, APIC IDs 1-63$' 'smp: 64 of 64 CPUs online for the guest$'
   expect_not qemu/server-64-summarised "$log" 'smp: cpu[0-9]+ apic_id=|ACPI:   APIC ID/UID: '
