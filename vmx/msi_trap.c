@@ -341,6 +341,12 @@ uint32_t msi_trap_count(const struct acpi_info *acpi, char *why, size_t whylen)
 		pr_info("msi: segment %u (%s): %u function%s with MSI or MSI-X, %u MSI-X entries, %u table page%s; SR-IOV can add %u VF%s; %u IRTEs wanted with room\n",
 			g->s.seg, g->ecam ? "ECAM" : "ports", g->s.need.fns, g->s.need.fns == 1 ? "" : "s", g->s.need.entries,
 			g->s.need.pages, g->s.need.pages == 1 ? "" : "s", g->s.need.vfs, g->s.need.vfs == 1 ? "" : "s", w);
+		/* The functions found must fit one table (2^16 entries, the
+		 * IOAPICs' first); VFs past it are refused when enabled, said. */
+		uint64_t found = g->s.need.irtes + (acpi ? acpi->nioapics * 256ull : 0);
+		if (found > 65536 && !why[0])
+			snprintf(why, whylen, "segment %u's functions want %llu IRTEs with the IOAPICs', a table holds 65536", g->s.seg,
+				 (unsigned long long)found);
 	}
 	if (acpi && acpi->nmcfg_dropped && !why[0])
 		snprintf(why, whylen, "%u MCFG entries past the %u kept: their functions not scanned", acpi->nmcfg_dropped, (unsigned)ACPI_MAX_MCFG);
