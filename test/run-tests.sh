@@ -1612,7 +1612,7 @@ level_linux() {
      expect linux/skx4/dropped-counted \"\$log\" 'ipigen: rawdrop verdict=ok' 'hvstat: cpu=[0-9]+ ipi_dropped=[1-9]'
      expect linux/skx4/vid-on \"\$log\" 'tier: eoi=vid \\(virtual-interrupt delivery\\)' 'vmcs: pin=.* proc2=0x[0-9a-f]*[2367abef][0-9a-f]{2} '
      expect_not linux/skx4/eoi-never-exits \"\$log\" 'hvstat: cpu=[0-9]+ (reason=VIRTUALIZED_EOI|msr=0x80b )'
-     expect linux/skx4/msi-trap \"\$log\" 'msi: trap on: ports 0xcf8-0xcff filtered' 'hvstat: msi functions=[0-9]+ cfg_emulated=[0-9]+ cfg_passed=[1-9]'"
+     expect linux/skx4/msi-trap \"\$log\" 'msi: trap on: ports 0xcf8-0xcff filtered' 'hvstat: msi functions=[0-9]+ segments=1 hot_added=0 vfs_found=0 vfs_gone=0 ecam_given_back=0 cfg_emulated=[0-9]+ cfg_passed=[1-9]'"
   # The stock smoke set: auto takes the software x2APIC there (stock
   # Bochs's VID delivers at IF = 0, defect G), HLT exits (defects D and I).
   # One vCPU on one Bochs CPU: defect H (an exit right after an exception's
