@@ -188,6 +188,7 @@ struct vmsi {
 	uint16_t seg;                       /* the PCI segment (MCFG) */
 	uint32_t cf8;                       /* the guest's CONFIG_ADDRESS (segment 0) */
 	struct vmsi_need need;              /* what the scan counted */
+	bool need_counted;                  /* need holds hw's count already (msi_trap_count): not walked again */
 	uint32_t nfn, fn_room;
 	uint32_t untrapped;                 /* functions with MSI or MSI-X past fn_room: not trapped, said */
 	struct vmsi_fn *fn;                 /* fn_room of them, from hw->alloc (or the caller's) */

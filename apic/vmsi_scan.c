@@ -322,7 +322,8 @@ struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf
 
 bool vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw)
 {
-	vmsi_count(hw, &s->need);
+	if (!s->need_counted)
+		vmsi_count(hw, &s->need);
 	bool sized = s->fn || size_arrays(s, hw);
 	struct scan_arg a = { s, hw };
 	walk(hw, scan_fn, &a);

@@ -335,7 +335,7 @@ uint32_t msi_trap_count(const struct acpi_info *acpi, char *why, size_t whylen)
 			continue;
 		}
 		vmsi_count(&g->hw, &g->s.need);
-		g->counted = true;
+		g->s.need_counted = true;       /* seg_setup's scan does not walk the buses again to count */
 		uint32_t w = vmsi_irtes_wanted(&g->s.need);
 		most = w > most ? w : most;
 		pr_info("msi: segment %u (%s): %u function%s with MSI or MSI-X, %u MSI-X entries, %u table page%s; SR-IOV can add %u VF%s; %u IRTEs wanted with room\n",

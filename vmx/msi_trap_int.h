@@ -28,7 +28,6 @@ struct msi_seg {
 	uint32_t ecam_moved, ecam_unfollowed;   /* pages taken out for a function's new BDF; none could be */
 	uint8_t bus0, bus1;
 	bool reached;                        /* scanned: ports, or a window the hypervisor maps */
-	bool counted;
 };
 extern struct msi_seg msi_segs[ACPI_MAX_MCFG + 1];   /* segment 0 without an entry, and every entry */
 extern uint32_t msi_nsegs;
