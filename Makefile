@@ -20,7 +20,7 @@ TIMER_SRCS := timer/vtimer.c timer/service.c
 IOMMU_SRCS := iommu/tables.c iommu/vtd.c iommu/iommu.c iommu/edutest.c iommu/irte.c iommu/preon.c
 VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/exit_ept.c vmx/hpet_trap.c vmx/bochstest.c vmx/vcpu.c vmx/vcpu_launch.c \
              vmx/report.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c vmx/tsc.c \
-             vmx/exit_io.c vmx/vconsole.c vmx/event.c vmx/forced.c vmx/setup.c vmx/hang.c vmx/virq_hang.c vmx/vioapic_trap.c vmx/msi_trap.c vmx/msi_trap_report.c vmx/msi_edutest.c vmx/ept_sync.c vmx/ept_live.c
+             vmx/exit_io.c vmx/vconsole.c vmx/event.c vmx/forced.c vmx/setup.c vmx/hang.c vmx/virq_hang.c vmx/vioapic_trap.c vmx/msi_trap.c vmx/msi_trap_report.c vmx/msi_edutest.c vmx/msi_sriovtest.c vmx/ept_sync.c vmx/ept_live.c
 GUEST_SRCS := guest/startup.c guest/linux.c guest/boot.c guest/setup.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c \
               guest/acpi.c guest/gwalk.c guest/vuart.c guest/mmio.c guest/mmio_width.c
 CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(IOMMU_SRCS) $(VMX_SRCS) $(GUEST_SRCS)

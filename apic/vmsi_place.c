@@ -212,8 +212,8 @@ static uint64_t size_at(const struct vmsi_hw *hw, uint16_t bdf, uint16_t bar, bo
 		hw->cfg_write(hw->ctx, bdf, bar + 4, 4, 0xffffffffu);
 		mask |= (uint64_t)hw->cfg_read(hw->ctx, bdf, bar + 4, 4) << 32;
 		hw->cfg_write(hw->ctx, bdf, bar + 4, 4, hi);
-	} else {
-		mask |= 0xffffffff00000000ull;
+	} else if (mask) {
+		mask |= 0xffffffff00000000ull;     /* a 32-bit BAR; none implemented (mask 0): no size */
 	}
 	hw->cfg_write(hw->ctx, bdf, bar, 4, lo);
 	hw->cfg_write(hw->ctx, bdf, ctl, 2, cmd);

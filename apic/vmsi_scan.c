@@ -212,9 +212,13 @@ static struct vmsi_fn *take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_
 	}
 	/* A PF's VF BARs sized now, before any VF is enabled (sizing writes
 	 * the BAR: never while VFs decode it). */
-	for (unsigned i = 0; f.sriov && i < 6; i++)
+	for (unsigned i = 0; f.sriov && i < 6; i++) {
+		uint16_t reg = (uint16_t)(f.sriov + SRIOV_VF_BAR0 + 4 * i);
 		if (!(hw->cfg_read(hw->ctx, bdf, (uint16_t)(f.sriov + SRIOV_CTRL), 2) & SRIOV_MSE))
 			f.vf_bar_size[i] = vmsi_vf_bar_size(hw, bdf, f.sriov, i);
+		if ((hw->cfg_read(hw->ctx, bdf, reg, 4) & 7) == 4)
+			i++;                  /* a 64-bit VF BAR: the next register its upper half, no BAR */
+	}
 	uint32_t need = (f.msi ? VMSI_MSI_IRTES : 0) + (f.msix ? f.nent : 0);
 	uint32_t had = old && old->irte != VMSI_NO_IRTE ? (old->msi ? VMSI_MSI_IRTES : 0) + (old->msix ? old->nent : 0u) : 0;
 	f.irte = VMSI_NO_IRTE;
@@ -296,7 +300,10 @@ struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf
 	struct vmsi_fn *f = vmsi_find(s, bdf);
 	if (f || !s->seen || (s->seen[bdf >> 3] & (1u << (bdf & 7))))
 		return f;
-	if ((hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff) == 0xffff)
+	/* A VF's Vendor ID reads FFFFh as an absent function's does (SR-IOV:
+	 * "Vendor ID ... FFFFh"): an enabled VF is known from its PF alone. */
+	uint16_t n = 0, pf = vf_of(s, hw, bdf, &n);
+	if (!pf && (hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff) == 0xffff)
 		return NULL;                     /* nothing there (yet): asked again at the next access */
 	mark_seen(s, bdf);
 	struct fn_caps c;
@@ -307,7 +314,6 @@ struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf
 			s->bridge_of[sec] = (uint16_t)(bdf + 1);
 		vmsi_bridge_add(s, hw, bdf);     /* a hot-added bridge: its bus numbers followed too */
 	}
-	uint16_t n = 0, pf = vf_of(s, hw, bdf, &n);
 	if (c.msi || c.msix) {
 		f = take_fn(s, hw, bdf, &c, pf, n);
 		if (f && pf)

@@ -11,6 +11,7 @@
 #include "../iommu/edutest.h"
 #include "../iommu/iommu.h"
 #include "../vmx/msi_trap.h"
+#include "../vmx/msi_edutest.h"
 #include "../lib/cpu.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
@@ -78,29 +79,11 @@ static void show(const char *what, uint64_t guest)
 bool ioapic_ir_test(const struct acpi_info *acpi, const struct memmap *mem, bool (*requested)(uint8_t vector),
 		    uint32_t apic_id)
 {
-	char err[200];
 	uint32_t pass = 0, total = 0;
-	if (!iommu_available() || !acpi->nioapics) {
-		pr_err("iommutest: ioapic: no remapping unit or no IOAPIC (QEMU: -M q35 -device intel-iommu,intremap=on): %s\n",
-		       iommu_state_name());
+	bool need_eim;
+	uint32_t far;
+	if (!iommutest_own_remapping(acpi, mem, "ioapic", &need_eim, &far))
 		return false;
-	}
-	if (iommu_enable(mem, err, sizeof err)) {
-		pr_err("%s\n", err);
-		return false;
-	}
-	bool need_eim = lapic_x2apic;
-	uint32_t far = 0;
-	for (uint32_t i = 0; i < acpi->ncpus; i++) {
-		need_eim |= acpi->cpu[i].apic_id > 255;
-		if (acpi->cpu[i].apic_id > 255 && !far)
-			far = acpi->cpu[i].apic_id;
-	}
-	char why[200];
-	uint32_t irtes = msi_trap_count(acpi, why, sizeof why);
-	if (!iommu_ir_own(acpi, need_eim, true, irtes))
-		return false;
-	__asm__ volatile("cli");
 
 	/* The virtual IOAPIC as vioapic_trap.c sets it up for the guest: the
 	 * guest's APIC IDs are the host's; vCPU 1 on the CPU above 255. */

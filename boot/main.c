@@ -38,6 +38,7 @@
 #include "../iommu/preon.h"
 #include "probe.h"
 #include "../vmx/msi_edutest.h"
+#include "../vmx/msi_sriovtest.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -281,6 +282,8 @@ __noreturn void hv_main(struct boot_info *bi)
 		bool ok = ioapic_ir_test(&acpi, &bi->mem, lapic_requested, lapic_id());
 		hv_exit(msi_edutest_ir(&acpi, lapic_requested, lapic_id()) && ok);
 	}
+	if (opts.iommu_sriov_test && !opts.probe)
+		hv_exit(msi_sriovtest(&acpi, &bi->mem, lapic_requested, lapic_id()));
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */
@@ -307,7 +310,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		 * blocks every compatibility-format interrupt. auto leaves it to
 		 * irq=partition (the guest programs the IOAPIC itself) and to the
 		 * test aids (iommutest=ioapic owns it itself). */
-		bool aid = opts.iommu_test || opts.iommu_preon || opts.iommu_ioapic_test;
+		bool aid = opts.iommu_test || opts.iommu_preon || opts.iommu_ioapic_test || opts.iommu_sriov_test;
 		bool ir = opts.intremap == INTREMAP_ON ||
 			  (opts.intremap == INTREMAP_AUTO && opts.irq != IRQ_OPT_PARTITION && !aid);
 		if (ir && opts.ioapic != IOAPIC_OPT_VIRTUAL)

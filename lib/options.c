@@ -231,13 +231,15 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			 * pre-boot DMA protection (iommu/preon.h). */
 			bool preon = vl == 5 && !memcmp(v, "preon", 5);
 			bool ioapic = vl == 6 && !memcmp(v, "ioapic", 6);
-			if (!preon && !ioapic && (vl != 1 || (v[0] != '0' && v[0] != '1'))) {
-				snprintf(err, errlen, "option '%.*s': expected 0, 1, preon or ioapic", (int)wl, w);
+			bool sriov = vl == 5 && !memcmp(v, "sriov", 5);
+			if (!preon && !ioapic && !sriov && (vl != 1 || (v[0] != '0' && v[0] != '1'))) {
+				snprintf(err, errlen, "option '%.*s': expected 0, 1, preon, ioapic or sriov", (int)wl, w);
 				return -1;
 			}
-			o->iommu_test = preon || (!ioapic && v[0] == '1');
+			o->iommu_test = preon || (!ioapic && !sriov && v[0] == '1');
 			o->iommu_preon = preon;
 			o->iommu_ioapic_test = ioapic;
+			o->iommu_sriov_test = sriov;
 			return 0;
 		} else if (word_eq(w, kl, "vuart")) {
 			if (vl != 1 || (v[0] != '0' && v[0] != '1')) {

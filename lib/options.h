@@ -72,6 +72,8 @@ struct hv_options {
 	                           device's DMA engine against it; no guest */
 	bool iommu_ioapic_test; /* iommutest=ioapic: test aid, owned interrupt remapping, a virtual IOAPIC
 	                           over the real one, the RTC's pin routed through it (boot/irtest.c); no guest */
+	bool iommu_sriov_test;  /* iommutest=sriov: test aid, owned interrupt remapping, an SR-IOV PF's VFs
+	                           enabled through the trap and a VF's MSI-X trapped (vmx/msi_sriovtest.c); no guest */
 	bool iommu_preon;       /* iommutest=preon: iommutest=1 with every unit first left on as by
 	                           pre-boot DMA protection (TE, QI, IR on), for the hand-over */
 	bool vuart;             /* vuart=1 (default): the guest's console UART is virtual (docs/console.md);

@@ -1,6 +1,7 @@
 /* iommutest=1's trapped-MSI check (msi_edutest.h). */
 #include "msi_edutest.h"
 #include "msi_trap.h"
+#include "../apic/lapic.h"
 #include "../apic/vmsi.h"
 #include "../apic/vmsi_alias.h"
 #include "../iommu/edutest.h"
@@ -249,4 +250,31 @@ bool msi_edutest_ir(const struct acpi_info *acpi, bool (*requested)(uint8_t vect
 	g_wr(bdf, f->msi + 2, 2, g_rd(bdf, f->msi + 2, 2) & ~1u);
 	pr_info("iommutest: msi-ir: %s\n", ok ? "all ok" : "FAIL");
 	return ok;
+}
+
+bool iommutest_own_remapping(const struct acpi_info *acpi, const struct memmap *mem, const char *aid, bool *need_eim,
+			     uint32_t *far)
+{
+	char err[200];
+	if (!iommu_available() || !acpi->nioapics) {
+		pr_err("iommutest: %s: no remapping unit or no IOAPIC (QEMU: -M q35 -device intel-iommu,intremap=on): %s\n",
+		       aid, iommu_state_name());
+		return false;
+	}
+	if (iommu_enable(mem, err, sizeof err)) {
+		pr_err("%s\n", err);
+		return false;
+	}
+	*need_eim = lapic_x2apic;
+	*far = 0;
+	for (uint32_t i = 0; i < acpi->ncpus; i++) {
+		*need_eim |= acpi->cpu[i].apic_id > 255;
+		if (acpi->cpu[i].apic_id > 255 && !*far)
+			*far = acpi->cpu[i].apic_id;
+	}
+	uint32_t irtes = msi_trap_count(acpi, err, sizeof err);
+	if (!iommu_ir_own(acpi, *need_eim, true, irtes))
+		return false;
+	__asm__ volatile("cli");
+	return true;
 }

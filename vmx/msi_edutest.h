@@ -23,4 +23,10 @@ bool msi_edutest(const struct acpi_info *acpi, const struct memmap *mem, bool (*
  * CPU (arrives), to the first CPU above APIC ID 255 through KVM's
  * MSI_EXT_DEST_ID (QEMU's trace shows the destination), SMI refused. */
 bool msi_edutest_ir(const struct acpi_info *acpi, bool (*requested)(uint8_t vector), uint32_t apic_id);
+/* The aids' prologue: DMA remapping on, the MSI trap's count (msi_trap_count),
+ * interrupt remapping owned as intremap=on would (EIM where the host is in
+ * x2APIC mode or a CPU has an APIC ID above 255: *need_eim; *far: the
+ * first such CPU, 0: none), interrupts off. False, said, when it cannot. */
+bool iommutest_own_remapping(const struct acpi_info *acpi, const struct memmap *mem, const char *aid, bool *need_eim,
+			     uint32_t *far);
 #endif

@@ -353,12 +353,25 @@ uint32_t msi_trap_count(const struct acpi_info *acpi, char *why, size_t whylen)
 	return most;
 }
 
-void msi_trap_scan(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem)
+static const struct vmsi_hw *aid_scan(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem,
+				      const struct vmsi_hw *h)
 {
 	claims_fill(acpi, mem);
 	claims.boot = true;
-	vmsi_scan(s, &hw);
+	vmsi_scan(s, h);
 	claims.boot = false;
+	return h;
+}
+
+void msi_trap_scan(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem)
+{
+	aid_scan(s, acpi, mem, &hw);
+}
+
+const struct vmsi_hw *msi_trap_scan_seg0(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem)
+{
+	segments_fill(acpi);
+	return aid_scan(s, acpi, mem, &msi_segs[0].hw);
 }
 
 /* A bridge the trap follows (a write of its bus numbers moves the

@@ -42,4 +42,8 @@ struct memmap;
  * scanned through msi_trap_hw() as at boot (tables above the identity map
  * mapped by lib/paging.c). */
 void msi_trap_scan(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem);
+/* The same through segment 0's physical side as the trap uses it: its
+ * ECAM (extended configuration space, SR-IOV's capability) where the MCFG
+ * gives one, else the ports; returns that side (iommutest=sriov). */
+const struct vmsi_hw *msi_trap_scan_seg0(struct vmsi *s, const struct acpi_info *acpi, const struct memmap *mem);
 #endif

@@ -511,7 +511,11 @@ TEST(options_iommu)
 	CHECK(o.iommu_test);
 	CHECK(o.iommu_preon);
 	CHECK_EQ(options_parse("iommutest=preonx", &o, err, sizeof err), -1);
-	CHECK_CONTAINS(err, "expected 0, 1, preon or ioapic");
+	CHECK_CONTAINS(err, "expected 0, 1, preon, ioapic or sriov");
+	CHECK_EQ(options_parse("iommutest=sriov", &o, err, sizeof err), 0);
+	CHECK(o.iommu_sriov_test);
+	CHECK(!o.iommu_test);
+	CHECK(!o.iommu_ioapic_test);
 	CHECK_EQ(options_parse("iommu=off iommutest=0", &o, err, sizeof err), 0);
 	CHECK_EQ(o.iommu, IOMMU_OPT_OFF);
 	CHECK(!o.iommu_test);

@@ -17,8 +17,10 @@
  *    InitialVFs +0Ch, TotalVFs +0Eh, NumVFs +10h, First VF Offset +14h, VF
  *    Stride +16h, VF BAR0 +24h. VF n (1..NumVFs) answers at the PF's
  *    routing ID + First VF Offset + (n - 1) * VF Stride once VF Enable is
- *    set; its own BARs read 0 (the "VF BAR" is the PF's, each VF decoding
- *    the n-th slice of the VF BAR's size while VF MSE is set);
+ *    set; its Vendor ID and Device ID read FFFFh (the VF Device ID is
+ *    the PF's capability's, +1Ah), so that only the PF tells a VF is
+ *    there; its own BARs read 0 (the "VF BAR" is the PF's, each VF
+ *    decoding the n-th slice of the VF BAR's size while VF MSE is set);
  *  - PCI 3.0, "MSI-X Capability and Table Structure" (ID 11h; message
  *    control 10:0 table size - 1, 15 enable; +4 table offset/BIR) and "MSI
  *    Capability Structure" (ID 05h; control, address +4, data +8), status
@@ -72,7 +74,7 @@ static struct fn *fn_add(uint16_t bdf, bool vf)
 	f->bdf = bdf;
 	f->vf = vf;
 	f->present = !vf;
-	put(f, 0x00, 4, 0x10ed8086u, 0);
+	put(f, 0x00, 4, vf ? 0xffffffffu : 0x10ed8086u, 0);   /* a VF's Vendor and Device ID read FFFFh */
 	put(f, 0x06, 2, 0x0010, 0);          /* capabilities list */
 	put(f, 0x34, 1, 0x40, 0);
 	return f;
@@ -213,19 +215,50 @@ TEST(vmsi_sriov_counted_and_vf_bar_sized)
 	CHECK_EQ(get(&M.f[0], SRIOV + 0x24, 4), 0);          /* the VF BAR as it was */
 }
 
+/* VF BARs as 82576-like PFs have them (QEMU 10's igb): VF BAR0 and VF
+ * BAR3 64-bit (PCI 3.0, "Base Address Registers": type 10b in bits 2:1,
+ * the next register the upper half), VF BAR2 and VF BAR5 not
+ * implemented (read 0, writes ignored). Each 64-bit pair is one BAR,
+ * sized once, its upper half no BAR of its own; an unimplemented BAR has
+ * no size. (Before: [1] 0x10, the upper half sized as a 32-bit BAR, and
+ * [2] 4 GiB, the unimplemented one's zero mask read as a 32-bit BAR's
+ * upper bits.) */
+TEST(vmsi_sriov_64bit_vf_bars_sized_as_pairs)
+{
+	model_init();
+	struct fn *pf = &M.f[0];
+	put(pf, SRIOV + 0x24, 4, 0x4, 0xffffc000u);           /* VF BAR0: 64-bit, 16 KiB a VF */
+	put(pf, SRIOV + 0x28, 4, 0, 0xffffffffu);
+	put(pf, SRIOV + 0x30, 4, 0xc, 0xffff0000u);           /* VF BAR3: 64-bit prefetchable, 64 KiB a VF */
+	put(pf, SRIOV + 0x34, 4, 0, 0xffffffffu);
+	memset(&S, 0, sizeof S);
+	CHECK(vmsi_scan(&S, &H));
+	CHECK_EQ(S.fn[0].vf_bar_size[0], VF_SIZE);
+	CHECK_EQ(S.fn[0].vf_bar_size[1], 0);
+	CHECK_EQ(S.fn[0].vf_bar_size[2], 0);
+	CHECK_EQ(S.fn[0].vf_bar_size[3], 0x10000);
+	CHECK_EQ(S.fn[0].vf_bar_size[4], 0);
+	CHECK_EQ(S.fn[0].vf_bar_size[5], 0);
+	CHECK_EQ(get(pf, SRIOV + 0x28, 4), 0);                 /* every register as it was */
+	CHECK_EQ(get(pf, SRIOV + 0x30, 4), 0xc);
+	CHECK_EQ(get(pf, SRIOV + 0x34, 4), 0);
+}
+
 /* VF Enable: each VF found at the guest's first access, trapped, its
  * table in its slice of the PF's VF BAR; its MSI-X routed through the
  * trap; VF Enable cleared: the VFs dropped, their pages given back. */
 TEST(vmsi_sriov_vfs_found_at_first_access)
 {
 	setup();
-	CHECK_EQ(g_rd((uint16_t)VF(1), 0, 2), 0xffff);       /* not enabled: nothing there */
+	CHECK_EQ(g_rd((uint16_t)VF(1), 0x34, 1), 0xff);      /* not enabled: nothing there */
 	CHECK_EQ(S.nfn, 1);
 	g_wr(PF, SRIOV + 0x10, 2, 2);                          /* NumVFs */
 	g_wr(PF, SRIOV + 0x24, 4, VF_BAR);
 	g_wr(PF, SRIOV + 0x08, 2, 9);                          /* VF Enable, VF MSE */
 	CHECK_EQ(get(&M.f[0], SRIOV + 0x08, 2), 9);
-	CHECK_EQ(g_rd((uint16_t)VF(2), 0, 2), 0x8086);
+	/* The guest's first access: the VF's Vendor ID, FFFFh as for an absent
+	 * function; only its PF tells that it is there. */
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0, 2), 0xffff);
 	CHECK_EQ(S.nfn, 2);
 	CHECK_EQ(S.vfs_found, 1);
 	CHECK_EQ(M.seen_calls, 1);
@@ -249,7 +282,7 @@ TEST(vmsi_sriov_vfs_found_at_first_access)
 	uint32_t data;
 	memcpy(&data, &M.vfmem[1][TOFF + 8], 4);
 	CHECK_EQ(data, 0x0041);                                /* written by the hypervisor into VF 2's table */
-	CHECK_EQ(g_rd((uint16_t)VF(1), 0, 2), 0x8086);
+	CHECK_EQ(g_rd((uint16_t)VF(1), 0x34, 1), 0x40);
 	CHECK_EQ(S.vfs_found, 2);
 	/* VF Enable cleared. */
 	unsigned gone = M.table_gone;
@@ -258,10 +291,10 @@ TEST(vmsi_sriov_vfs_found_at_first_access)
 	CHECK_EQ(v2->table_pa, 0);
 	CHECK(M.table_gone > gone);
 	CHECK(!vmsi_trapped(&S, VF_BAR + VF_SIZE + TOFF));
-	CHECK_EQ(g_rd((uint16_t)VF(2), 0, 2), 0xffff);
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0x34, 1), 0xff);
 	/* Enabled again: found again, in the same slot. */
 	g_wr(PF, SRIOV + 0x08, 2, 9);
-	CHECK_EQ(g_rd((uint16_t)VF(2), 0, 2), 0x8086);
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0x34, 1), 0x40);
 	CHECK(vmsi_find(&S, (uint16_t)VF(2)) == v2);
 	CHECK_EQ(S.nfn, 3);
 	CHECK_EQ(v2->table_pa, VF_BAR + VF_SIZE + TOFF);
