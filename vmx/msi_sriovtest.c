@@ -12,8 +12,9 @@
  * PF's VF BAR i + (n - 1) * that BAR's size; a VF's configuration space
  * may be read 100 ms after VF Enable. The VF's own interrupt (82576
  * datasheet, virtual function registers): VTEIMS at 0x1524 and VTEICS at
- * 0x1520 of the VF's BAR0, MSI-X vector 0 for bit 0, with the PF's GPIE
- * (0x1514) bit 4, Multiple MSI-X, set. */
+ * 0x1520 of the VF's BAR0, the PF's EIMS and EICS at the same offsets of
+ * its BAR0, MSI-X vector 0 for bit 0, with the PF's GPIE (0x1514) bit 4,
+ * Multiple MSI-X, set. */
 #include "msi_sriovtest.h"
 #include "msi_trap.h"
 #include "../apic/vmsi.h"
@@ -30,11 +31,12 @@
 #define WAIT_US        100000
 #define VF_READY_US    100000          /* after VF Enable, before the VF's configuration space */
 #define NUM_VFS        2
-#define VECTOR         0x71
+#define VECTOR         0x71            /* VF 2's */
+#define PF_VECTOR      0x72
 #define PF_GPIE        0x1514
 #define GPIE_MULTI_MSIX BIT(4)
-#define VF_VTEICS      0x1520
-#define VF_VTEIMS      0x1524
+#define REG_EICS       0x1520          /* the PF's EICS, a VF's VTEICS */
+#define REG_EIMS       0x1524          /* the PF's EIMS, a VF's VTEIMS */
 
 static struct vmsi vs;
 static struct vioapic_dom dom;
@@ -140,23 +142,62 @@ static volatile uint32_t *mmio32(uint64_t pa)
 	return (volatile uint32_t *)(uintptr_t)pa;
 }
 
-/* The VF's vector 0 raised by the device (82576: VTEIMS then VTEICS in the
- * VF's BAR0, the PF in multiple-MSI-X mode); whether it reached this CPU. */
-static bool vf_fire(const struct vmsi_fn *pf, uint64_t vf_bar0, bool (*requested)(uint8_t))
+/* The function's register BAR (BAR0; a VF's: its slice of the PF's VF
+ * BAR0) as the device decodes it. */
+static uint64_t regs_bar(const struct vmsi_fn *pf, const struct vmsi_fn *f)
 {
-	uint32_t lo = real(pf->bdf, 0x10, 4);
-	uint64_t pf_bar0 = lo & ~0xfull;
+	bool is64;
+	if (f->pf)
+		return pf->vf_bar_size[0] ? vf_bar(pf, 0, &is64) + (uint64_t)(f->vf - 1) * pf->vf_bar_size[0] : 0;
+	uint32_t lo = real(f->bdf, 0x10, 4);
+	uint64_t a = lo & ~0xfull;
 	if ((lo & 6) == 4)
-		pf_bar0 |= (uint64_t)real(pf->bdf, 0x14, 4) << 32;
-	volatile uint32_t *gpie = pf_bar0 ? mmio32(pf_bar0 + PF_GPIE) : NULL;
-	volatile uint32_t *ims = vf_bar0 ? mmio32(vf_bar0 + VF_VTEIMS) : NULL;
-	volatile uint32_t *ics = vf_bar0 ? mmio32(vf_bar0 + VF_VTEICS) : NULL;
-	if (!gpie || !ims || !ics)
-		return false;
-	*gpie |= GPIE_MULTI_MSIX;
-	*ims = 1;
-	*ics = 1;
-	return iommu_vector_arrives(requested, VECTOR, WAIT_US);
+		a |= (uint64_t)real(f->bdf, 0x14, 4) << 32;
+	return a;
+}
+
+/* Function f's MSI-X entry 0 programmed as Linux's MSI-X setup does it
+ * (memory and bus mastering on, MSI-X enabled with the function masked,
+ * the entry written through the trapped table, then unmasked): the
+ * device's entry must hold the remappable address of f's first MSI-X
+ * IRTE, that IRTE f's own source ID (SVT 01b) and this CPU; then the
+ * device raises its vector 0 (82576: EIMS then EICS bit 0, the PF in
+ * multiple-MSI-X mode), which must arrive through the IRTE. */
+static void entry0(const char *who, const struct vmsi_fn *pf, const struct vmsi_fn *f, uint8_t vector, uint32_t apic_id,
+		   bool (*requested)(uint8_t))
+{
+	uint64_t t = f->table_pa;
+	gw(f->bdf, 4, 2, (gr(f->bdf, 4, 2) & 0xffff) | 0x6);
+	gw(f->bdf, f->msix + 2, 2, 0xc000);
+	vmsi_mem_write(&vs, &dom, hw, t + 0, 0xfee05000u);
+	vmsi_mem_write(&vs, &dom, hw, t + 4, 0);
+	vmsi_mem_write(&vs, &dom, hw, t + 8, vector);
+	vmsi_mem_write(&vs, &dom, hw, t + 12, 0);
+	gw(f->bdf, f->msix + 2, 2, 0x8000);
+	uint32_t irte = f->irte + (f->msi ? VMSI_MSI_IRTES : 0);
+	uint32_t want_addr = 0xfee00000u | (irte & 0x7fff) << 5 | BIT(4) | ((irte & 0x8000) ? BIT(2) : 0);
+	uint32_t ra = hw->mem_read(hw->ctx, t), rd = hw->mem_read(hw->ctx, t + 8), rv = hw->mem_read(hw->ctx, t + 12);
+	uint32_t ga = vmsi_mem_read(&vs, hw, t), gd = vmsi_mem_read(&vs, hw, t + 8);
+	uint64_t hi = iommu_irte_hi(0, irte);   /* VT-d IRTE: SVT 83:82, SQ 81:80, SID 79:64 */
+	uint32_t dest = iommu_irte_dest(0, irte);
+	bool present = iommu_irte_present(0, irte);
+	check(ra == want_addr && rd == 0 && !(rv & 1) && ga == 0xfee05000u && gd == vector && present && dest == apic_id &&
+		      (hi >> 18 & 3) == 1 && (hi & 0xffff) == f->bdf,
+	      "%s's entry 0: guest 0xfee05000/0x%02x (reads back 0x%x/0x%x), device 0x%x/0x%x vector control 0x%x, IRTE %u %s dest 0x%x SVT %u SID 0x%04x",
+	      who, vector, ga, gd, ra, rd, rv, irte, present ? "present" : "not present", dest, (unsigned)(hi >> 18 & 3),
+	      (unsigned)(hi & 0xffff));
+	uint64_t pf0 = regs_bar(pf, pf), regs = regs_bar(pf, f);
+	volatile uint32_t *gpie = pf0 ? mmio32(pf0 + PF_GPIE) : NULL;
+	volatile uint32_t *ims = regs ? mmio32(regs + REG_EIMS) : NULL, *ics = regs ? mmio32(regs + REG_EICS) : NULL;
+	bool got = false;
+	if (gpie && ims && ics) {
+		*gpie |= GPIE_MULTI_MSIX;
+		*ims = 1;
+		*ics = 1;
+		got = iommu_vector_arrives(requested, vector, WAIT_US);
+	}
+	check(got, "%s's vector 0 raised by the device (EICS at 0x%llx): vector 0x%02x %s through IRTE %u", who,
+	      (unsigned long long)regs + REG_EICS, vector, got ? "arrived" : "did not arrive", irte);
 }
 
 bool msi_sriovtest(const struct acpi_info *acpi, const struct memmap *mem, bool (*requested)(uint8_t vector), uint32_t apic_id)
@@ -193,6 +234,13 @@ bool msi_sriovtest(const struct acpi_info *acpi, const struct memmap *mem, bool 
 		(unsigned long long)pf->vf_bar_size[3], (unsigned long long)pf->vf_bar_size[4],
 		(unsigned long long)pf->vf_bar_size[5], vs.need.vfs);
 	check(total_vfs >= NUM_VFS && vs.need.vfs >= total_vfs, "TotalVFs %u counted by the scan (%u)", total_vfs, vs.need.vfs);
+	/* The PF's own MSI-X: its table in a 64-bit BAR above RAM, where OVMF
+	 * puts it (issue 35 item 1), mapped uncached and trapped. */
+	check(pf->msix && pf->table_pa >= paging_identity_end && vmsi_trapped(&vs, pf->table_pa) && pf->ent,
+	      "the PF's MSI-X table at 0x%llx, above the identity map's end 0x%llx: %s", (unsigned long long)pf->table_pa,
+	      (unsigned long long)paging_identity_end, vmsi_trapped(&vs, pf->table_pa) ? "trapped" : "not trapped");
+	if (pf->msix && pf->table_pa && pf->ent)
+		entry0("the PF", pf, pf, PF_VECTOR, apic_id, requested);
 
 	/* Linux's order (sriov_enable): NumVFs, the VF BARs, then VF Enable and
 	 * VF MSE together; 100 ms; then the VFs' configuration space. */
@@ -229,31 +277,7 @@ bool msi_sriovtest(const struct acpi_info *acpi, const struct memmap *mem, bool 
 	if (!f->table_pa || !f->ent)
 		goto out;
 
-	/* The guest's programming (Linux's MSI-X setup): the function's memory
-	 * and bus mastering on, MSI-X enabled with the function masked, entry
-	 * 0 written through the trapped table, then unmasked. */
-	uint64_t t = f->table_pa;
-	gw(vf, 4, 2, (gr(vf, 4, 2) & 0xffff) | 0x6);
-	gw(vf, f->msix + 2, 2, 0xc000);
-	vmsi_mem_write(&vs, &dom, hw, t + 0, 0xfee05000u);
-	vmsi_mem_write(&vs, &dom, hw, t + 4, 0);
-	vmsi_mem_write(&vs, &dom, hw, t + 8, VECTOR);
-	vmsi_mem_write(&vs, &dom, hw, t + 12, 0);
-	gw(vf, f->msix + 2, 2, 0x8000);
-	uint32_t irte = f->irte + (f->msi ? VMSI_MSI_IRTES : 0);
-	uint32_t want_addr = 0xfee00000u | (irte & 0x7fff) << 5 | BIT(4) | ((irte & 0x8000) ? BIT(2) : 0);
-	uint32_t ra = hw->mem_read(hw->ctx, t), rd = hw->mem_read(hw->ctx, t + 8), rv = hw->mem_read(hw->ctx, t + 12);
-	uint32_t ga = vmsi_mem_read(&vs, hw, t), gd = vmsi_mem_read(&vs, hw, t + 8);
-	uint64_t hi = iommu_irte_hi(0, irte);   /* VT-d IRTE: SVT 83:82, SQ 81:80, SID 79:64 */
-	check(ra == want_addr && rd == 0 && !(rv & 1) && ga == 0xfee05000u && gd == VECTOR && iommu_irte_present(0, irte) &&
-		      iommu_irte_dest(0, irte) == apic_id && (hi >> 18 & 3) == 1 && (hi & 0xffff) == vf,
-	      "VF %u's entry 0: guest 0xfee05000/0x%02x (reads back 0x%x/0x%x), device 0x%x/0x%x vector control 0x%x, IRTE %u %s dest 0x%x SVT %u SID 0x%04x",
-	      NUM_VFS, VECTOR, ga, gd, ra, rd, rv, irte, iommu_irte_present(0, irte) ? "present" : "not present",
-	      iommu_irte_dest(0, irte), (unsigned)(hi >> 18 & 3), (unsigned)(hi & 0xffff));
-	uint64_t vf_bar0 = pf->vf_bar_size[0] ? vf_bar(pf, 0, &is64) + (uint64_t)(NUM_VFS - 1) * pf->vf_bar_size[0] : 0;
-	bool got = vf_fire(pf, vf_bar0, requested);
-	check(got, "VF %u's vector 0 raised by the device (VTEICS): vector 0x%02x %s through IRTE %u", NUM_VFS, VECTOR,
-	      got ? "arrived" : "did not arrive", irte);
+	entry0("VF 2", pf, f, VECTOR, apic_id, requested);
 
 out:;
 	/* VF Enable cleared: the VFs gone, their tables' pages given back. */
