@@ -486,13 +486,10 @@ uint32_t msi_trap_in(uint16_t port, unsigned size)
 /* The function a data-port access reaches (the guest's CONFIG_ADDRESS). */
 static const struct vmsi_fn *cf8_fn(uint16_t port)
 {
-	const struct vmsi *s = &msi_segs[0].s;
+	struct vmsi *s = &msi_segs[0].s;
 	if (port < PCI_CFG_DATA || !(s->cf8 & BIT(31)))
 		return NULL;
-	for (uint32_t i = 0; i < s->nfn; i++)
-		if (s->fn[i].bdf == (uint16_t)(s->cf8 >> 8))
-			return &s->fn[i];
-	return NULL;
+	return vmsi_find(s, (uint16_t)(s->cf8 >> 8));   /* not a function moved away from that BDF */
 }
 
 /* Each route the device gets, and each refusal, said as it happens (the
