@@ -60,7 +60,10 @@ void tsc_ref_measure(const struct tsc_ref_ops *o, enum tsc_ref_kind kind, uint64
 		struct end a = read_end(o, mask, &m->read_ticks);
 		uint64_t start = o->tsc(o->ctx);
 		while (((o->read(o->ctx) - a.val) & mask) < want) {
-			if (o->tsc(o->ctx) - start > limit) {
+			/* Past the deadline, the verdict needs a read taken after it:
+			 * the reader may have been held between the read above and
+			 * this TSC read (a preempted vCPU thread), the counter running. */
+			if (o->tsc(o->ctx) - start > limit && ((o->read(o->ctx) - a.val) & mask) < want) {
 				m->stuck = true;
 				return;
 			}
