@@ -19,10 +19,21 @@
  * than the bridge that made it, can only be checked by bus: SVT 10b,
  * SID 15:8 the start bus (the alias's), 7:0 the end bus (the device's);
  * otherwise the whole ID, SVT 01b, SQ 00b, SID the alias (the device's
- * own ID without bridges that re-tag). Devices that DMA as another
- * function of their own bus (Linux's DMA-alias quirks) are not known here:
- * their MSIs are checked against their own ID (Linux verifies that one
- * bus instead; docs/iommu.md). The functions declared here are pure. */
+ * own ID without bridges that re-tag).
+ *
+ * Some devices issue requests as another device/function of their own bus
+ * (Linux's DMA-alias quirks, drivers/pci/quirks.c: Ricoh card readers as
+ * function 0, many Marvell SATA and HighPoint controllers as function 1,
+ * an Adaptec RAID as 01.0, Intel MIC x200 and PEX VCA and PLX NTBs as
+ * several), and some PCIe-to-PCI bridges show no PCI Express capability
+ * (ASMedia 1080, Tundra 8113, ITE 8892/8893, Intel 82801 244e). The table
+ * of vmsi_alias.c knows them by vendor and device ID (and subsystem where
+ * Linux asks it): such a bridge below a PCIe port that is not itself a
+ * PCIe-to-PCI bridge re-tags as one; such a device with no bridge
+ * re-tagging above it is checked by its own bus (SVT 10b, start = end),
+ * as Linux's set_msi_sid does when every alias is on one bus. DMA needs
+ * nothing more: the context entries cover every devfn of every bus (one
+ * domain). The functions declared here are pure. */
 #ifndef APIC_VMSI_ALIAS_H
 #define APIC_VMSI_ALIAS_H
 #include "../lib/types.h"
@@ -47,6 +58,8 @@ struct vmsi_hop {
 	uint16_t bdf;
 	uint8_t link;                   /* enum vmsi_link (unused for hop 0, the function) */
 	uint8_t secondary;              /* a bridge's secondary bus */
+	uint32_t id;                    /* vendor ID 15:0, device ID 31:16 (0: no quirk looked up) */
+	uint32_t subsys;                /* subsystem vendor 15:0, subsystem ID 31:16 (hop 0) */
 };
 
 /* hop[0]: the function; hop[1..n-1]: the bridges above it, nearest first,

@@ -17,7 +17,17 @@
  *  - VT-d, "Interrupt Remapping Table Entry (IRTE)": SID 79:64, SQ 81:80,
  *    SVT 83:82; SVT 01b the whole requester ID (SQ 00b), SVT 10b the bus:
  *    SID 15:8 the start bus, 7:0 the end bus, the requester's bus must be
- *    within. */
+ *    within;
+ *  - Linux's DMA-alias quirks (drivers/pci/quirks.c; facts, the IDs):
+ *    Marvell 1b4b:9123 issues its requests as function 1 of its device,
+ *    Ricoh 1180:e832 as function 0, Adaptec 9005:0285 with subsystem
+ *    9005:02bb as 01.0 of its bus; ASMedia 1b21:1080 is a PCIe-to-PCI
+ *    bridge without a PCI Express capability (below a PCIe port that is
+ *    not itself a PCIe-to-PCI bridge). Linux's MSI source check
+ *    (drivers/iommu/intel/irq_remapping.c, set_msi_sid): a device with
+ *    such aliases, all on its own bus and no bridge re-tagging above it,
+ *    is checked by its bus (SVT 10b, start = end = its bus); a bridge's
+ *    re-tag above it wins as for any device. */
 #include "test.h"
 #include "pci_fn_model.h"
 #include "irte_model.h"
@@ -192,6 +202,117 @@ TEST(vmsi_alias_behind_a_conventional_bridge_the_bridges_id)
 	CHECK_EQ(from(BDF(1, 4, 0), BDF(1, 4, 0)), 0x26);
 }
 
+/* The model function at bdf answers with vendor/device 'id' (vendor 15:0)
+ * and subsystem 'sub' (PCI 3.0: offsets 00h and 2Ch). */
+static void ids(uint16_t bdf, uint32_t id, uint32_t sub)
+{
+	for (unsigned i = 0; i < M.n; i++)
+		if (M.f[i].bdf == bdf)
+			for (unsigned k = 0; k < 4; k++) {
+				M.f[i].cfg[0x00 + k] = (uint8_t)(id >> 8 * k);
+				M.f[i].cfg[0x2c + k] = (uint8_t)(sub >> 8 * k);
+			}
+}
+
+/* Marvell 88SE9123 at function 0 behind a root port: its requests carry
+ * function 1's ID; bus verification of its own bus lets both through.
+ * (Before: SVT 1 with its own ID, and 'from(..., 01:00.1) == 0 (0x26 !=
+ * 0x0)': its MSIs blocked.) */
+TEST(vmsi_alias_quirk_function_1_bus_verified)
+{
+	start();
+	bridge(BDF(0, 0x1c, 0), 1, 1, T_ROOT_PORT);
+	device(BDF(1, 0, 0), T_ENDPOINT);
+	ids(BDF(1, 0, 0), 0x9123u << 16 | 0x1b4bu, 0);
+	program(BDF(1, 0, 0));
+	CHECK_EQ(svt(), 2);
+	CHECK_EQ(sid(), 1u << 8 | 1u);
+	CHECK_EQ(from(BDF(1, 0, 0), BDF(1, 0, 1)), 0);      /* the alias */
+	CHECK_EQ(from(BDF(1, 0, 0), BDF(1, 0, 0)), 0);
+	CHECK_EQ(from(BDF(1, 0, 0), BDF(2, 0, 1)), 0x26);   /* another bus */
+	CHECK_EQ(from(BDF(1, 0, 0), BDF(0, 0x1c, 0)), 0x26);
+}
+
+/* Ricoh e832 at function 3 on the root bus aliases function 0: bus 0
+ * verified. The same device at function 0 has no alias: its own ID. */
+TEST(vmsi_alias_quirk_function_0_only_for_other_functions)
+{
+	start();
+	device(BDF(0, 5, 3), -1);
+	ids(BDF(0, 5, 3), 0xe832u << 16 | 0x1180u, 0);
+	program(BDF(0, 5, 3));
+	CHECK_EQ(svt(), 2);
+	CHECK_EQ(sid(), 0u);
+	CHECK_EQ(from(BDF(0, 5, 3), BDF(0, 5, 0)), 0);
+	start();
+	device(BDF(0, 5, 0), -1);
+	ids(BDF(0, 5, 0), 0xe832u << 16 | 0x1180u, 0);
+	program(BDF(0, 5, 0));
+	CHECK_EQ(svt(), 1);
+	CHECK_EQ(sid(), BDF(0, 5, 0));
+}
+
+/* The Adaptec 3405 (9005:0285, subsystem 9005:02bb) aliases 01.0 of its
+ * bus; the same device with another subsystem has no alias. */
+TEST(vmsi_alias_quirk_fixed_devfn_by_subsystem)
+{
+	start();
+	bridge(BDF(0, 0x1c, 0), 3, 3, T_ROOT_PORT);
+	device(BDF(3, 0x0e, 0), T_ENDPOINT);
+	ids(BDF(3, 0x0e, 0), 0x0285u << 16 | 0x9005u, 0x02bbu << 16 | 0x9005u);
+	program(BDF(3, 0x0e, 0));
+	CHECK_EQ(svt(), 2);
+	CHECK_EQ(sid(), 3u << 8 | 3u);
+	CHECK_EQ(from(BDF(3, 0x0e, 0), BDF(3, 1, 0)), 0);
+	start();
+	bridge(BDF(0, 0x1c, 0), 3, 3, T_ROOT_PORT);
+	device(BDF(3, 0x0e, 0), T_ENDPOINT);
+	ids(BDF(3, 0x0e, 0), 0x0285u << 16 | 0x9005u, 0x1234u << 16 | 0x9005u);
+	program(BDF(3, 0x0e, 0));
+	CHECK_EQ(svt(), 1);
+	CHECK_EQ(sid(), BDF(3, 0x0e, 0));
+}
+
+/* An ASMedia 1080 PCIe-to-PCI bridge that shows no PCI Express capability,
+ * below a root port: a conventional device behind it requests as (its
+ * secondary bus, 00.0): bus verification. (Before: SVT 1 with the
+ * bridge's own ID 02:00.0, 'from(..., 03:00.0) == 0 (0x26 != 0x0)'.) On
+ * the root bus, with no PCIe port above it, the quirk does not apply:
+ * the bridge's own ID. */
+TEST(vmsi_alias_quirk_pcie_to_pci_bridge_without_the_capability)
+{
+	start();
+	bridge(BDF(0, 0x1c, 0), 2, 3, T_ROOT_PORT);
+	bridge(BDF(2, 0, 0), 3, 3, -1);
+	ids(BDF(2, 0, 0), 0x1080u << 16 | 0x1b21u, 0);
+	device(BDF(3, 4, 0), -1);
+	program(BDF(3, 4, 0));
+	CHECK_EQ(svt(), 2);
+	CHECK_EQ(sid(), 3u << 8 | 3u);
+	CHECK_EQ(from(BDF(3, 4, 0), BDF(3, 0, 0)), 0);
+	CHECK_EQ(from(BDF(3, 4, 0), BDF(2, 0, 0)), 0x26);
+	start();
+	bridge(BDF(0, 0x1e, 0), 1, 1, -1);
+	ids(BDF(0, 0x1e, 0), 0x1080u << 16 | 0x1b21u, 0);
+	device(BDF(1, 4, 0), -1);
+	program(BDF(1, 4, 0));
+	CHECK_EQ(svt(), 1);
+	CHECK_EQ(sid(), BDF(0, 0x1e, 0));
+}
+
+/* A quirk device behind a conventional bridge: the bridge re-tags last,
+ * its ID wins (Linux: the last alias, from another bus). */
+TEST(vmsi_alias_quirk_below_a_conventional_bridge_the_bridges_id)
+{
+	start();
+	bridge(BDF(0, 0x1e, 0), 1, 1, -1);
+	device(BDF(1, 4, 0), -1);
+	ids(BDF(1, 4, 0), 0x9123u << 16 | 0x1b4bu, 0);
+	program(BDF(1, 4, 0));
+	CHECK_EQ(svt(), 1);
+	CHECK_EQ(sid(), BDF(0, 0x1e, 0));
+}
+
 /* The rule alone (apic/vmsi_alias.h's pure function), hop by hop; the
  * expected fields from the IRTE's layout above: SVT 01b whole ID, 10b bus
  * range with the start bus in SID 15:8 and the end bus in 7:0. */
@@ -200,31 +321,31 @@ TEST(vmsi_alias_behind_a_conventional_bridge_the_bridges_id)
 
 TEST(vmsi_alias_rule_hop_by_hop)
 {
-	const struct vmsi_hop root[] = { { BDF(0, 3, 0), 0, 0 } };
+	const struct vmsi_hop root[] = { { BDF(0, 3, 0), 0, 0, 0, 0 } };
 	CHECK_EQ(vmsi_alias_source(root, 1), WANT_ID(BDF(0, 3, 0)));
-	const struct vmsi_hop port[] = { { BDF(1, 0, 0), 0, 0 }, { BDF(0, 0x1c, 0), VMSI_LINK_PCIE, 1 } };
+	const struct vmsi_hop port[] = { { BDF(1, 0, 0), 0, 0, 0, 0 }, { BDF(0, 0x1c, 0), VMSI_LINK_PCIE, 1, 0, 0 } };
 	CHECK_EQ(vmsi_alias_source(port, 2), WANT_ID(BDF(1, 0, 0)));
-	const struct vmsi_hop p2p[] = { { BDF(2, 5, 0), 0, 0 }, { BDF(1, 0, 0), VMSI_LINK_PCIE_TO_PCI, 2 },
-					{ BDF(0, 0x1c, 0), VMSI_LINK_PCIE, 1 } };
+	const struct vmsi_hop p2p[] = { { BDF(2, 5, 0), 0, 0, 0, 0 }, { BDF(1, 0, 0), VMSI_LINK_PCIE_TO_PCI, 2, 0, 0 },
+					{ BDF(0, 0x1c, 0), VMSI_LINK_PCIE, 1, 0, 0 } };
 	CHECK_EQ(vmsi_alias_source(p2p, 3), WANT_BUS(2, 2));
-	const struct vmsi_hop deep[] = { { BDF(4, 3, 0), 0, 0 }, { BDF(3, 2, 0), VMSI_LINK_PCI, 4 },
-					 { BDF(2, 1, 0), VMSI_LINK_PCI, 3 }, { BDF(1, 0, 0), VMSI_LINK_PCIE_TO_PCI, 2 },
-					 { BDF(0, 0x1c, 0), VMSI_LINK_PCIE, 1 } };
+	const struct vmsi_hop deep[] = { { BDF(4, 3, 0), 0, 0, 0, 0 }, { BDF(3, 2, 0), VMSI_LINK_PCI, 4, 0, 0 },
+					 { BDF(2, 1, 0), VMSI_LINK_PCI, 3, 0, 0 }, { BDF(1, 0, 0), VMSI_LINK_PCIE_TO_PCI, 2, 0, 0 },
+					 { BDF(0, 0x1c, 0), VMSI_LINK_PCIE, 1, 0, 0 } };
 	CHECK_EQ(vmsi_alias_source(deep, 5), WANT_BUS(2, 4));
 	/* Without the PCIe-to-PCI bridge on top: the upper PCI bridge's ID. */
 	CHECK_EQ(vmsi_alias_source(deep, 3), WANT_ID(BDF(2, 1, 0)));
 	CHECK_EQ(vmsi_alias_source(deep, 2), WANT_ID(BDF(3, 2, 0)));
 	/* A PCI/PCI-X to PCIe bridge (1000b) tags with its own ID; under a
 	 * conventional bridge, that bridge's ID wins (the last re-tag). */
-	const struct vmsi_hop rev[] = { { BDF(2, 0, 0), 0, 0 }, { BDF(1, 1, 0), VMSI_LINK_PCI_TO_PCIE, 2 },
-					{ BDF(0, 0x1e, 0), VMSI_LINK_PCI, 1 } };
+	const struct vmsi_hop rev[] = { { BDF(2, 0, 0), 0, 0, 0, 0 }, { BDF(1, 1, 0), VMSI_LINK_PCI_TO_PCIE, 2, 0, 0 },
+					{ BDF(0, 0x1e, 0), VMSI_LINK_PCI, 1, 0, 0 } };
 	CHECK_EQ(vmsi_alias_source(rev, 2), WANT_ID(BDF(1, 1, 0)));
 	CHECK_EQ(vmsi_alias_source(rev, 3), WANT_ID(BDF(0, 0x1e, 0)));
 	/* A PCIe-to-PCI bridge below a PCIe switch (upstream and downstream
 	 * ports pass the ID): still the bridge's secondary bus. */
-	const struct vmsi_hop sw[] = { { BDF(5, 2, 0), 0, 0 }, { BDF(4, 0, 0), VMSI_LINK_PCIE_TO_PCI, 5 },
-				       { BDF(3, 1, 0), VMSI_LINK_PCIE, 4 }, { BDF(2, 0, 0), VMSI_LINK_PCIE, 3 },
-				       { BDF(0, 0x1c, 0), VMSI_LINK_PCIE, 2 } };
+	const struct vmsi_hop sw[] = { { BDF(5, 2, 0), 0, 0, 0, 0 }, { BDF(4, 0, 0), VMSI_LINK_PCIE_TO_PCI, 5, 0, 0 },
+				       { BDF(3, 1, 0), VMSI_LINK_PCIE, 4, 0, 0 }, { BDF(2, 0, 0), VMSI_LINK_PCIE, 3, 0, 0 },
+				       { BDF(0, 0x1c, 0), VMSI_LINK_PCIE, 2, 0, 0 } };
 	CHECK_EQ(vmsi_alias_source(sw, 5), WANT_BUS(5, 5));
 }
 
