@@ -214,17 +214,25 @@ static void ids(uint16_t bdf, uint32_t id, uint32_t sub)
 			}
 }
 
+/* A device with ID 'id' and subsystem 'sub' at bdf, behind a root port
+ * (port) or on the root bus, its MSI programmed. */
+static void quirky(uint16_t bdf, bool port, uint32_t id, uint32_t sub)
+{
+	start();
+	if (port)
+		bridge(BDF(0, 0x1c, 0), (uint8_t)(bdf >> 8), (uint8_t)(bdf >> 8), T_ROOT_PORT);
+	device(bdf, port ? T_ENDPOINT : -1);
+	ids(bdf, id, sub);
+	program(bdf);
+}
+
 /* Marvell 88SE9123 at function 0 behind a root port: its requests carry
  * function 1's ID; bus verification of its own bus lets both through.
  * (Before: SVT 1 with its own ID, and 'from(..., 01:00.1) == 0 (0x26 !=
  * 0x0)': its MSIs blocked.) */
 TEST(vmsi_alias_quirk_function_1_bus_verified)
 {
-	start();
-	bridge(BDF(0, 0x1c, 0), 1, 1, T_ROOT_PORT);
-	device(BDF(1, 0, 0), T_ENDPOINT);
-	ids(BDF(1, 0, 0), 0x9123u << 16 | 0x1b4bu, 0);
-	program(BDF(1, 0, 0));
+	quirky(BDF(1, 0, 0), true, 0x9123u << 16 | 0x1b4bu, 0);
 	CHECK_EQ(svt(), 2);
 	CHECK_EQ(sid(), 1u << 8 | 1u);
 	CHECK_EQ(from(BDF(1, 0, 0), BDF(1, 0, 1)), 0);      /* the alias */
@@ -237,17 +245,11 @@ TEST(vmsi_alias_quirk_function_1_bus_verified)
  * verified. The same device at function 0 has no alias: its own ID. */
 TEST(vmsi_alias_quirk_function_0_only_for_other_functions)
 {
-	start();
-	device(BDF(0, 5, 3), -1);
-	ids(BDF(0, 5, 3), 0xe832u << 16 | 0x1180u, 0);
-	program(BDF(0, 5, 3));
+	quirky(BDF(0, 5, 3), false, 0xe832u << 16 | 0x1180u, 0);
 	CHECK_EQ(svt(), 2);
 	CHECK_EQ(sid(), 0u);
 	CHECK_EQ(from(BDF(0, 5, 3), BDF(0, 5, 0)), 0);
-	start();
-	device(BDF(0, 5, 0), -1);
-	ids(BDF(0, 5, 0), 0xe832u << 16 | 0x1180u, 0);
-	program(BDF(0, 5, 0));
+	quirky(BDF(0, 5, 0), false, 0xe832u << 16 | 0x1180u, 0);
 	CHECK_EQ(svt(), 1);
 	CHECK_EQ(sid(), BDF(0, 5, 0));
 }
@@ -256,19 +258,11 @@ TEST(vmsi_alias_quirk_function_0_only_for_other_functions)
  * bus; the same device with another subsystem has no alias. */
 TEST(vmsi_alias_quirk_fixed_devfn_by_subsystem)
 {
-	start();
-	bridge(BDF(0, 0x1c, 0), 3, 3, T_ROOT_PORT);
-	device(BDF(3, 0x0e, 0), T_ENDPOINT);
-	ids(BDF(3, 0x0e, 0), 0x0285u << 16 | 0x9005u, 0x02bbu << 16 | 0x9005u);
-	program(BDF(3, 0x0e, 0));
+	quirky(BDF(3, 0x0e, 0), true, 0x0285u << 16 | 0x9005u, 0x02bbu << 16 | 0x9005u);
 	CHECK_EQ(svt(), 2);
 	CHECK_EQ(sid(), 3u << 8 | 3u);
 	CHECK_EQ(from(BDF(3, 0x0e, 0), BDF(3, 1, 0)), 0);
-	start();
-	bridge(BDF(0, 0x1c, 0), 3, 3, T_ROOT_PORT);
-	device(BDF(3, 0x0e, 0), T_ENDPOINT);
-	ids(BDF(3, 0x0e, 0), 0x0285u << 16 | 0x9005u, 0x1234u << 16 | 0x9005u);
-	program(BDF(3, 0x0e, 0));
+	quirky(BDF(3, 0x0e, 0), true, 0x0285u << 16 | 0x9005u, 0x1234u << 16 | 0x9005u);
 	CHECK_EQ(svt(), 1);
 	CHECK_EQ(sid(), BDF(3, 0x0e, 0));
 }
