@@ -246,7 +246,16 @@ static void hw_fn_seen(void *ctx, uint16_t bdf, const struct vmsi_fn *f)
 		own_irtes(g, f);
 		pr_info("msi: %s: %s at the guest's first access: MSI at 0x%02x, MSI-X at 0x%02x (%u entries): trapped\n", name,
 			f->pf ? "a VF found" : "a function hot-added", f->msi, f->msix, f->msix ? f->nent : 0);
-	} else if (ecam_in(g, bdf) && g->ecam_out && (g->ecam_out[bdf >> 3] & (1u << (bdf & 7)))) {
+		return;
+	}
+	if (g->s.untrapped > g->untrapped_said) {
+		/* MSI or MSI-X, but the arrays sized at boot are full: not lost
+		 * silently (hvstat: msi ... untrapped=). */
+		g->untrapped_said = g->s.untrapped;
+		pr_warn("msi: %s: MSI or MSI-X at the guest's first access, but the trap's room (%u functions, sized at boot) is full: not trapped, the guest programs it itself%s\n",
+			name, g->s.fn_room, g->dom.remap ? "; with remapping owned its messages are blocked" : "");
+	}
+	if (ecam_in(g, bdf) && g->ecam_out && (g->ecam_out[bdf >> 3] & (1u << (bdf & 7)))) {
 		g->ecam_out[bdf >> 3] &= (uint8_t)~(1u << (bdf & 7));
 		if (trap_eptp)
 			ept_live_restore(trap_eptp, ecam_page_of(g, bdf));
@@ -401,6 +410,7 @@ static void seg_setup(struct msi_seg *g, uint64_t eptp)
 	if (!vmsi_scan(&g->s, &g->hw))
 		pr_warn("msi: segment %u: no memory for the trap's arrays\n", seg);
 	claims.boot = false;
+	g->untrapped_said = g->s.untrapped;  /* the boot's: said by msi_trap_setup */
 	/* Each function's IRTEs: the unit that remaps it (the DMAR's scopes,
 	 * walked down the bridges the scan saw) invalidates them alone. */
 	for (uint32_t i = 0; i < g->s.nfn; i++)

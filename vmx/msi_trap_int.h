@@ -26,6 +26,7 @@ struct msi_seg {
 	struct vmsi s;
 	uint32_t necam, ecam_absent, ecam_given_back;
 	uint32_t ecam_moved, ecam_unfollowed;   /* pages taken out for a function's new BDF; none could be */
+	uint32_t untrapped_said;             /* s.untrapped already said (functions found later without room) */
 	uint8_t bus0, bus1;
 	bool reached;                        /* scanned: ports, or a window the hypervisor maps */
 };

@@ -244,6 +244,24 @@ TEST(vmsi_sriov_64bit_vf_bars_sized_as_pairs)
 	CHECK_EQ(get(pf, SRIOV + 0x34, 4), 0);
 }
 
+/* A VF found when the trap's arrays (sized at boot with room) are full:
+ * not trapped, counted as untrapped, and the hook told with no trap
+ * (vmx/msi_trap.c says it and reports hvstat: msi ... untrapped=). */
+TEST(vmsi_sriov_vf_past_the_room_counted)
+{
+	setup();
+	S.fn_room = S.nfn;                                     /* full */
+	g_wr(PF, SRIOV + 0x10, 2, 1);
+	g_wr(PF, SRIOV + 0x24, 4, VF_BAR);
+	g_wr(PF, SRIOV + 0x08, 2, 9);
+	CHECK_EQ(g_rd((uint16_t)VF(1), 0x34, 1), 0x40);
+	CHECK_EQ(S.untrapped, 1);
+	CHECK_EQ(S.vfs_found, 0);
+	CHECK_EQ(M.seen_calls, 1);
+	CHECK(M.seen_last == NULL);
+	CHECK(vmsi_find(&S, (uint16_t)VF(1)) == NULL);
+}
+
 /* VF Enable: each VF found at the guest's first access, trapped, its
  * table in its slice of the PF's VF BAR; its MSI-X routed through the
  * trap; VF Enable cleared: the VFs dropped, their pages given back. */
