@@ -305,6 +305,11 @@ struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf
 	uint16_t n = 0, pf = vf_of(s, hw, bdf, &n);
 	if (!pf && (hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff) == 0xffff)
 		return NULL;                     /* nothing there (yet): asked again at the next access */
+	/* A VF not answering yet (touched within the 100 ms after VF Enable):
+	 * its Status reads all ones too. Asked again, never taken as a VF
+	 * without MSI-X, which the guest could then program itself. */
+	if (pf && (hw->cfg_read(hw->ctx, bdf, 0x06, 2) & 0xffff) == 0xffff)
+		return NULL;
 	mark_seen(s, bdf);
 	struct fn_caps c;
 	probe_caps(hw, bdf, &c);

@@ -49,6 +49,7 @@ static struct {
 	unsigned n;
 	uint8_t vfmem[4][VF_SIZE];       /* what VF n decodes */
 	unsigned seen_calls, table_gone;
+	bool vf_unready;                 /* VFs enabled but not answering yet (before the 100 ms the specification allows) */
 	const struct vmsi_fn *seen_last;
 } M;
 
@@ -117,7 +118,7 @@ static struct fn *at(uint16_t bdf)
 				return f->present ? f : NULL;
 			const struct fn *pf = &M.f[0];
 			unsigned n = (bdf - PF - FIRST) / STRIDE + 1;
-			return (get(pf, SRIOV + 0x08, 2) & 1) && n <= get(pf, SRIOV + 0x10, 2) ? f : NULL;
+			return (get(pf, SRIOV + 0x08, 2) & 1) && n <= get(pf, SRIOV + 0x10, 2) && !M.vf_unready ? f : NULL;
 		}
 	return NULL;
 }
@@ -242,6 +243,30 @@ TEST(vmsi_sriov_64bit_vf_bars_sized_as_pairs)
 	CHECK_EQ(get(pf, SRIOV + 0x28, 4), 0);                 /* every register as it was */
 	CHECK_EQ(get(pf, SRIOV + 0x30, 4), 0xc);
 	CHECK_EQ(get(pf, SRIOV + 0x34, 4), 0);
+}
+
+/* A VF touched before it answers (the PCIe specification gives a VF 100 ms
+ * after VF Enable; a guest need not wait): everything reads all ones, the
+ * Status register too. It must not be taken as a VF without MSI-X and
+ * never probed again, or the guest could program its MSI-X itself once it
+ * answers. (Before: 'M.seen_calls == 0 (0x1 != 0x0)', then 'S.nfn == 2
+ * (0x1 != 0x2)' at the access once it answers.) */
+TEST(vmsi_sriov_vf_touched_before_it_answers_found_later)
+{
+	setup();
+	g_wr(PF, SRIOV + 0x10, 2, 1);
+	g_wr(PF, SRIOV + 0x24, 4, VF_BAR);
+	M.vf_unready = true;
+	g_wr(PF, SRIOV + 0x08, 2, 9);
+	CHECK_EQ(g_rd((uint16_t)VF(1), 0x06, 2), 0xffff);
+	CHECK_EQ(S.nfn, 1);
+	CHECK_EQ(M.seen_calls, 0);
+	M.vf_unready = false;
+	CHECK_EQ(g_rd((uint16_t)VF(1), 0x34, 1), 0x40);
+	CHECK_EQ(S.nfn, 2);
+	CHECK_EQ(S.vfs_found, 1);
+	const struct vmsi_fn *v = vmsi_find(&S, (uint16_t)VF(1));
+	CHECK(v != NULL && v->msix == 0x40 && v->table_pa == VF_BAR + TOFF);
 }
 
 /* A VF found when the trap's arrays (sized at boot with room) are full:
