@@ -70,8 +70,13 @@ const char *exit_reason_name(uint32_t r)
 
 void vcpu_skip_insn(struct vcpu *v)
 {
+	vcpu_skip_insn_len(v, vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
+}
+
+void vcpu_skip_insn_len(struct vcpu *v, uint64_t len)
+{
 	(void)v;
-	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
+	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + len);
 	/* The emulated instruction retires: blocking by STI or MOV SS ends. */
 	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
 	if (intr & 3)

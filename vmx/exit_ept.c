@@ -48,7 +48,7 @@ static uint8_t *wsink_page(void)
 /* A store to absent memory: the instruction completes and its store goes
  * nowhere (what a read of the page then gives stays all ones). Only a
  * plain 64-bit-mode store the MMIO decoder knows; false otherwise. */
-static bool drop_write(void)
+static bool drop_write(struct vcpu *v)
 {
 	uint8_t b[MMIO_INSN_MAX];
 	struct mmio_access a;
@@ -56,11 +56,7 @@ static bool drop_write(void)
 	if (!(vmcs_read(VMCS_GUEST_CS_AR) & BIT(13)) || mmio_decode_width(b, vcpu_fetch_insn(b, MMIO_INSN_MAX), &a, &why) ||
 	    !a.in.write)
 		return false;
-	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + a.in.len);
-	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
-	if (intr & 3)
-		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
-	vmcs_sync_pending_bs();
+	vcpu_skip_insn_len(v, a.in.len);
 	return true;
 }
 
@@ -116,7 +112,7 @@ void exit_ept_violation(struct vcpu *v)
 		int sunk = map_sink(gpa, false);
 		if (sunk < 0)
 			return;                  /* mapped again meanwhile: the access runs again */
-		bool dropped = write && drop_write();
+		bool dropped = write && drop_write(v);
 		if (write && !dropped)
 			sunk = map_sink(gpa, true);
 		if (sunk == 0 && !dropped)
@@ -130,7 +126,7 @@ void exit_ept_violation(struct vcpu *v)
 	}
 	bool user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) == 3;
 	int sunk = map_sink(gpa, false);
-	bool dropped = sunk >= 0 && write && drop_write();
+	bool dropped = sunk >= 0 && write && drop_write(v);
 	if (dropped) {
 		if (v->denied.ept_hv_pages++ < 8)
 			pr_warn("hv: EPT: guest write of hypervisor memory at GPA 0x%llx (linear 0x%llx, rip 0x%llx) on cpu%u: denied, the store dropped\n",

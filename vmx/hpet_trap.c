@@ -135,11 +135,7 @@ bool hpet_trap_exit(struct vcpu *v, uint64_t gpa)
 	spin_unlock(&lock);
 	if (!in->write)
 		vcpu_set_reg(v, in->reg, a.size == 8 ? val : mmio_merge(vcpu_reg(v, in->reg), &a, (uint32_t)val));
-	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + in->len);
-	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
-	if (intr & 3)                            /* the instruction retired: STI/MOV SS blocking ends */
-		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
-	vmcs_sync_pending_bs();
+	vcpu_skip_insn_len(v, in->len);
 	return true;
 }
 

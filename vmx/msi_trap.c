@@ -599,10 +599,6 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa)
 	spin_unlock(&msi_lock);
 	if (!in->write)
 		vcpu_set_reg(v, in->reg, mmio_merge(vcpu_reg(v, in->reg), &a, val));
-	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + in->len);
-	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
-	if (intr & 3)
-		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
-	vmcs_sync_pending_bs();
+	vcpu_skip_insn_len(v, in->len);
 	return true;
 }

@@ -170,6 +170,9 @@ void vmx_exit_stub(void);
 void vmx_exit_handler(struct guest_regs *r);
 __noreturn void vmx_resume_failed(struct guest_regs *r);
 void vcpu_skip_insn(struct vcpu *v);
+/* The same for an instruction of len bytes the hypervisor decoded itself
+ * (an EPT violation's MMIO access: no exit instruction length). */
+void vcpu_skip_insn_len(struct vcpu *v, uint64_t len);
 void vcpu_inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error);
 void vcpu_dump(struct vcpu *v);
 void access_count(struct access_stats *s, uint32_t key, bool write);

@@ -156,11 +156,7 @@ bool vioapic_trap_exit(struct vcpu *v, uint64_t gpa)
 		vcpu_set_reg(v, in.reg, vioapic_read(&vio[k], &hw, off));   /* a 32-bit MOV zero-extends */
 	}
 	spin_unlock(&vio_lock);
-	vmcs_write(VMCS_GUEST_RIP, vmcs_read(VMCS_GUEST_RIP) + in.len);
-	uint64_t intr = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
-	if (intr & 3)                            /* the instruction retired: STI/MOV SS blocking ends */
-		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~3ull);
-	vmcs_sync_pending_bs();                  /* with RFLAGS.TF set it ends in a single-step trap */
+	vcpu_skip_insn_len(v, in.len);
 	return true;
 }
 
