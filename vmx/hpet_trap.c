@@ -19,27 +19,10 @@ static bool on;
 static spinlock_t lock;                      /* the filter's counters; the HPET itself needs none */
 static uint64_t exits, other, bad_insns;
 
-/* The real HPET: an access of the guest's width (a 64-bit one stays one,
- * so the main counter's halves are read at once). */
-static uint64_t hw_read(void *ctx, uint32_t off, unsigned size)
-{
-	uintptr_t a = (uintptr_t)(*(const uint64_t *)ctx + off);
-	return size == 8 ? *(volatile uint64_t *)a : *(volatile uint32_t *)a;
-}
-
-static void hw_write(void *ctx, uint32_t off, unsigned size, uint64_t val)
-{
-	uintptr_t a = (uintptr_t)(*(const uint64_t *)ctx + off);
-	if (size == 8)
-		*(volatile uint64_t *)a = val;
-	else
-		*(volatile uint32_t *)a = (uint32_t)val;
-}
-
-static const struct vhpet_hw hw = { hw_read, hw_write, &base };
-
-/* What else shares the trapped pages (the HPET's block is 1 KiB; firmware
- * may put other registers beside it): passed through at the guest's width. */
+/* The real registers at the guest's width (an 8-byte access stays one, so
+ * the HPET's main counter's halves are read at once): the HPET's block and
+ * what else shares its trapped pages (firmware may put other registers
+ * beside the 1 KiB block). */
 static uint64_t raw_read(uint64_t pa, unsigned size)
 {
 	uintptr_t a = (uintptr_t)pa;
@@ -59,6 +42,18 @@ static void raw_write(uint64_t pa, unsigned size, uint64_t val)
 	else
 		*(volatile uint64_t *)a = val;
 }
+
+static uint64_t hw_read(void *ctx, uint32_t off, unsigned size)
+{
+	return raw_read(*(const uint64_t *)ctx + off, size);
+}
+
+static void hw_write(void *ctx, uint32_t off, unsigned size, uint64_t val)
+{
+	raw_write(*(const uint64_t *)ctx + off, size, val);
+}
+
+static const struct vhpet_hw hw = { hw_read, hw_write, &base };
 
 void hpet_trap_setup(const struct acpi_info *acpi, uint64_t eptp, int opt)
 {
