@@ -342,6 +342,8 @@ bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 		    unsigned size, uint32_t val);
 /* A bridge seen by the scan (false: no room, not followed). */
 bool vmsi_bridge_add(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
+/* The bridge the scan saw at bdf (live: only one still forwarded to); NULL: none. */
+struct vmsi_bridge *vmsi_bridge_named(struct vmsi *s, uint16_t bdf, bool live);
 /* Resizable BAR: does [off, off + size) touch a control register of f's
  * capability for its table's BAR; the size the control register sets now
  * (VMSI_BAR_UNDEFINED where the capability does not list it). */

@@ -24,7 +24,7 @@ bool vmsi_touches_bus(uint16_t off, unsigned size)
 	return off <= CFG_SUB_BUS && off + size > CFG_SEC_BUS;
 }
 
-static struct vmsi_bridge *bridge_named(struct vmsi *s, uint16_t bdf, bool live)
+struct vmsi_bridge *vmsi_bridge_named(struct vmsi *s, uint16_t bdf, bool live)
 {
 	for (uint32_t i = 0; i < s->nbridge; i++)
 		if (s->bridge[i].bdf == bdf && (!live || !s->bridge[i].gone))
@@ -34,7 +34,7 @@ static struct vmsi_bridge *bridge_named(struct vmsi *s, uint16_t bdf, bool live)
 
 bool vmsi_bridge_add(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
 {
-	if (bridge_named(s, bdf, false))
+	if (vmsi_bridge_named(s, bdf, false))
 		return true;                     /* scanned again */
 	if (s->nbridge >= VMSI_MAX_BRIDGES)
 		return false;
@@ -53,7 +53,7 @@ static bool reached(struct vmsi *s, uint16_t up, uint8_t bus)
 {
 	uint8_t on = bus;
 	for (uint32_t n = 0; up != VMSI_NO_PARENT; n++) {
-		const struct vmsi_bridge *b = bridge_named(s, up, false);
+		const struct vmsi_bridge *b = vmsi_bridge_named(s, up, false);
 		if (!b)
 			return true;
 		if (n >= VMSI_MAX_BRIDGES || !b->sec || b->sec != on || bus < b->sec || bus > b->sub)
@@ -92,7 +92,7 @@ static bool trapped_at(const struct vmsi *s, uint16_t bdf)
 bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
 		    unsigned size, uint32_t val)
 {
-	struct vmsi_bridge *b = bridge_named(s, bdf, true);
+	struct vmsi_bridge *b = vmsi_bridge_named(s, bdf, true);
 	if (!b)
 		return false;
 	hw->cfg_write(hw->ctx, bdf, off, size, val);

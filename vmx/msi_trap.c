@@ -383,16 +383,6 @@ const struct vmsi_hw *msi_trap_scan_seg0(struct vmsi *s, const struct acpi_info 
 	return aid_scan(s, acpi, mem, &msi_segs[0].hw);
 }
 
-/* A bridge the trap follows (a write of its bus numbers moves the
- * functions below it, apic/vmsi_move.c). */
-static bool is_bridge(const struct vmsi *s, uint16_t bdf)
-{
-	for (uint32_t i = 0; i < s->nbridge; i++)
-		if (s->bridge[i].bdf == bdf && !s->bridge[i].gone)
-			return true;
-	return false;
-}
-
 /* Segment g scanned and trapped: its functions' IRTEs owned by the unit
  * that remaps each, their configuration pages out of the EPT. */
 static void seg_setup(struct msi_seg *g, uint64_t eptp)
@@ -421,7 +411,7 @@ static void seg_setup(struct msi_seg *g, uint64_t eptp)
 	struct ept_stats es = { 0 };
 	for (uint32_t bdf = (uint32_t)g->bus0 << 8; bdf < ((uint32_t)g->bus1 + 1) << 8; bdf++) {
 		bool absent = !g->s.seen || !(g->s.seen[bdf >> 3] & (1u << (bdf & 7)));
-		if (!absent && !vmsi_find(&g->s, (uint16_t)bdf) && !is_bridge(&g->s, (uint16_t)bdf))
+		if (!absent && !vmsi_find(&g->s, (uint16_t)bdf) && !vmsi_bridge_named(&g->s, (uint16_t)bdf, true))
 			continue;
 		ept_unmap_page(eptp, ecam_page_of(g, (uint16_t)bdf), &es);
 		g->ecam_out[bdf >> 3] |= (uint8_t)(1u << (bdf & 7));
