@@ -251,18 +251,24 @@ struct scan_arg {
 	const struct vmsi_hw *hw;
 };
 
+/* A bridge (type 1 header): whose functions sit below it, and its bus
+ * numbers followed (vmsi_bridge_add false: past the room, not followed). */
+static void bridge_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
+{
+	uint8_t sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1);
+	if (sec && !s->bridge_of[sec])
+		s->bridge_of[sec] = (uint16_t)(bdf + 1);
+	vmsi_bridge_add(s, hw, bdf);
+}
+
 static void scan_fn(void *arg, uint16_t bdf)
 {
 	struct scan_arg *a = arg;
 	struct vmsi *s = a->s;
 	struct fn_caps c;
 	probe_caps(a->hw, bdf, &c);
-	if (c.type == 1) {                   /* a bridge: whose functions sit below it */
-		uint8_t sec = (uint8_t)a->hw->cfg_read(a->hw->ctx, bdf, CFG_SEC_BUS, 1);
-		if (sec && !s->bridge_of[sec])
-			s->bridge_of[sec] = (uint16_t)(bdf + 1);
-		vmsi_bridge_add(s, a->hw, bdf);  /* false: past the room, its bus numbers not followed */
-	}
+	if (c.type == 1)
+		bridge_seen(s, a->hw, bdf);
 	mark_seen(s, bdf);
 	if (c.msi || c.msix)
 		take_fn(s, a->hw, bdf, &c, 0, 0);
@@ -303,22 +309,17 @@ struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf
 	/* A VF's Vendor ID reads FFFFh as an absent function's does (SR-IOV:
 	 * "Vendor ID ... FFFFh"): an enabled VF is known from its PF alone. */
 	uint16_t n = 0, pf = vf_of(s, hw, bdf, &n);
-	if (!pf && (hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff) == 0xffff)
-		return NULL;                     /* nothing there (yet): asked again at the next access */
-	/* A VF not answering yet (touched within the 100 ms after VF Enable):
-	 * its Status reads all ones too. Asked again, never taken as a VF
-	 * without MSI-X, which the guest could then program itself. */
-	if (pf && (hw->cfg_read(hw->ctx, bdf, 0x06, 2) & 0xffff) == 0xffff)
+	/* Nothing there (yet): asked again at the next access. A VF is there
+	 * once it answers: its Status, not all ones (touched within the 100 ms
+	 * after VF Enable it reads all ones, and a VF taken then as one without
+	 * MSI-X would be the guest's to program). */
+	if ((hw->cfg_read(hw->ctx, bdf, pf ? 0x06 : 0x00, 2) & 0xffff) == 0xffff)
 		return NULL;
 	mark_seen(s, bdf);
 	struct fn_caps c;
 	probe_caps(hw, bdf, &c);
-	if (c.type == 1) {
-		uint8_t sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1);
-		if (sec && !s->bridge_of[sec])
-			s->bridge_of[sec] = (uint16_t)(bdf + 1);
-		vmsi_bridge_add(s, hw, bdf);     /* a hot-added bridge: its bus numbers followed too */
-	}
+	if (c.type == 1)
+		bridge_seen(s, hw, bdf);         /* a hot-added bridge: followed as the scan's are */
 	if (c.msi || c.msix) {
 		f = take_fn(s, hw, bdf, &c, pf, n);
 		if (f && pf)
