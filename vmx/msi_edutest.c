@@ -55,10 +55,7 @@ static bool one(const char *what, bool (*requested)(uint8_t), uint16_t bdf, unsi
 		const char *want_route, uint32_t want_paddr, bool want_arrival)
 {
 	guest_program(bdf, cap, gaddr, gdata);
-	const struct vmsi_fn *f = NULL;
-	for (uint32_t i = 0; i < vs.nfn; i++)
-		if (vs.fn[i].bdf == bdf)
-			f = &vs.fn[i];
+	const struct vmsi_fn *f = vmsi_find(&vs, bdf);
 	const char *route = f ? vmsi_refusal_name(f->last_refusal) : "?";
 	uint32_t ra = real(bdf, cap + 4, 4), rd = real(bdf, cap + 12, 2), rc = real(bdf, cap + 2, 2);
 	uint32_t ga = g_rd(bdf, cap + 4, 4), gc = g_rd(bdf, cap + 2, 2);
@@ -127,10 +124,8 @@ bool msi_edutest(const struct acpi_info *acpi, const struct memmap *mem, bool (*
 	dom.host_vectors[3] = 0x7fffull << 48;
 	msi_trap_scan(&vs, acpi, mem);
 	bool high_ok = msix_high();
-	unsigned cap = 0;
-	for (uint32_t i = 0; i < vs.nfn; i++)
-		if (vs.fn[i].bdf == bdf)
-			cap = vs.fn[i].msi;
+	const struct vmsi_fn *edu = vmsi_find(&vs, bdf);
+	unsigned cap = edu ? edu->msi : 0;
 	pr_info("iommutest: msi-trap: %u functions with MSI or MSI-X found by the scan; edu's MSI at 0x%x\n", vs.nfn, cap);
 	if (!cap || apic_id > 255) {
 		pr_err("iommutest: msi-trap: edu's MSI capability not found (or APIC ID %u above 255): FAIL\n", apic_id);
@@ -172,14 +167,6 @@ bool msi_edutest(const struct acpi_info *acpi, const struct memmap *mem, bool (*
 	return ok;
 }
 
-static const struct vmsi_fn *fn_of(uint16_t bdf)
-{
-	for (uint32_t i = 0; i < vs.nfn; i++)
-		if (vs.fn[i].bdf == bdf)
-			return &vs.fn[i];
-	return NULL;
-}
-
 /* One remapped check: the guest's programming, the device's remappable
  * address (handle = the function's first IRTE, data 0), the IRTE's
  * destination, and whether the vector arrives here. */
@@ -187,7 +174,7 @@ static bool one_ir(const char *what, bool (*requested)(uint8_t), uint16_t bdf, u
 		   uint16_t gdata, const char *want_route, uint32_t want_dest, bool want_arrival)
 {
 	guest_program(bdf, cap, gaddr, gdata);
-	const struct vmsi_fn *f = fn_of(bdf);
+	const struct vmsi_fn *f = vmsi_find(&vs, bdf);
 	const char *route = vmsi_refusal_name(f->last_refusal);
 	uint32_t ra = real(bdf, cap + 4, 4), rd = real(bdf, cap + 12, 2), rc = real(bdf, cap + 2, 2);
 	uint32_t handle = f->irte;
@@ -229,7 +216,7 @@ bool msi_edutest_ir(const struct acpi_info *acpi, bool (*requested)(uint8_t vect
 	vs.irte_base = iommu_msi_irte_base();
 	vs.irte_count = iommu_msi_irte_count(0);
 	vmsi_scan(&vs, msi_trap_hw());
-	const struct vmsi_fn *f = fn_of(bdf);
+	const struct vmsi_fn *f = vmsi_find(&vs, bdf);
 	if (!f || !f->msi || f->irte == VMSI_NO_IRTE) {
 		pr_err("iommutest: msi-ir: edu's MSI capability or its IRTEs not found: FAIL\n");
 		return false;

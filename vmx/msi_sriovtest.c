@@ -48,14 +48,6 @@ static uint32_t gr(uint16_t bdf, unsigned off, unsigned size) { return vmsi_cfg_
 static void gw(uint16_t bdf, unsigned off, unsigned size, uint32_t v) { vmsi_cfg_write(&vs, &dom, hw, bdf, (uint16_t)off, size, v); }
 static uint32_t real(uint16_t bdf, unsigned off, unsigned size) { return hw->cfg_read(hw->ctx, bdf, (uint16_t)off, size); }
 
-static const struct vmsi_fn *fn_of(uint16_t bdf)
-{
-	for (uint32_t i = 0; i < vs.nfn; i++)
-		if (vs.fn[i].bdf == bdf && !vs.fn[i].gone)
-			return &vs.fn[i];
-	return NULL;
-}
-
 static bool check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool check(bool ok, const char *fmt, ...)
 {
@@ -247,7 +239,7 @@ bool msi_sriovtest(const struct acpi_info *acpi, const struct memmap *mem, bool 
 	gw(p, cap + SRIOV_NUM_VFS, 2, NUM_VFS);
 	uint16_t off = (uint16_t)real(p, cap + SRIOV_OFFSET, 2), stride = (uint16_t)real(p, cap + SRIOV_STRIDE, 2);
 	uint16_t vf = (uint16_t)(p + off + (NUM_VFS - 1) * stride);
-	check(gr(vf, 0, 4) == 0xffffffffu && !fn_of(vf),
+	check(gr(vf, 0, 4) == 0xffffffffu && !vmsi_find(&vs, vf),
 	      "VF %u at %02x:%02x.%u (First VF Offset %u, VF Stride %u) absent before VF Enable", NUM_VFS, vf >> 8,
 	      (vf >> 3) & 31, vf & 7, off, stride);
 	if (!vf_bars_place(pf, total_vfs)) {
@@ -260,7 +252,7 @@ bool msi_sriovtest(const struct acpi_info *acpi, const struct memmap *mem, bool 
 	/* The guest's first access: the VF's Vendor and Device ID, which read
 	 * FFFFh as an absent function's (the VF Device ID is the PF's, +1Ah). */
 	uint32_t id = gr(vf, 0, 4);
-	const struct vmsi_fn *f = fn_of(vf);
+	const struct vmsi_fn *f = vmsi_find(&vs, vf);
 	check(id == 0xffffffffu && f && f->msix && f->pf == (uint16_t)(pf - vs.fn + 1) && f->vf == NUM_VFS &&
 		      vs.vfs_found == found0 + 1,
 	      "VF %u (VF Device ID %04x; its own IDs read 0x%08x) found at the guest's first access: %s, MSI-X at 0x%02x, %u entries, VF %u of the PF",
