@@ -73,7 +73,7 @@ struct vmsi_hw {
 	bool (*table_at)(void *ctx, uint64_t pa, uint32_t len);
 	/* Whether a table may lie at [pa, pa + len): VR_NONE, or the refusal
 	 * (VM_TABLE_OVER_MEMORY, _OVER_CLAIMED, _BEYOND_MAP; may be NULL: any). */
-	unsigned (*place)(void *ctx, uint64_t pa, uint32_t len);
+	unsigned (*place)(void *ctx, uint64_t pa, uint64_t len);
 	void *ctx;
 	/* Owned remapping: IRTE 'index' written and its IEC entry invalidated
 	 * (NULL without remapping). */

@@ -24,6 +24,8 @@ void vmsi_claims_reach(struct vmsi_claims *c, unsigned phys_bits, uint64_t map_e
 unsigned vmsi_place_judge(struct vmsi_claims *c, uint64_t pa, uint64_t len)
 {
 	uint64_t end = pa + len;
+	if (!len)
+		return VM_TABLE_OUTSIDE_BAR;     /* nothing judged: no place */
 	if (end < pa || (c->phys_end && end > c->phys_end))
 		return VM_TABLE_BEYOND_PHYS;
 	if (end > c->reach_end)
@@ -150,7 +152,12 @@ static unsigned place_check(const struct vmsi *s, const struct vmsi_hw *hw, cons
 	for (uint64_t pg = first_page(pa); pg < end_page(pa, len); pg += 0x1000)
 		if (page_in_use(s, pg, f))
 			return VM_TABLE_OVER_TABLE;
-	unsigned r = hw->place ? hw->place(hw->ctx, first_page(lo), (uint32_t)(end_page(lo, hi - lo) - first_page(lo))) : VR_NONE;
+	/* The whole span at 64 bits (a BAR of 4 GiB or more, native or
+	 * resized): a span of no bytes is no judgement, and refused. */
+	uint64_t span = end_page(lo, hi - lo) - first_page(lo);
+	if (!span || end_page(lo, hi - lo) < lo)
+		return VM_TABLE_OUTSIDE_BAR;
+	unsigned r = hw->place ? hw->place(hw->ctx, first_page(lo), span) : VR_NONE;
 	if (r != VR_NONE)
 		return r;
 	uint32_t fresh = 0;

@@ -165,7 +165,7 @@ static void *hw_alloc(void *ctx, size_t bytes)
  * ranges the hypervisor claims (msi_trap_setup). */
 static struct vmsi_claims claims;
 
-static unsigned hw_place(void *ctx, uint64_t pa, uint32_t len)
+static unsigned hw_place(void *ctx, uint64_t pa, uint64_t len)
 {
 	(void)ctx;
 	return vmsi_place_judge(&claims, pa, len);

@@ -145,7 +145,7 @@ static bool h_table_at(void *ctx, uint64_t pa, uint32_t len)
 	return true;
 }
 
-static unsigned h_place(void *ctx, uint64_t pa, uint32_t len)
+static unsigned h_place(void *ctx, uint64_t pa, uint64_t len)
 {
 	struct pfm *m = ctx;
 	return pa + len <= m->reach ? VR_NONE : VM_TABLE_BEYOND_MAP;

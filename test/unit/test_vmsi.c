@@ -205,7 +205,7 @@ static struct model M;
 static struct vmsi S;
 /* What the hypervisor reaches: below 4 GiB here (a refusal number of the
  * project's own: the place callback's answers are its interface). */
-static unsigned m_place(void *ctx, uint64_t pa, uint32_t len)
+static unsigned m_place(void *ctx, uint64_t pa, uint64_t len)
 {
 	(void)ctx;
 	return pa + len <= 0x100000000ull ? VR_NONE : VM_TABLE_BEYOND_MAP;
@@ -751,7 +751,7 @@ TEST(vmsi_sizes_from_the_scan_trap_every_function)
  * one VT-d unit's registers at 0xfed90000. */
 static struct memmap wall_mem;
 static struct vmsi_claims wall;
-static unsigned wall_place(void *ctx, uint64_t pa, uint32_t len)
+static unsigned wall_place(void *ctx, uint64_t pa, uint64_t len)
 {
 	(void)ctx;
 	return vmsi_place_judge(&wall, pa, len);

@@ -27,7 +27,7 @@ static struct vioapic_dom dom(void)
 	return (struct vioapic_dom){ .apic_id = gids, .host_apic_id = hids, .n = 2, .guest_x2apic = true };
 }
 
-static unsigned judge(void *ctx, uint64_t pa, uint32_t len)
+static unsigned judge(void *ctx, uint64_t pa, uint64_t len)
 {
 	(void)ctx;
 	return vmsi_place_judge(&wall, pa, len);
@@ -111,4 +111,44 @@ TEST(vmsi_high_table_beyond_physical_width_refused_by_name)
 	g_wr(0x1c, 4, 0x39);
 	CHECK_EQ(S.fn[0].table_pa, 0x3900002000ull);
 	CHECK(vmsi_trapped(&S, 0x3900002000ull));
+}
+
+/* Issue 43, item 1: a table BAR of 4 GiB or more is judged over its whole
+ * span (PCI 3.0, "Base Address Registers": a 64-bit BAR of 8 GiB reads 0
+ * in address bits 32:4 and its writable bits from 33 up). Moved by the
+ * guest onto the start of the hypervisor's memory (here 0x10_0000_0000,
+ * RAM around it), the table is refused; judged at 32 bits the span was 0
+ * bytes, which overlaps no range that starts at its base, and passed. */
+TEST(vmsi_high_bar_of_8gib_over_ram_refused)
+{
+	memset(&mem, 0, sizeof mem);
+	mem.count = 3;
+	mem.r[0] = (struct mem_range){ 0, 64ull << 30, MEM_USABLE };
+	mem.r[1] = (struct mem_range){ 64ull << 30, 16ull << 20, MEM_HV };
+	mem.r[2] = (struct mem_range){ (64ull << 30) + (16ull << 20), (64ull << 30) - (16ull << 20), MEM_USABLE };
+	wall_as_the_trap_builds_it();
+	pfm_init(&M, &H);
+	H.irte = NULL;
+	H.place = judge;
+	struct pfm_fn *f = pfm_add(&M, F, 2, BAR, true);
+	pfm_msix(f, 0x70, 4, 0x2000, 0x3000);
+	f->bar_size = 8ull << 30;
+	for (unsigned i = 0; i < 4; i++) {
+		f->wmask[0x18 + i] = 0;                          /* 8 GiB: address bits 31:4 read 0 */
+		f->wmask[0x1c + i] = (uint8_t)(0xfffffffeu >> 8 * i);
+	}
+	memset(&S, 0, sizeof S);
+	wall.boot = true;
+	vmsi_scan(&S, &H);
+	wall.boot = false;
+	CHECK_EQ(S.fn[0].bar_size, 8ull << 30);
+	CHECK_EQ(S.fn[0].table_pa, TABLE);
+	g_wr(0x72, 2, 0x8000);
+	g_wr(0x1c, 4, 0x10);                                   /* BAR2 at 64 GiB: the hypervisor's */
+	CHECK_EQ(S.fn[0].table_pa, 0);
+	CHECK_STR(vmsi_refusal_name(S.fn[0].last_refusal), "msix_table_over_memory");
+	CHECK(!vmsi_trapped(&S, 0x1000002000ull));
+	t_wr(0x1000002000ull + 16, 0xfee01000u);               /* no store for the guest there */
+	CHECK_EQ(pfm_writes_in(&M, 0x1000000000ull, 8ull << 30), 0);
+	CHECK_EQ(pfm_cfg(f, 0x72, 2) & 0x8000, 0);
 }
