@@ -36,12 +36,25 @@ bool vhpet_access_ok(uint32_t off, unsigned size)
 	return (size == 4 || size == 8) && !(off & (size - 1)) && off + size <= VHPET_REGS;
 }
 
+unsigned vhpet_blocks(uint64_t acpi_base, uint64_t blk[VHPET_HPTC_BLOCKS])
+{
+	if ((acpi_base & ~0x3000ull) != VHPET_HPTC_BASE) {
+		blk[0] = acpi_base;
+		return 1;
+	}
+	for (unsigned k = 0; k < VHPET_HPTC_BLOCKS; k++)
+		blk[k] = VHPET_HPTC_BASE + 0x1000ull * k;
+	return VHPET_HPTC_BLOCKS;
+}
+
 uint64_t vhpet_read(struct vhpet *h, const struct vhpet_hw *hw, uint32_t off, unsigned size)
 {
 	uint32_t n, sub;
 	uint64_t v = hw->read(hw->ctx, off, size);
+	uint64_t ones = size == 8 ? ~0ull : 0xffffffffull;
 	h->reads++;
-	if (timer_reg(h, off, &n, &sub) && sub == VHPET_TN_CFG && (v & (VHPET_TN_FSB_CAP | VHPET_TN_FSB_EN))) {
+	if (v != ones &&                 /* nothing decodes there (HPTC put the HPET elsewhere): nothing to hide */
+	    timer_reg(h, off, &n, &sub) && sub == VHPET_TN_CFG && (v & (VHPET_TN_FSB_CAP | VHPET_TN_FSB_EN))) {
 		v &= ~(VHPET_TN_FSB_CAP | VHPET_TN_FSB_EN);
 		h->cap_hidden++;
 	}

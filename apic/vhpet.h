@@ -56,6 +56,14 @@ struct vhpet {
 	uint64_t route_dropped;         /* writes to an FSB route register */
 };
 
+/* Where the guest's HPET may decode (issue 43 item 3): on Intel PCHs the
+ * P2SB's HPTC (config 60h, bits 1:0, "Address Select") puts the block at
+ * FED0_0000h + 1000h * n, n = 0..3, and the guest can rewrite it; an ACPI
+ * base at one of those gives all four (blk[0..3]), any other base itself
+ * alone. Returns the count. */
+#define VHPET_HPTC_BASE     0xfed00000u
+#define VHPET_HPTC_BLOCKS   4u
+unsigned vhpet_blocks(uint64_t acpi_base, uint64_t blk[VHPET_HPTC_BLOCKS]);
 /* Reads the capabilities and every timer's configuration; clears
  * Tn_FSB_EN_CNF where firmware left it set (before the guest runs). */
 void vhpet_init(struct vhpet *h, const struct vhpet_hw *hw);

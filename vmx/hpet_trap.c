@@ -13,8 +13,13 @@
 #include "../lib/spinlock.h"
 
 static struct vhpet vh;
-static uint64_t base;                        /* the register block's physical address */
-static uint64_t page0, page1;                /* the pages holding it (page1 = page0 when one) */
+static uint64_t base;                        /* the register block's physical address (ACPI) */
+/* Where the block may decode (vhpet_blocks: the four HPTC positions on an
+ * Intel PCH, the ACPI one elsewhere), each trapped with the pages it
+ * touches; 'at' is the block an access is carried out on (under lock). */
+static uint64_t blk[VHPET_HPTC_BLOCKS];
+static unsigned nblk;
+static uint64_t at;
 static bool on;
 static spinlock_t lock;                      /* the filter's counters; the HPET itself needs none */
 static uint64_t exits, other, bad_insns;
@@ -53,14 +58,19 @@ static void hw_write(void *ctx, uint32_t off, unsigned size, uint64_t val)
 	raw_write(*(const uint64_t *)ctx + off, size, val);
 }
 
-static const struct vhpet_hw hw = { hw_read, hw_write, &base };
+static const struct vhpet_hw hw = { hw_read, hw_write, &at };
 
 void hpet_trap_setup(const struct acpi_info *acpi, uint64_t eptp, int opt)
 {
 	if (!acpi || !acpi->hpet_base)
 		return;
 	base = acpi->hpet_base;
-	if (!paging_map_mmio(base, VHPET_REGS)) {
+	at = base;
+	nblk = vhpet_blocks(base, blk);
+	bool mapped = true;
+	for (unsigned k = 0; k < nblk; k++)
+		mapped &= paging_map_mmio(blk[k], VHPET_REGS);
+	if (!mapped) {
 		pr_warn("hpet: registers at 0x%llx beyond the hypervisor's reach: passed through (FSB delivery the guest's)\n",
 			(unsigned long long)base);
 		return;
@@ -77,31 +87,41 @@ void hpet_trap_setup(const struct acpi_info *acpi, uint64_t eptp, int opt)
 			vh.fsb_capable ? "; the guest's FSB messages " : "", vh.fsb_capable ? own : "");
 		return;
 	}
-	/* The block may start anywhere 8-aligned: every page it touches goes. */
-	page0 = base & ~0xfffull;
-	page1 = (base + VHPET_REGS - 1) & ~0xfffull;
+	/* A block may start anywhere 8-aligned: every page one touches goes. */
 	struct ept_stats es = { 0 };
-	ept_unmap_page(eptp, page0, &es);
-	if (page1 != page0)
-		ept_unmap_page(eptp, page1, &es);
+	for (unsigned k = 0; k < nblk; k++) {
+		ept_unmap_page(eptp, blk[k] & ~0xfffull, &es);
+		if (((blk[k] + VHPET_REGS - 1) & ~0xfffull) != (blk[k] & ~0xfffull))
+			ept_unmap_page(eptp, (blk[k] + VHPET_REGS - 1) & ~0xfffull, &es);
+	}
 	on = true;
 	pr_info("hpet: %u timers at 0x%llx, FSB-capable 0x%x: trapped (%s), %s out of the EPT; FSB delivery hidden, each register access exits (hvstat: hpet)\n",
 		vh.ntimers, (unsigned long long)base, vh.fsb_capable, opt == HPET_OPT_TRAP ? "hpet=trap" : "hpet=auto",
-		page1 != page0 ? "its two pages" : "its page");
+		nblk > 1 ? "the four pages the P2SB's HPTC can put it at" : "its page");
+}
+
+/* The block whose trapped pages hold gpa (-1: none). */
+static int block_of(uint64_t gpa)
+{
+	uint64_t pg = gpa & ~0xfffull;
+	for (unsigned k = 0; k < nblk; k++)
+		if (pg == (blk[k] & ~0xfffull) || pg == ((blk[k] + VHPET_REGS - 1) & ~0xfffull))
+			return (int)k;
+	return -1;
 }
 
 bool hpet_trap_exit(struct vcpu *v, uint64_t gpa)
 {
-	uint64_t pg = gpa & ~0xfffull;
-	if (!on || (pg != page0 && pg != page1))
+	int k = on ? block_of(gpa) : -1;
+	if (k < 0)
 		return false;
 	__atomic_fetch_add(&exits, 1, __ATOMIC_RELAXED);
 	uint8_t b[MMIO_INSN_MAX];
 	struct mmio_access a;
 	const char *why = "not in 64-bit mode";
 	bool long_mode = vmcs_read(VMCS_GUEST_CS_AR) & BIT(13);
-	bool block = gpa >= base && gpa < base + VHPET_REGS;
-	uint32_t off = (uint32_t)(gpa - base);
+	bool block = gpa >= blk[k] && gpa < blk[k] + VHPET_REGS;
+	uint32_t off = (uint32_t)(gpa - blk[k]);
 	if (!long_mode || mmio_decode_wide(b, vcpu_fetch_insn(b, MMIO_INSN_MAX), &a, &why) ||
 	    (block && !vhpet_access_ok(off, a.size) && (why = "HPET register: not a naturally aligned 32- or 64-bit access"))) {
 		if (__atomic_fetch_add(&bad_insns, 1, __ATOMIC_RELAXED) == 0)
@@ -123,8 +143,10 @@ bool hpet_trap_exit(struct vcpu *v, uint64_t gpa)
 		else
 			val = raw_read(gpa, a.size);
 	} else if (in->write) {
+		at = blk[k];
 		vhpet_write(&vh, &hw, off, a.size, val);
 	} else {
+		at = blk[k];
 		val = vhpet_read(&vh, &hw, off, a.size);
 	}
 	spin_unlock(&lock);

@@ -212,3 +212,41 @@ TEST(vhpet_widths_and_alignments_it_emulates)
 	CHECK(!vhpet_access_ok(0x100, 2));
 	CHECK(!vhpet_access_ok(0x400, 4));      /* past the block */
 }
+
+/* Issue 43, item 3: on Intel PCHs (C620 and later) the P2SB's HPTC
+ * register (config 60h, bits 1:0) puts the HPET's block at FED0_0000h,
+ * FED0_1000h, FED0_2000h or FED0_3000h, and the guest may rewrite it: the
+ * trap takes all four pages where the ACPI table's base is one of them,
+ * and only the ACPI page (or two) elsewhere. */
+TEST(vhpet_blocks_all_four_hptc_positions)
+{
+	uint64_t b[4] = { 0 };
+	for (uint64_t at = 0xfed00000u; at <= 0xfed03000u; at += 0x1000) {
+		CHECK_EQ(vhpet_blocks(at, b), 4);
+		for (unsigned k = 0; k < 4; k++)
+			CHECK_EQ(b[k], 0xfed00000u + 0x1000u * k);
+	}
+	CHECK_EQ(vhpet_blocks(0xfed00800u, b), 1);          /* no HPTC position: its own block */
+	CHECK_EQ(b[0], 0xfed00800u);
+	CHECK_EQ(vhpet_blocks(0xfed04000u, b), 1);
+	CHECK_EQ(vhpet_blocks(0xfe000000u, b), 1);
+	CHECK_EQ(b[0], 0xfe000000u);
+}
+
+/* A page where HPTC does not put the HPET decodes nothing: reads all
+ * ones, and the filter does not make a capability-looking value of it;
+ * writes there still have FSB enable and the route filtered (the guest
+ * may move the HPET there next). */
+TEST(vhpet_all_ones_page_reads_all_ones_through_the_filter)
+{
+	f_boot();
+	uint64_t keep[0x400 / 8];
+	memcpy(keep, f_reg, sizeof keep);
+	memset(f_reg, 0xff, sizeof f_reg);
+	CHECK_EQ(vhpet_read(&h, &f_hw, F_CFG(2), 8), ~0ull);
+	CHECK_EQ(vhpet_read(&h, &f_hw, F_CFG(0), 4), 0xffffffffu);
+	CHECK_EQ(h.cap_hidden, 0);
+	memcpy(f_reg, keep, sizeof keep);
+	vhpet_write(&h, &f_hw, F_CFG(2), 4, 0xffffffffu);
+	CHECK_EQ(f_reg[F_CFG(2) / 8] & F_FSB_EN, 0);
+}
