@@ -236,6 +236,10 @@ void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct 
  * bridge down to it, then its own, from the bridges the scan saw. Returns
  * the path's length, or 0 when it is longer than max or loops. */
 uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus, uint8_t (*path)[2], uint32_t max);
+/* A function's name for its remapping unit: a VF's is its PF's (the unit
+ * that remaps the PF remaps its VFs, wherever their routing IDs land). */
+uint32_t vmsi_fn_scope_path(const struct vmsi *s, const struct vmsi_fn *f, uint8_t *start_bus, uint8_t (*path)[2],
+			    uint32_t max);
 
 /* Every bus, device and function through hw->cfg_read: each MSI and MSI-X
  * capability found, the guest's state taken from the physical one (MSI

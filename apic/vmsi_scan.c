@@ -27,6 +27,13 @@ uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus,
 	return n;
 }
 
+uint32_t vmsi_fn_scope_path(const struct vmsi *s, const struct vmsi_fn *f, uint8_t *start_bus, uint8_t (*path)[2],
+			    uint32_t max)
+{
+	uint16_t bdf = f->pf && f->pf <= s->nfn ? s->fn[f->pf - 1].bdf : f->bdf;
+	return vmsi_scope_path(s, bdf, start_bus, path, max);
+}
+
 /* PCI Express Base Specification, "Extended Capabilities" (from 0x100: ID
  * 15:0, version 19:16, next 31:20) and "SR-IOV Extended Capability" (ID
  * 0010h; TotalVFs at +0Eh; the rest in vmsi.h). */

@@ -467,7 +467,7 @@ int iommu_unit_of_path(uint16_t seg, uint8_t start_bus, const uint8_t (*path)[2]
 		return -1;
 	sc.npath = (uint8_t)n;
 	memcpy(sc.path, path, n * sizeof *path);
-	return dmar_unit_of(&io.dmar, seg, &sc);
+	return dmar_unit_exact(&io.dmar, seg, &sc);   /* the catch-all's: not known, every unit of the segment */
 }
 
 void iommu_irte_write(uint16_t seg, uint32_t index, uint64_t lo, uint64_t hi)

@@ -69,7 +69,9 @@ uint32_t iommu_ioapic_irte_base(uint32_t k);
  * index; -1: not known) remaps: iommu_irte_write invalidates that unit's
  * interrupt entry cache only (IRTE_ANY: every unit's). The DRHD that
  * remaps a PCI function on segment 0 named by the DMAR's way, a start bus
- * and the (device, function) path of the bridges down to it; -1: none. */
+ * and the (device, function) path of the bridges down to it; -1: none,
+ * or only the segment's INCLUDE_PCI_ALL unit takes it (issue 43 item 5:
+ * a path not named in a scope may be known wrong, so every unit). */
 #define IRTE_ANY 0xff
 void iommu_irte_owner(uint16_t seg, uint32_t first, uint32_t count, int unit);
 int iommu_unit_of_path(uint16_t seg, uint8_t start_bus, const uint8_t (*path)[2], uint32_t n);

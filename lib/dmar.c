@@ -369,6 +369,12 @@ int dmar_unit_of(const struct dmar_info *d, uint16_t seg, const struct dmar_scop
 	return dev->type == DMAR_SCOPE_ENDPOINT || dev->type == DMAR_SCOPE_BRIDGE ? all : -1;
 }
 
+int dmar_unit_exact(const struct dmar_info *d, uint16_t seg, const struct dmar_scope *dev)
+{
+	int u = dmar_unit_of(d, seg, dev);
+	return u >= 0 && (d->drhd[u].flags & DMAR_DRHD_INCLUDE_PCI_ALL) ? -1 : u;
+}
+
 static bool seg_has_all(const struct dmar_info *d, uint16_t seg)
 {
 	for (uint32_t i = 0; i < d->ndrhd; i++)

@@ -122,6 +122,10 @@ int dmar_parse(const uint8_t *t, uint64_t avail, struct dmar_info *out, char *er
  * device by the same path or ID) or a bridge above it, else the segment's
  * INCLUDE_PCI_ALL DRHD; -1 when no unit covers it. */
 int dmar_unit_of(const struct dmar_info *d, uint16_t seg, const struct dmar_scope *dev);
+/* The same, but only a unit whose own scope names the device (or a bridge
+ * above it); -1 where only INCLUDE_PCI_ALL would take it: the caller does
+ * not know the unit and acts on every unit of the segment. */
+int dmar_unit_exact(const struct dmar_info *d, uint16_t seg, const struct dmar_scope *dev);
 
 /* Warns of every segment without an INCLUDE_PCI_ALL unit (devices outside
  * its DRHDs' scopes are not remapped there) and names every device an RMRR,

@@ -9,6 +9,7 @@
 #include "ept_sync.h"
 #include "ept_live.h"
 #include "../apic/vmsi.h"
+#include "../apic/vhpet.h"
 #include "../apic/vmsi_alias.h"
 #include "../lib/dmar.h"
 #include "../guest/gwalk.h"
@@ -188,9 +189,10 @@ static void claims_fill(const struct acpi_info *a, const struct memmap *mem)
 		const struct acpi_mcfg *m = &a->mcfg_entry[k];
 		room &= vmsi_claim(&claims, m->base + ((uint64_t)m->bus0 << 20), (uint64_t)(m->bus1 + 1u - m->bus0) << 20);
 	}
-	if (a && a->hpet_base)
-		room &= vmsi_claim(&claims, a->hpet_base & ~0xfffull,    /* its 1 KiB block may cross a page */
-				   ALIGN_UP(a->hpet_base + 0x400, PAGE_SIZE) - (a->hpet_base & ~0xfffull));
+	uint64_t hb[VHPET_HPTC_BLOCKS];
+	for (unsigned k = 0, n = a && a->hpet_base ? vhpet_blocks(a->hpet_base, hb) : 0; k < n; k++)
+		room &= vmsi_claim(&claims, hb[k] & ~0xfffull,    /* each 1 KiB block the HPTC can select; it may cross a page */
+				   ALIGN_UP(hb[k] + VHPET_REGS, PAGE_SIZE) - (hb[k] & ~0xfffull));
 	uint64_t base, len;
 	for (uint32_t i = 0; iommu_regs_range(i, &base, &len); i++)
 		room &= vmsi_claim(&claims, base, len);
@@ -218,7 +220,7 @@ void msi_say_fn(char *b, size_t n, uint16_t seg, uint16_t bdf)
 static int unit_of_fn(struct msi_seg *g, const struct vmsi_fn *f)
 {
 	uint8_t bus, path[DMAR_MAX_PATH][2];
-	uint32_t n = vmsi_scope_path(&g->s, f->bdf, &bus, path, DMAR_MAX_PATH);
+	uint32_t n = vmsi_fn_scope_path(&g->s, f, &bus, path, DMAR_MAX_PATH);
 	return n ? iommu_unit_of_path(g->s.seg, bus, (const uint8_t(*)[2])path, n) : -1;
 }
 

@@ -496,3 +496,30 @@ TEST(iommu_require_refuses_what_auto_turns_off)
 	CHECK_EQ(init(&gnr_4s, IOMMU_OPT_REQUIRE, NULL), 0);
 	CHECK(iommu_available());
 }
+
+/* Issue 43, item 5: an interrupt entry's cached copy is invalidated on the
+ * unit an explicit scope names for its source; a source that only the
+ * catch-all (INCLUDE_PCI_ALL) unit takes may, when its path is not known
+ * exactly (a VF past its PF's bus, a bus renumbered), lie under another
+ * unit: dmar_unit_exact answers -1 and the caller invalidates on every
+ * unit of the segment. */
+TEST(dmar_unit_exact_refuses_the_catch_all)
+{
+	static struct dmar_drhd drhd[2];
+	static struct dmar_scope scope[1];
+	struct dmar_info d;
+	memset(&d, 0, sizeof d);
+	d.drhd = drhd;
+	d.scope = scope;
+	d.ndrhd = 2;
+	d.drhd[0] = (struct dmar_drhd){ .segment = 0, .first = 0, .n = 1 };
+	d.drhd[1] = (struct dmar_drhd){ .segment = 0, .flags = DMAR_DRHD_INCLUDE_PCI_ALL, .first = 1, .n = 0 };
+	d.nscopes = 1;
+	d.scope[0] = (struct dmar_scope){ .type = DMAR_SCOPE_BRIDGE, .bus = 0, .npath = 1, .path = { { 3, 0 } } };
+	struct dmar_scope under = { .type = DMAR_SCOPE_ENDPOINT, .bus = 0, .npath = 2, .path = { { 3, 0 }, { 0, 0 } } };
+	struct dmar_scope other = { .type = DMAR_SCOPE_ENDPOINT, .bus = 4, .npath = 1, .path = { { 0, 0 } } };
+	CHECK_EQ(dmar_unit_of(&d, 0, &under), 0);
+	CHECK_EQ(dmar_unit_exact(&d, 0, &under), 0);
+	CHECK_EQ(dmar_unit_of(&d, 0, &other), 1);
+	CHECK_EQ(dmar_unit_exact(&d, 0, &other), -1);
+}

@@ -936,3 +936,33 @@ TEST(vmsi_scope_path_walks_the_bridges_up)
 	S.bridge_of[5] = 0x0500 + 1;
 	CHECK_EQ(vmsi_scope_path(&S, 0x0510, &bus, p, 8), 0);
 }
+
+/* Issue 43, item 5: a VF's remapping unit is its PF's (Linux: pci_physfn
+ * before dmar_find_matched_drhd_unit). A VF whose routing ID lands on a
+ * bus past its PF's (First VF Offset + (n - 1) * VF Stride past 255 of
+ * the PF's devfn) has no bridge the scan saw above that bus: by its own
+ * BDF it would be named as a root-bus device and matched to the
+ * catch-all unit; by its PF it is named below the PF's root port. */
+TEST(vmsi_vf_scope_path_is_its_pfs)
+{
+	memset(&S, 0, sizeof S);
+	static struct vmsi_fn fns[2];
+	memset(fns, 0, sizeof fns);
+	S.fn = fns;
+	S.nfn = 2;
+	S.fn_room = 2;
+	S.bridge_of[3] = 0x0018 + 1;          /* 00:03.0, a root port: secondary bus 3 */
+	fns[0].bdf = 0x0300;                  /* the PF, 03:00.0 */
+	fns[1].bdf = 0x0400;                  /* VF 1 at 04:00.0 (First VF Offset 0x100) */
+	fns[1].pf = 1;
+	fns[1].vf = 1;
+	uint8_t bus = 0xee, p[8][2];
+	CHECK_EQ(vmsi_fn_scope_path(&S, &fns[1], &bus, p, 8), 2);
+	CHECK_EQ(bus, 0);
+	CHECK_EQ(p[0][0], 3);
+	CHECK_EQ(p[0][1], 0);
+	CHECK_EQ(p[1][0], 0);
+	CHECK_EQ(p[1][1], 0);
+	/* A function that is no VF: its own path. */
+	CHECK_EQ(vmsi_fn_scope_path(&S, &fns[0], &bus, p, 8), 2);
+}
