@@ -5,15 +5,18 @@
 #include "../lib/msr.h"
 #endif
 
+static int64_t skew_of(const struct timer_service *s, uint32_t i) { return s->skew ? s->skew[i] : 0; }
+
 uint64_t timer_service_scan(struct timer_service *s, uint64_t now)
 {
 	uint64_t next = 0;
 	s->scans++;
 	for (uint32_t i = 0; i < s->n; i++) {
 		struct vtimer *t = s->timers[i];
+		int64_t k = skew_of(s, i);
 		spin_lock(s->locks[i]);
-		int vec = vtimer_expire(t, now);
-		uint64_t d = t->deadline;
+		int vec = vtimer_expire(t, now - (uint64_t)k);     /* its CPU's TSC now */
+		uint64_t d = t->deadline ? t->deadline + (uint64_t)k : 0;
 		spin_unlock(s->locks[i]);
 		if (vec >= 0) {
 			s->posts++;
@@ -25,9 +28,10 @@ uint64_t timer_service_scan(struct timer_service *s, uint64_t now)
 	return next;
 }
 
-void timer_service_armed(struct timer_service *s, uint64_t deadline, void (*kick)(uint32_t apic_id, uint8_t vec))
+void timer_service_armed(struct timer_service *s, uint32_t i, uint64_t deadline, void (*kick)(uint32_t apic_id, uint8_t vec))
 {
 	uint64_t next = __atomic_load_n(&s->next, __ATOMIC_SEQ_CST);
+	deadline = deadline ? deadline + (uint64_t)skew_of(s, i) : 0;
 	if (deadline && (next == 0 || deadline < next)) {
 		__atomic_fetch_add(&s->kicks, 1, __ATOMIC_RELAXED);
 		kick(s->apic_id, s->kick_vector);

@@ -22,17 +22,22 @@ struct timer_service {
 	/* The deadline its timer is armed for; 0 while it scans (a vCPU that
 	 * arms then kicks it, whatever the deadline), ~0 when nothing is armed. */
 	uint64_t next;
+	/* skew[i]: the service CPU's host TSC minus vCPU i's CPU's at one
+	 * instant (their packages' TSC compensations' difference, boot/smp.c):
+	 * a vCPU's deadline is in its own CPU's host TSC. NULL: all 0. */
+	const int64_t *skew;
 	uint64_t scans, posts, kicks;
 };
 
-/* One pass: expires every due timer (posting its vector) and returns the
- * earliest deadline left, 0 if none. Pure but for the post callback. */
+/* One pass at the service's host TSC 'now': expires every due timer
+ * (posting its vector) and returns the earliest deadline left in the
+ * service's host TSC, 0 if none. Pure but for the post callback. */
 uint64_t timer_service_scan(struct timer_service *s, uint64_t now);
 
-/* After vCPU i's timer changed (with its lock released): kicks the service
- * when the new deadline comes before the one it sleeps for. 'kick' sends the
- * wake-up IPI. */
-void timer_service_armed(struct timer_service *s, uint64_t deadline, void (*kick)(uint32_t apic_id, uint8_t vec));
+/* After vCPU i's timer changed (with its lock released) to 'deadline' (its
+ * own CPU's host TSC): kicks the service when the new deadline comes before
+ * the one it sleeps for. 'kick' sends the wake-up IPI. */
+void timer_service_armed(struct timer_service *s, uint32_t i, uint64_t deadline, void (*kick)(uint32_t apic_id, uint8_t vec));
 
 /* The service loop, on the housekeeping CPU, forever (interrupts off but
  * for its HLT). */

@@ -53,7 +53,7 @@ static void timer_service_setup(const struct vmx_start *s, bool virt)
 			 s->housekeeper->apic_id, virt ? "virtual" : "partition", timer_tier_names[s->tiers->timer]);
 		hv_fail(err);
 	}
-	virq_timer_service_init(s->housekeeper->apic_id);
+	virq_timer_service_init(s->housekeeper->apic_id, s->housekeeper->tsc_comp);
 	s->housekeeper_start(housekeeping_main, KICK_VECTOR);
 	pr_info("timer: posted by the housekeeping CPU (APIC ID %u): a vCPU's arming exits once, its delivery costs it no exit\n",
 		s->housekeeper->apic_id);

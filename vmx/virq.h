@@ -16,7 +16,7 @@ struct timer_service;
 /* The housekeeping CPU's timer service, or NULL (each vCPU serves its own). */
 extern struct timer_service *virq_timer_service;
 /* Sets it up for every vCPU, served by the CPU with this APIC ID. */
-void virq_timer_service_init(uint32_t apic_id);
+void virq_timer_service_init(uint32_t apic_id, int64_t tsc_comp);   /* the housekeeper's package compensation */
 
 /* Sets up the domain of all vCPUs: PID-pointer table, APIC ID maps. */
 void virq_init(uint64_t *pid_table, uint32_t last_index);

@@ -51,15 +51,20 @@ static void service_post(void *ctx, uint32_t i, uint8_t vec)
 	ipi_post(&virq_domain, IPI_NO_VCPU, vcpus[i]->apic_id, vec);
 }
 
-void virq_timer_service_init(uint32_t apic_id)
+void virq_timer_service_init(uint32_t apic_id, int64_t tsc_comp)
 {
 	service.n = ncpus;
 	service.timers = page_alloc(ALIGN_UP(ncpus * sizeof(void *), PAGE_SIZE) / PAGE_SIZE);
 	service.locks = page_alloc(ALIGN_UP(ncpus * sizeof(void *), PAGE_SIZE) / PAGE_SIZE);
+	int64_t *skew = page_alloc(ALIGN_UP(ncpus * sizeof(int64_t), PAGE_SIZE) / PAGE_SIZE);
 	for (uint32_t i = 0; i < ncpus; i++) {
 		service.timers[i] = &vcpus[i]->timer;
 		service.locks[i] = &vcpus[i]->timer_lock;
+		/* vCPU i runs on CPU i: host_service = host_i + comp_i - comp_service
+		 * (each package's offset makes the guest's TSC one). */
+		skew[i] = cpus[i]->tsc_comp - tsc_comp;
 	}
+	service.skew = skew;
 	service.post = service_post;
 	service.apic_id = apic_id;
 	service.timer_vector = HOST_TIMER_VECTOR;
@@ -118,7 +123,7 @@ static void kick(uint32_t apic_id, uint8_t vec)
 static void timer_notify(struct vcpu *v)
 {
 	if (timer_by_service())
-		timer_service_armed(virq_timer_service, __atomic_load_n(&v->timer.deadline, __ATOMIC_SEQ_CST), kick);
+		timer_service_armed(virq_timer_service, v->index, __atomic_load_n(&v->timer.deadline, __ATOMIC_SEQ_CST), kick);
 	else
 		virq_timer_check(v);
 }
