@@ -1,6 +1,8 @@
 /* iommutest=sriov (msi_sriovtest.h). The guest's side is apic/vmsi.c's
  * entry for an emulated ECAM access (vmsi_cfg_read/write, as msi_trap_exit
- * calls it) and for a trapped table access (vmsi_mem_read/write); "real"
+ * calls it), offsets below 256 of a function's MSI-X set-up through the
+ * ports as Linux takes them (vmsi_port_read/write over msi_trap_port_hw,
+ * as msi_trap_in/out do) and for a trapped table access (vmsi_mem_read/write); "real"
  * reads go to the device directly.
  *
  * Facts used (PCI Express Base Specification, "Single Root I/O
@@ -46,6 +48,22 @@ static uint32_t pass, total;
 
 static uint32_t gr(uint16_t bdf, unsigned off, unsigned size) { return vmsi_cfg_read(&vs, hw, bdf, (uint16_t)off, size); }
 static void gw(uint16_t bdf, unsigned off, unsigned size, uint32_t v) { vmsi_cfg_write(&vs, &dom, hw, bdf, (uint16_t)off, size, v); }
+/* Offsets below 256 as Linux's raw_pci_read/write take them on segment 0:
+ * through 0xCF8/0xCFC (mechanism #1), the trap's port entry. */
+static void cf8_at(uint16_t bdf, unsigned off)
+{
+	vmsi_port_write(&vs, &dom, msi_trap_port_hw(), PCI_CFG_ADDR, 4, BIT(31) | (uint32_t)bdf << 8 | (off & 0xfc));
+}
+static uint32_t pr(uint16_t bdf, unsigned off, unsigned size)
+{
+	cf8_at(bdf, off);
+	return vmsi_port_read(&vs, msi_trap_port_hw(), (uint16_t)(PCI_CFG_DATA + (off & 3)), size);
+}
+static void pw(uint16_t bdf, unsigned off, unsigned size, uint32_t v)
+{
+	cf8_at(bdf, off);
+	vmsi_port_write(&vs, &dom, msi_trap_port_hw(), (uint16_t)(PCI_CFG_DATA + (off & 3)), size, v);
+}
 static uint32_t real(uint16_t bdf, unsigned off, unsigned size) { return hw->cfg_read(hw->ctx, bdf, (uint16_t)off, size); }
 
 static bool check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -159,13 +177,17 @@ static void entry0(const char *who, const struct vmsi_fn *pf, const struct vmsi_
 		   bool (*requested)(uint8_t))
 {
 	uint64_t t = f->table_pa;
-	gw(f->bdf, 4, 2, (gr(f->bdf, 4, 2) & 0xffff) | 0x6);
-	gw(f->bdf, f->msix + 2, 2, 0xc000);
+	pw(f->bdf, 4, 2, (pr(f->bdf, 4, 2) & 0xffff) | 0x6);
+	pw(f->bdf, f->msix + 2, 2, 0xc000);
 	vmsi_mem_write(&vs, &dom, hw, t + 0, 0xfee05000u);
 	vmsi_mem_write(&vs, &dom, hw, t + 4, 0);
 	vmsi_mem_write(&vs, &dom, hw, t + 8, vector);
 	vmsi_mem_write(&vs, &dom, hw, t + 12, 0);
-	gw(f->bdf, f->msix + 2, 2, 0x8000);
+	pw(f->bdf, f->msix + 2, 2, 0x8000);
+	uint32_t mc = pr(f->bdf, f->msix + 2, 2), rmc = real(f->bdf, f->msix + 2, 2);
+	check((mc & 0x8000) && (rmc & 0x8000) && f->table_pa == t,
+	      "%s's MSI-X enabled through 0xCF8 as Linux does (offset 0x%02x below 256): guest reads 0x%04x, device 0x%04x, table %s",
+	      who, f->msix + 2, mc, rmc, f->table_pa == t ? "kept" : "dropped");
 	uint32_t irte = f->irte + (f->msi ? VMSI_MSI_IRTES : 0);
 	uint32_t want_addr = 0xfee00000u | (irte & 0x7fff) << 5 | BIT(4) | ((irte & 0x8000) ? BIT(2) : 0);
 	uint32_t ra = hw->mem_read(hw->ctx, t), rd = hw->mem_read(hw->ctx, t + 8), rv = hw->mem_read(hw->ctx, t + 12);

@@ -301,6 +301,18 @@ const struct vmsi_hw *msi_trap_hw(void)
 	return &hw;
 }
 
+/* Segment 0's accesses through 0xCF8/0xCFC reach the same functions as
+ * its ECAM (Linux's raw_pci_read/write take offsets below 256 of segment
+ * 0 through mechanism #1 even where an MCFG names ECAM): the trap works on
+ * them through the segment's own side, ECAM where there is one, so that a
+ * PF's SR-IOV registers (0x100 and up) are read whole, a function first
+ * met there is probed with its extended capabilities and a renumbering
+ * moves ECAM pages (issue 43 item 4). */
+const struct vmsi_hw *msi_trap_port_hw(void)
+{
+	return msi_nsegs ? &msi_segs[0].hw : &hw;
+}
+
 /* The segments from the MCFG: segment 0 first (its window, or the ports),
  * then each other entry. A window above the identity map is mapped
  * (uncached) in the hypervisor's own tables; one it cannot map is not
@@ -480,7 +492,7 @@ bool msi_trap_owns(uint16_t port)
 uint32_t msi_trap_in(uint16_t port, unsigned size)
 {
 	spin_lock(&msi_lock);
-	uint32_t v = vmsi_port_read(&msi_segs[0].s, &hw, port, size);
+	uint32_t v = vmsi_port_read(&msi_segs[0].s, msi_trap_port_hw(), port, size);
 	spin_unlock(&msi_lock);
 	return v;
 }
@@ -517,7 +529,7 @@ void msi_trap_out(uint16_t port, unsigned size, uint32_t val)
 	spin_lock(&msi_lock);
 	const struct vmsi_fn *f = cf8_fn(port);
 	uint32_t routes = f ? f->routes : 0, refusals = f ? f->refusals : 0;
-	vmsi_port_write(&msi_segs[0].s, &msi_segs[0].dom, &hw, port, size, val);
+	vmsi_port_write(&msi_segs[0].s, &msi_segs[0].dom, msi_trap_port_hw(), port, size, val);
 	if (f)
 		say_route(0, f, routes, refusals);
 	spin_unlock(&msi_lock);

@@ -35,6 +35,9 @@ void msi_trap_report(void);
 /* The physical side (ports, configuration mechanism #1, MMIO) for
  * apic/vmsi.c, also for the iommutest aid without a guest (no EPT). */
 const struct vmsi_hw *msi_trap_hw(void);
+/* What the guest's 0xCF8/0xCFC accesses are carried out through: segment
+ * 0's ECAM side where the MCFG gives one, else the ports. */
+const struct vmsi_hw *msi_trap_port_hw(void);
 struct vmsi;
 struct memmap;
 /* The test aids' scan (iommutest, no VMX, no EPT): the trap's wall built
