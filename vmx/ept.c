@@ -140,9 +140,14 @@ int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink, paddr_t wsink, bool 
 	uint64_t rd = leaf(sink, MTRR_WB, false) & ~EPT_W, wr = leaf(wsink, MTRR_WB, false);
 	uint64_t want = write ? wr : rd;
 	uint64_t old = __atomic_load_n(pte, __ATOMIC_SEQ_CST);
-	/* Not present (a hole, or a page taken out by ept_unmap_page), or the
-	 * read sink met by a write: the slot takes what is wanted. */
-	bool free_slot = !(old & (EPT_R | EPT_W | EPT_X)) || (write && old == rd);
+	/* A hole (nothing ever mapped there), or the read sink met by a
+	 * write: the slot takes what is wanted. A page a trap took out
+	 * (ept_unmap_page: not present, its own address kept) is never one,
+	 * not even before its trap lists it (issue 43 item 9): -1, the access
+	 * runs again and meets the trap, or the page given back. */
+	bool trap_page = !(old & (EPT_R | EPT_W | EPT_X)) && (old & 0x000ffffffffff000ull) == (gpa & ~0xfffull) &&
+			 (old & 0x000ffffffffff000ull);
+	bool free_slot = (!(old & (EPT_R | EPT_W | EPT_X)) && !trap_page) || (write && old == rd);
 	if (free_slot && __atomic_compare_exchange_n(pte, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return 1;
 	return old == want || (!write && old == wr) ? 0 : -1;   /* 0: another vCPU filled it first */

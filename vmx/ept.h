@@ -42,7 +42,8 @@ uint64_t ept_sink_gib(paddr_t sink, struct ept_stats *st);
  * Write-back. Returns 1 when it did, 0 when the slot already holds what
  * the access needs (another vCPU was first, or a processor used a cached
  * translation: the caller invalidates), -1 when gpa has no 4 KiB hole (it
- * is mapped by a large page, or lies beyond the map). */
+ * is mapped by a large page, lies beyond the map, or is a page a trap took
+ * out with ept_unmap_page: a trap's page is never the sink's). */
 int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink, paddr_t wsink, bool write);
 /* Takes the 4 KiB page at gpa out of the map (an emulated MMIO page: the
  * virtual IOAPIC's), splitting the 1 GiB or 2 MiB page that held it into
