@@ -227,3 +227,26 @@ TEST(vmsi_moves_resizable_bar_unlisted_size_refused)
 	CHECK_EQ(S.fn[0].table_pa, RBAR + 0x800000);
 	CHECK(!vmsi_trapped(&S, 0xc0800000u));
 }
+
+/* Issue 43, item 7: a VF moves with its PF, by its routing ID's offset
+ * from the PF (SR-IOV: First VF Offset + (n - 1) * VF Stride, which may
+ * carry it onto the next bus), not as a function directly below the
+ * bridge: PF 02:00.0 with VF 1 at 03:00.0 (offset 0x100); the root port's
+ * secondary bus renumbered 2 -> 5 puts the PF at 05:00.0 and the VF at
+ * 06:00.0. Before, the VF was renamed onto 05:00.0, its PF's BDF, and its
+ * MSI-X state would have been written into the PF's configuration space. */
+TEST(vmsi_moves_a_vf_with_its_pf)
+{
+	setup(7, false, 0x0000);
+	CHECK_EQ(S.nfn, 1);
+	CHECK(S.nfn < S.fn_room);
+	struct vmsi_fn *pf = &S.fn[0];
+	CHECK_EQ(pf->bdf, 0x0200);
+	S.fn[S.nfn++] = (struct vmsi_fn){ .bdf = 0x0300, .irte = VMSI_NO_IRTE, .parent = pf->parent, .pf = 1, .vf = 1 };
+	g_wr(RP, 0x18, 4, 0x00070500);                 /* primary 0, secondary 5, subordinate 7 */
+	CHECK_EQ(S.fn[0].bdf, 0x0500);
+	CHECK_EQ(S.fn[1].bdf, 0x0600);
+	CHECK(!S.fn[1].gone);
+	CHECK(vmsi_find(&S, 0x0500) == &S.fn[0]);
+	CHECK(vmsi_find(&S, 0x0600) == &S.fn[1]);
+}
