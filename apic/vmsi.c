@@ -414,6 +414,14 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 		    unsigned size, uint32_t val)
 {
 	struct vmsi_fn *f = vmsi_seen(s, hw, bdf);
+	if (!f && s->seen && !(s->seen[bdf >> 3] & (1u << (bdf & 7)))) {
+		/* Not answering yet (absent, or still in Configuration Request
+		 * Retry Status, which a root complex would retry until the
+		 * function took it, untrapped): dropped, as a write to an
+		 * absent function is. */
+		s->not_ready_writes++;
+		return;
+	}
 	bool emu = false;
 	for (unsigned i = 0; f && i < size; i++)
 		emu |= emulated(f, (uint16_t)(off + i));

@@ -31,6 +31,10 @@
 #define VMSI_ROOM_IRTES   (VMSI_ROOM_ENTRIES + 32u * VMSI_ROOM_FNS)
 #define PCI_CFG_ADDR     0xcf8
 #define PCI_CFG_DATA     0xcfc
+/* PCI Express Base Specification, "Configuration Request Retry Status":
+ * with CRS Software Visibility on, a read of the Vendor ID of a function
+ * still initialising completes with 0001h (no vendor has that ID). */
+#define VMSI_VENDOR_CRS  0x0001
 #define PCI_CAP_ID_MSI   0x05
 #define PCI_CAP_ID_MSIX  0x11
 
@@ -190,6 +194,7 @@ struct vmsi {
 	struct vmsi_need need;              /* what the scan counted */
 	bool need_counted;                  /* need holds hw's count already (msi_trap_count): not walked again */
 	uint32_t nfn, fn_room;
+	uint32_t not_ready_writes;          /* writes to a function not answering yet (absent, CRS): dropped */
 	uint32_t untrapped;                 /* functions with MSI or MSI-X past fn_room: not trapped, said */
 	struct vmsi_fn *fn;                 /* fn_room of them, from hw->alloc (or the caller's) */
 	uint32_t pool_used, pool_room;

@@ -101,7 +101,8 @@ static void walk(const struct vmsi_hw *hw, void (*fn)(void *arg, uint16_t bdf), 
 		for (uint32_t dev = 0; dev < 32; dev++)
 			for (uint32_t f = 0; f < 8; f++) {
 				uint16_t bdf = (uint16_t)(bus << 8 | dev << 3 | f);
-				if ((hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff) == 0xffff) {
+				uint32_t id = hw->cfg_read(hw->ctx, bdf, 0, 2) & 0xffff;
+				if (id == 0xffff || id == VMSI_VENDOR_CRS) {   /* absent, or not ready: found at first access */
 					if (!f)
 						break;
 					continue;
@@ -316,11 +317,14 @@ struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf
 	/* A VF's Vendor ID reads FFFFh as an absent function's does (SR-IOV:
 	 * "Vendor ID ... FFFFh"): an enabled VF is known from its PF alone. */
 	uint16_t n = 0, pf = vf_of(s, hw, bdf, &n);
-	/* Nothing there (yet): asked again at the next access. A VF is there
+	/* Nothing there (yet): asked again at the next access; so is a
+	 * function answering with Configuration Request Retry Status (its
+	 * Vendor ID read as 0001h: still initialising, never a device). A VF is there
 	 * once it answers: its Status, not all ones (touched within the 100 ms
 	 * after VF Enable it reads all ones, and a VF taken then as one without
 	 * MSI-X would be the guest's to program). */
-	if ((hw->cfg_read(hw->ctx, bdf, pf ? 0x06 : 0x00, 2) & 0xffff) == 0xffff)
+	uint32_t id = hw->cfg_read(hw->ctx, bdf, pf ? 0x06 : 0x00, 2) & 0xffff;
+	if (id == 0xffff || (!pf && id == VMSI_VENDOR_CRS))
 		return NULL;
 	mark_seen(s, bdf);
 	struct fn_caps c;

@@ -371,3 +371,43 @@ TEST(vmsi_hot_added_function_trapped_at_first_access)
 	CHECK_EQ(g_rd(0x0030, 0, 2), 0xffff);
 	CHECK_EQ(S.nfn, 2);
 }
+
+/* Issue 43, item 6: a function still initialising answers a
+ * configuration read with Configuration Request Retry Status; with CRS
+ * Software Visibility on (Linux turns it on at root ports) the root
+ * complex completes a read of the Vendor ID with 0001h (PCI Express Base
+ * Specification, "Configuration Request Retry Status"), and any other
+ * bytes all ones. That is "not yet", never a device: nothing is taken or
+ * marked seen, and once the function answers it is found and trapped. */
+TEST(vmsi_crs_vendor_0001_is_not_yet_a_device)
+{
+	setup();
+	struct fn *h = fn_add(HOT, false);
+	uint8_t real[0x50];
+	put(h, 0x40, 4, 0x05, 0);
+	put(h, 0x42, 2, 0x0000, 0x0071);
+	put(h, 0x44, 4, 0, 0xfffffffcu);
+	put(h, 0x48, 2, 0, 0xffff);
+	memcpy(real, h->cfg, sizeof real);
+	memset(h->cfg, 0xff, sizeof real);
+	put(h, 0x00, 2, 0x0001, 0);                       /* retry: Vendor ID 0001h */
+	CHECK_EQ(g_rd(HOT, 0, 2), 0x0001);
+	CHECK_EQ(S.nfn, 1);
+	CHECK_EQ(M.seen_calls, 0);
+	CHECK_EQ(g_rd(HOT, 0, 4), 0xffff0001u);
+	CHECK_EQ(S.nfn, 1);
+	/* A write meanwhile (the root complex would retry it until the
+	 * function takes it, its MSI then the guest's): dropped. */
+	h->cfg[0x42] = 0;
+	g_wr(HOT, 0x42, 2, 0x0001);
+	CHECK_EQ(h->cfg[0x42], 0);
+	CHECK_EQ(S.not_ready_writes, 1);
+	memcpy(h->cfg, real, sizeof real);                /* ready */
+	CHECK_EQ(g_rd(HOT, 0, 2), 0x8086);
+	CHECK_EQ(S.hot_added, 1);
+	CHECK(vmsi_find(&S, HOT) != NULL);
+	g_wr(HOT, 0x44, 4, 0xfee00000u);
+	g_wr(HOT, 0x48, 2, 0x0051);
+	g_wr(HOT, 0x42, 2, 0x0001);
+	CHECK(vmsi_find(&S, HOT) && vmsi_find(&S, HOT)->routes == 1);
+}
