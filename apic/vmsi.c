@@ -96,7 +96,7 @@ static unsigned route_fn(const struct vioapic_dom *d, const struct vmsi_hw *hw, 
 struct vmsi_fn *vmsi_find(struct vmsi *s, uint16_t bdf)
 {
 	for (uint32_t i = 0; i < s->nfn; i++)
-		if (s->fn[i].bdf == bdf && !s->fn[i].gone)   /* a gone function's BDF may be another's now */
+		if (s->fn[i].bdf == bdf && !s->fn[i].gone && !s->fn[i].retired)   /* a gone function's BDF may be another's now */
 			return &s->fn[i];
 	return NULL;
 }
@@ -379,6 +379,14 @@ void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct 
 	uint16_t ctl = (uint16_t)hw->cfg_read(hw->ctx, f->bdf, reg, 2), want = merge16(ctl, reg, off, size, val);
 	bool bars = touches(off, size, f->sriov + SRIOV_VF_BAR0, 24);
 	bool gone = (ctl & SRIOV_VFE) && !(want & SRIOV_VFE), decode = (want & SRIOV_VFE) && (want & SRIOV_MSE);
+	bool on = !(ctl & SRIOV_VFE) && (want & SRIOV_VFE);
+	/* VF Enable 0 -> 1: what decides where each VF decodes (NumVFs, ARI
+	 * Capable Hierarchy, System Page Size, a VF Resizable BAR: the guest
+	 * may change them only while VF Enable is clear) is taken afresh: the
+	 * VF BARs sized again (VF MSE is off while VF Enable is), the VFs
+	 * held before retired, each found again at the guest's first access. */
+	if (on)
+		vmsi_vf_bars_size(hw, f);
 	/* As for a BAR (bar_or_cmd_write): the VFs' memory stays undecoded
 	 * until their tables' new places are out of every vCPU's view. */
 	bool quiet = decode && (bars || !(ctl & SRIOV_MSE));
@@ -389,7 +397,16 @@ void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct 
 	uint16_t me = (uint16_t)(f - s->fn + 1);
 	for (uint32_t i = 0; i < s->nfn; i++) {
 		struct vmsi_fn *g = &s->fn[i];
-		if (g->pf != me || !g->msix)
+		if (g->pf != me || g->retired)
+			continue;
+		if (on) {
+			vmsi_table_place(s, hw, g, false);
+			g->retired = true;
+			if (s->seen)
+				s->seen[g->bdf >> 3] &= (uint8_t)~(1u << (g->bdf & 7));
+			continue;
+		}
+		if (!g->msix)
 			continue;
 		if (gone) {
 			/* The VFs are gone (SR-IOV: VF Enable cleared): their tables'

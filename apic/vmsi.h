@@ -160,6 +160,11 @@ struct vmsi_fn {
 	uint32_t src;
 	uint16_t rebar;                     /* Resizable BAR extended capability's offset (MSI-X only), 0: none */
 	bool gone;                          /* its bus not forwarded now (bridges renumbered): vmsi_find skips it */
+	/* A VF whose VF Enable went 0 -> 1 again: held no more (its geometry
+	 * may have changed: NumVFs, ARI, System Page Size, a VF Resizable
+	 * BAR), vmsi_find skips it; found afresh at first access, it takes this
+	 * slot, its IRTEs and entries again (one slot per PF and VF number). */
+	bool retired;
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;
 	uint8_t last_refusal;
@@ -332,6 +337,9 @@ bool vmsi_decoding(const struct vmsi *s, const struct vmsi_hw *hw, const struct 
 uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir);
 /* The same for a PF's VF BAR bir (its SR-IOV capability at sriov). */
 uint64_t vmsi_vf_bar_size(const struct vmsi_hw *hw, uint16_t pf, uint16_t sriov, unsigned bir);
+/* Every VF BAR of PF f sized (vf_bar_size[]; the upper half of a 64-bit
+ * one 0), unless VF MSE is on (sizing writes the BARs). */
+void vmsi_vf_bars_size(const struct vmsi_hw *hw, struct vmsi_fn *f);
 /* Is pa inside the BAR of a function whose table is placed? */
 bool vmsi_in_placed_bar(const struct vmsi *s, uint64_t pa);
 

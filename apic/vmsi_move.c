@@ -130,7 +130,7 @@ bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 		for (uint32_t i = 0; i < s->nfn; i++) {
 			struct vmsi_fn *f = &s->fn[i];
 			const struct vmsi_fn *pf = f->pf && f->pf <= s->nfn ? &s->fn[f->pf - 1] : NULL;
-			if ((pass == 0) != (pf != NULL))
+			if ((pass == 0) != (pf != NULL) || f->retired)
 				continue;
 			const struct vmsi_fn *by = pf ? pf : f;
 			uint16_t from = f->bdf, by_to = move && by->parent == bdf ? (uint16_t)(sec << 8 | (by->bdf & 0xff)) : by->bdf;

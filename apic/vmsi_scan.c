@@ -175,6 +175,19 @@ static bool size_arrays(struct vmsi *s, const struct vmsi_hw *hw)
 	return false;
 }
 
+void vmsi_vf_bars_size(const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	/* Sizing writes the BAR: never while VFs decode it. */
+	if (hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->sriov + SRIOV_CTRL), 2) & SRIOV_MSE)
+		return;
+	for (unsigned i = 0; i < 6; i++) {
+		uint16_t reg = (uint16_t)(f->sriov + SRIOV_VF_BAR0 + 4 * i);
+		f->vf_bar_size[i] = vmsi_vf_bar_size(hw, f->bdf, f->sriov, i);
+		if ((hw->cfg_read(hw->ctx, f->bdf, reg, 4) & 7) == 4 && i < 5)
+			f->vf_bar_size[++i] = 0;  /* a 64-bit VF BAR: the next register its upper half, no BAR */
+	}
+}
+
 /* Function bdf taken into the trap (its capabilities c; a VF: its PF's
  * index + 1 and its number): the guest's state from the physical one, its
  * IRTEs, its table placed. A function the trap held before (a VF enabled
@@ -189,6 +202,9 @@ static struct vmsi_fn *take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_
 	if (pf)
 		f.parent = s->fn[pf - 1].parent;     /* under the PF's bridge, whatever its bus */
 	struct vmsi_fn *old = s->fn ? vmsi_find(s, bdf) : NULL;
+	for (uint32_t i = 0; pf && !old && s->fn && i < s->nfn; i++)
+		if (s->fn[i].retired && s->fn[i].pf == pf && s->fn[i].vf == vf)
+			old = &s->fn[i];         /* VF n of this PF held before: its slot */
 	if (!old && (!s->fn || s->nfn >= s->fn_room)) {
 		s->untrapped++;                  /* counted: the caller says so */
 		return NULL;
@@ -218,15 +234,8 @@ static struct vmsi_fn *take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_
 		}
 		hw->cfg_write(hw->ctx, bdf, f.msix + 2, 2, f.msix_ctl);
 	}
-	/* A PF's VF BARs sized now, before any VF is enabled (sizing writes
-	 * the BAR: never while VFs decode it). */
-	for (unsigned i = 0; f.sriov && i < 6; i++) {
-		uint16_t reg = (uint16_t)(f.sriov + SRIOV_VF_BAR0 + 4 * i);
-		if (!(hw->cfg_read(hw->ctx, bdf, (uint16_t)(f.sriov + SRIOV_CTRL), 2) & SRIOV_MSE))
-			f.vf_bar_size[i] = vmsi_vf_bar_size(hw, bdf, f.sriov, i);
-		if ((hw->cfg_read(hw->ctx, bdf, reg, 4) & 7) == 4)
-			i++;                  /* a 64-bit VF BAR: the next register its upper half, no BAR */
-	}
+	if (f.sriov)
+		vmsi_vf_bars_size(hw, &f);
 	uint32_t need = (f.msi ? VMSI_MSI_IRTES : 0) + (f.msix ? f.nent : 0);
 	uint32_t had = old && old->irte != VMSI_NO_IRTE ? (old->msi ? VMSI_MSI_IRTES : 0) + (old->msix ? old->nent : 0u) : 0;
 	f.irte = VMSI_NO_IRTE;

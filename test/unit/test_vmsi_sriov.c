@@ -104,6 +104,8 @@ static void model_init(void)
 	put(pf, SRIOV + 0x10, 2, 0, 0xffff);
 	put(pf, SRIOV + 0x14, 2, FIRST, 0);
 	put(pf, SRIOV + 0x16, 2, STRIDE, 0);
+	put(pf, SRIOV + 0x1c, 4, 0x553, 0);                   /* Supported Page Sizes: 4K, 8K, 64K, 256K, 1M, 4M */
+	put(pf, SRIOV + 0x20, 4, 1, 0xffffffffu);             /* System Page Size: 4 KiB */
 	put(pf, SRIOV + 0x24, 4, 0, 0xffffc000u);            /* VF BAR0: 32-bit, 16 KiB per VF */
 	for (unsigned n = 1; n <= 4; n++)
 		msix_cap(fn_add((uint16_t)VF(n), true), 0x40);
@@ -123,6 +125,15 @@ static struct fn *at(uint16_t bdf)
 	return NULL;
 }
 
+static uint64_t vf_slice(void);
+/* VF BAR0's writable bits from the slice up (sized in multiples of the
+ * System Page Size). */
+static void vf_bar0_follow_page_size(void)
+{
+	struct fn *pf = &M.f[0];
+	uint32_t w = (uint32_t)~(vf_slice() - 1) & ~0xfu;
+	put(pf, SRIOV + 0x24, 4, get(pf, SRIOV + 0x24, 4) & (w | 0xf), w);
+}
 static uint32_t m_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
 {
 	(void)ctx;
@@ -137,16 +148,28 @@ static void m_cfg_write(void *ctx, uint16_t bdf, uint16_t off, unsigned size, ui
 		unsigned o = (off + i) & 0xfff;
 		f->cfg[o] = (uint8_t)((f->cfg[o] & ~f->wmask[o]) | ((val >> 8 * i) & f->wmask[o]));
 	}
+	if (f == &M.f[0] && off < SRIOV + 0x24 && off + size > SRIOV + 0x20)
+		vf_bar0_follow_page_size();
 }
-/* VF n decodes [VF BAR0 + (n - 1) * size, + size) while VF Enable and VF MSE. */
+/* Each VF's slice of VF BAR0: its size, at least the System Page Size
+ * (SR-IOV: +20h, 4 KiB << n for bit n; VF BARs are aligned to it). */
+static uint64_t vf_slice(void)
+{
+	uint32_t sps = get(&M.f[0], SRIOV + 0x20, 4);
+	uint64_t page = sps ? 4096ull << __builtin_ctz(sps) : 4096;
+	return page > VF_SIZE ? page : VF_SIZE;
+}
+/* VF n decodes [VF BAR0 + (n - 1) * slice, + slice) while VF Enable and
+ * VF MSE (its registers in the first VF_SIZE bytes). */
 static uint8_t *vf_mem(uint64_t pa)
 {
 	const struct fn *pf = &M.f[0];
 	uint32_t ctl = get(pf, SRIOV + 0x08, 2), base = get(pf, SRIOV + 0x24, 4) & ~0xfu;
-	if ((ctl & 9) != 9 || !base || pa < base || pa >= base + 4ull * VF_SIZE)
+	uint64_t sl = vf_slice();
+	if ((ctl & 9) != 9 || !base || pa < base || pa >= base + 4ull * sl || (pa - base) % sl >= VF_SIZE)
 		return NULL;
-	unsigned n = (unsigned)((pa - base) / VF_SIZE);
-	return n < get(pf, SRIOV + 0x10, 2) ? &M.vfmem[n][(pa - base) % VF_SIZE] : NULL;
+	unsigned n = (unsigned)((pa - base) / sl);
+	return n < get(pf, SRIOV + 0x10, 2) ? &M.vfmem[n][(pa - base) % sl] : NULL;
 }
 static uint32_t m_mem_read(void *ctx, uint64_t pa)
 {
@@ -410,4 +433,38 @@ TEST(vmsi_crs_vendor_0001_is_not_yet_a_device)
 	g_wr(HOT, 0x48, 2, 0x0051);
 	g_wr(HOT, 0x42, 2, 0x0001);
 	CHECK(vmsi_find(&S, HOT) && vmsi_find(&S, HOT)->routes == 1);
+}
+
+/* Issue 43, item 2: a VF's table geometry follows what the guest set
+ * before VF Enable: with System Page Size 64 KiB each VF's slice of VF
+ * BAR0 is 64 KiB (SR-IOV: VF BARs sized in multiples of it), so VF 2's
+ * table is at VF BAR0 + 64 KiB + its offset; enabled again after a change
+ * back to 4 KiB, each VF is found afresh and its table placed by the new
+ * geometry, in the same slot (its IRTEs its own: PF and VF number). */
+TEST(vmsi_sriov_vf_geometry_follows_system_page_size)
+{
+	setup();
+	g_wr(PF, SRIOV + 0x20, 4, 0x10);                       /* 64 KiB pages */
+	g_wr(PF, SRIOV + 0x10, 2, 2);
+	g_wr(PF, SRIOV + 0x24, 4, VF_BAR);
+	g_wr(PF, SRIOV + 0x08, 2, 9);
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0x34, 1), 0x40);
+	const struct vmsi_fn *v2 = vmsi_find(&S, (uint16_t)VF(2));
+	CHECK(v2 != NULL);
+	if (!v2)
+		return;
+	CHECK_EQ(v2->bar_size, 0x10000);
+	CHECK_EQ(v2->table_pa, VF_BAR + 0x10000 + TOFF);
+	uint32_t irte = v2->irte;
+	/* Off, 4 KiB pages again, on: the 16 KiB slices. */
+	g_wr(PF, SRIOV + 0x08, 2, 0);
+	g_wr(PF, SRIOV + 0x20, 4, 0x1);
+	g_wr(PF, SRIOV + 0x08, 2, 9);
+	CHECK_EQ(v2->table_pa, 0);                             /* held no more: found afresh */
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0x34, 1), 0x40);
+	CHECK(vmsi_find(&S, (uint16_t)VF(2)) == v2);           /* the same slot */
+	CHECK_EQ(v2->bar_size, VF_SIZE);
+	CHECK_EQ(v2->table_pa, VF_BAR + VF_SIZE + TOFF);
+	CHECK_EQ(v2->irte, irte);
+	CHECK_EQ(S.nfn, 2);
 }
