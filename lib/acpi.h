@@ -85,5 +85,16 @@ extern paddr_t acpi_readable_lo, acpi_readable_hi;
  * (legacy BIOS).  Returns its physical address, or 0 when not found. */
 paddr_t acpi_find_rsdp_legacy(void);
 
+/* One ECAM base per bus range of a segment (issue 43 item 8: a segment
+ * may have several MCFG entries, each for its own buses): the base (bus
+ * 0's, as the MCFG gives it) of the first entry that covers bus 'bus' of
+ * segment seg, 0: none. */
+uint64_t acpi_mcfg_base(const struct acpi_info *a, uint16_t seg, uint8_t bus);
+/* The index of that entry in mcfg_entry[], -1: none. */
+int acpi_mcfg_entry(const struct acpi_info *a, uint16_t seg, uint8_t bus);
+/* Whether pa lies in an ECAM window of segment seg, the entry that covers
+ * the bus there being the one it lies in: *bdf its function. */
+bool acpi_mcfg_bdf(const struct acpi_info *a, uint16_t seg, uint64_t pa, uint16_t *bdf);
+
 
 #endif

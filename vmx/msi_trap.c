@@ -125,12 +125,21 @@ static void hw_table_gone(void *ctx, uint64_t pg)
 /* The physical configuration space through a segment's ECAM (any offset,
  * any width); a bus outside its window reads all ones, a write there is
  * dropped. */
-static volatile uint8_t *ecam_at(const struct msi_seg *g, uint16_t bdf, uint16_t off)
+/* The MCFG: one ECAM base per bus range of a segment (acpi_mcfg_base). */
+static const struct acpi_info *mcfg;
+static uint32_t mcfg_reached;                /* bit k: mcfg_entry[k]'s window is mapped */
+
+static uint64_t ecam_base(const struct msi_seg *g, uint16_t bdf)
 {
 	unsigned bus = bdf >> 8;
-	if (bus < g->bus0 || bus > g->bus1)
-		return NULL;
-	return (volatile uint8_t *)(uintptr_t)(g->ecam + ((uint64_t)bdf << 12) + (off & 0xfff));
+	int k = g->ecam && bus >= g->bus0 && bus <= g->bus1 ? acpi_mcfg_entry(mcfg, g->s.seg, (uint8_t)bus) : -1;
+	return k >= 0 && (mcfg_reached >> k & 1) ? mcfg->mcfg_entry[k].base : 0;
+}
+
+static volatile uint8_t *ecam_at(const struct msi_seg *g, uint16_t bdf, uint16_t off)
+{
+	uint64_t base = ecam_base(g, bdf);
+	return base ? (volatile uint8_t *)(uintptr_t)(base + ((uint64_t)bdf << 12) + (off & 0xfff)) : NULL;
 }
 
 static uint32_t ecam_cfg_read(void *ctx, uint16_t bdf, uint16_t off, unsigned size)
@@ -232,9 +241,9 @@ static void own_irtes(struct msi_seg *g, const struct vmsi_fn *f)
 
 static bool ecam_in(const struct msi_seg *g, uint16_t bdf)
 {
-	return g->ecam && (bdf >> 8) >= g->bus0 && (bdf >> 8) <= g->bus1;
+	return ecam_base(g, bdf) != 0;
 }
-static uint64_t ecam_page_of(const struct msi_seg *g, uint16_t bdf) { return g->ecam + ((uint64_t)bdf << 12); }
+static uint64_t ecam_page_of(const struct msi_seg *g, uint16_t bdf) { return ecam_base(g, bdf) + ((uint64_t)bdf << 12); }
 
 /* A function the scan did not see answered the guest (vmsi_seen, under
  * the lock): its IRTEs owned by its unit; its configuration page kept out
@@ -324,16 +333,38 @@ static void segments_fill(const struct acpi_info *a)
 	msi_nsegs = 1;
 	msi_segs[0].hw = hw;
 	msi_segs[0].reached = true;
+	mcfg = a;
 	for (uint32_t k = 0; a && k < a->nmcfg; k++) {
 		const struct acpi_mcfg *m = &a->mcfg_entry[k];
-		bool first0 = m->seg == 0 && !msi_segs[0].ecam;
-		struct msi_seg *g = first0 ? &msi_segs[0] : &msi_segs[msi_nsegs++];
+		/* One trap per segment (issue 43 item 8): a segment's later
+		 * entries widen its bus range, each bus at the base of the first
+		 * entry that covers it. */
+		struct msi_seg *g = NULL;
+		for (uint32_t j = 0; j < msi_nsegs && !g; j++)
+			if (msi_segs[j].s.seg == m->seg && (msi_segs[j].ecam || (j == 0 && !msi_segs[0].ecam)))
+				g = &msi_segs[j];
+		bool again = g && g->ecam;
+		if (!g)
+			g = &msi_segs[msi_nsegs++];
+		uint64_t lo = m->base + ((uint64_t)m->bus0 << 20), len = (uint64_t)(m->bus1 + 1u - m->bus0) << 20;
+		bool reached = lo + len <= paging_identity_end || paging_map_mmio(lo, len);
+		mcfg_reached |= reached ? 1u << k : 0;
+		if (again) {
+			if (!reached) {
+				pr_warn("msi: segment %u: ECAM at 0x%llx (buses %u-%u) beyond the hypervisor's reach: those buses not scanned\n",
+					m->seg, (unsigned long long)m->base, m->bus0, m->bus1);
+				continue;
+			}
+			g->bus0 = m->bus0 < g->bus0 ? m->bus0 : g->bus0;
+			g->bus1 = m->bus1 > g->bus1 ? m->bus1 : g->bus1;
+			continue;
+		}
+		bool first0 = g == &msi_segs[0];
 		g->s.seg = m->seg;
 		g->ecam = m->base;
 		g->bus0 = m->bus0;
 		g->bus1 = m->bus1;
-		uint64_t lo = m->base + ((uint64_t)m->bus0 << 20), len = (uint64_t)(m->bus1 + 1u - m->bus0) << 20;
-		g->reached = lo + len <= paging_identity_end || paging_map_mmio(lo, len);
+		g->reached = reached;
 		if (!g->reached && first0) {
 			g->ecam = 0;             /* segment 0 keeps the ports */
 			g->reached = true;
@@ -424,6 +455,8 @@ static void seg_setup(struct msi_seg *g, uint64_t eptp)
 	g->ecam_out = hw_alloc(NULL, 65536 / 8);
 	struct ept_stats es = { 0 };
 	for (uint32_t bdf = (uint32_t)g->bus0 << 8; bdf < ((uint32_t)g->bus1 + 1) << 8; bdf++) {
+		if (!ecam_in(g, (uint16_t)bdf))
+			continue;                /* a bus no MCFG entry of the segment covers (or one not reached) */
 		bool absent = !g->s.seen || !(g->s.seen[bdf >> 3] & (1u << (bdf & 7)));
 		if (!absent && !vmsi_find(&g->s, (uint16_t)bdf) && !vmsi_bridge_named(&g->s, (uint16_t)bdf, true))
 			continue;
@@ -541,9 +574,7 @@ static struct msi_seg *trapped_at(uint64_t gpa, uint16_t *bdf, bool *cfg)
 {
 	for (uint32_t k = 0; k < msi_nsegs; k++) {
 		struct msi_seg *g = &msi_segs[k];
-		uint64_t lo = g->ecam + ((uint64_t)g->bus0 << 20), hi = g->ecam + (((uint64_t)g->bus1 + 1) << 20);
-		if (g->ecam_out && gpa >= lo && gpa < hi) {
-			*bdf = (uint16_t)((gpa - g->ecam) >> 12);
+		if (g->ecam_out && acpi_mcfg_bdf(mcfg, g->s.seg, gpa, bdf) && ecam_in(g, *bdf)) {
 			*cfg = true;
 			if (g->ecam_out[*bdf >> 3] & (1u << (*bdf & 7)))
 				return g;

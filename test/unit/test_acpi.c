@@ -723,3 +723,31 @@ TEST(acpi_mcfg_segment0_and_others_counted)
 	CHECK_EQ(info.mcfg_entry[2].seg, 2);
 	CHECK_EQ(info.mcfg_entry[2].bus1, 0x3f);
 }
+
+/* Issue 43, item 8: a segment whose buses two MCFG entries share (0-127
+ * at one base, 128-255 at another) is one segment with one ECAM base per
+ * bus range; a later entry overlapping an earlier one's buses does not
+ * take them (the first covering entry is the bus's). */
+TEST(acpi_mcfg_one_base_per_bus_range)
+{
+	static struct acpi_info a;
+	memset(&a, 0, sizeof a);
+	a.nmcfg = 4;
+	a.mcfg_entry[0] = (struct acpi_mcfg){ 0xe0000000u, 0, 0, 255 };
+	a.mcfg_entry[1] = (struct acpi_mcfg){ 0x380000000000ull, 1, 0, 127 };
+	a.mcfg_entry[2] = (struct acpi_mcfg){ 0x390000000000ull, 1, 128, 255 };
+	a.mcfg_entry[3] = (struct acpi_mcfg){ 0x3a0000000000ull, 1, 100, 140 };
+	CHECK_EQ(acpi_mcfg_base(&a, 0, 7), 0xe0000000u);
+	CHECK_EQ(acpi_mcfg_base(&a, 1, 0), 0x380000000000ull);
+	CHECK_EQ(acpi_mcfg_base(&a, 1, 120), 0x380000000000ull);
+	CHECK_EQ(acpi_mcfg_base(&a, 1, 128), 0x390000000000ull);
+	CHECK_EQ(acpi_mcfg_base(&a, 1, 255), 0x390000000000ull);
+	CHECK_EQ(acpi_mcfg_base(&a, 2, 0), 0);
+	uint16_t bdf = 0;
+	CHECK(acpi_mcfg_bdf(&a, 1, 0x390000000000ull + (0x8108ull << 12) + 0x40, &bdf));
+	CHECK_EQ(bdf, 0x8108);
+	CHECK(!acpi_mcfg_bdf(&a, 1, 0x390000000000ull + (0x1000ull << 12), &bdf));   /* bus 16 there: the first entry's */
+	CHECK(!acpi_mcfg_bdf(&a, 1, 0x3a0000000000ull + (0x7800ull << 12), &bdf));   /* bus 120: the first entry's */
+	CHECK(acpi_mcfg_bdf(&a, 1, 0x380000000000ull + (0x7800ull << 12), &bdf));
+	CHECK_EQ(bdf, 0x7800);
+}
