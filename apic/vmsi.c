@@ -225,9 +225,32 @@ static uint32_t vdword(const struct vmsi_fn *f, uint16_t dw)
 	return f->msi_mask;
 }
 
+/* A function that is not the one taken (another in its slot, or none):
+ * its table's pages back, its IRTEs cleared (not present, their cached
+ * copies invalidated), its slot and IRTEs left for the next function found
+ * at that BDF; that BDF asked afresh at the next access. */
+static void retire(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	vmsi_table_place(s, hw, f, false);
+	uint32_t n = (f->msi ? VMSI_MSI_IRTES : 0) + (f->msix ? f->nent : 0u);
+	const struct vioapic_irte none = { 0, 0 };
+	for (uint32_t i = 0; hw->irte && f->irte != VMSI_NO_IRTE && i < n; i++)
+		hw->irte(hw->ctx, f->irte + i, &none);
+	f->msi_ctl &= (uint16_t)~MSI_CTL_RW;
+	f->msix_ctl &= (uint16_t)~MSIX_CTL_RW;
+	f->retired = true;
+	if (s->seen)
+		s->seen[f->bdf >> 3] &= (uint8_t)~(1u << (f->bdf & 7));
+	s->swapped++;
+}
+
 uint32_t vmsi_cfg_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off, unsigned size)
 {
-	struct vmsi_fn *f = vmsi_seen(s, hw, bdf);
+	/* The guest reads the IDs: is the function the one taken (hot-swap)? */
+	struct vmsi_fn *f = off < 4 ? vmsi_find(s, bdf) : NULL;
+	if (f && f->id && hw->cfg_read(hw->ctx, bdf, 0, 4) != f->id)
+		retire(s, hw, f);
+	f = vmsi_seen(s, hw, bdf);
 	uint32_t v = hw->cfg_read(hw->ctx, bdf, off, size);
 	bool emu = false;
 	for (unsigned i = 0; f && i < size; i++)

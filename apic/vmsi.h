@@ -165,6 +165,7 @@ struct vmsi_fn {
 	 * BAR), vmsi_find skips it; found afresh at first access, it takes this
 	 * slot, its IRTEs and entries again (one slot per PF and VF number). */
 	bool retired;
+	uint32_t id;                        /* Vendor and Device ID when taken (0: a VF, whose read FFFFh) */
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;
 	uint8_t last_refusal;
@@ -200,6 +201,7 @@ struct vmsi {
 	bool need_counted;                  /* need holds hw's count already (msi_trap_count): not walked again */
 	uint32_t nfn, fn_room;
 	uint32_t not_ready_writes;          /* writes to a function not answering yet (absent, CRS): dropped */
+	uint32_t swapped;                   /* functions retired: their IDs changed or read all ones (hot-swap) */
 	uint32_t untrapped;                 /* functions with MSI or MSI-X past fn_room: not trapped, said */
 	struct vmsi_fn *fn;                 /* fn_room of them, from hw->alloc (or the caller's) */
 	uint32_t pool_used, pool_room;

@@ -202,9 +202,10 @@ static struct vmsi_fn *take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_
 	if (pf)
 		f.parent = s->fn[pf - 1].parent;     /* under the PF's bridge, whatever its bus */
 	struct vmsi_fn *old = s->fn ? vmsi_find(s, bdf) : NULL;
-	for (uint32_t i = 0; pf && !old && s->fn && i < s->nfn; i++)
-		if (s->fn[i].retired && s->fn[i].pf == pf && s->fn[i].vf == vf)
-			old = &s->fn[i];         /* VF n of this PF held before: its slot */
+	for (uint32_t i = 0; !old && s->fn && i < s->nfn; i++)
+		if (s->fn[i].retired && s->fn[i].pf == pf && (pf ? s->fn[i].vf == vf : s->fn[i].bdf == bdf))
+			old = &s->fn[i];         /* VF n of this PF, or the function at this BDF, held before: its slot */
+	f.id = pf ? 0 : hw->cfg_read(hw->ctx, bdf, 0, 4);
 	if (!old && (!s->fn || s->nfn >= s->fn_room)) {
 		s->untrapped++;                  /* counted: the caller says so */
 		return NULL;

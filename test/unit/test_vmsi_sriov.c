@@ -468,3 +468,54 @@ TEST(vmsi_sriov_vf_geometry_follows_system_page_size)
 	CHECK_EQ(v2->irte, irte);
 	CHECK_EQ(S.nfn, 2);
 }
+
+/* Issue 43, item 6, second part: a function's Vendor and Device ID are
+ * recorded when it is taken and checked at each guest read of them; a
+ * change (a hot-swapped drive of another model) or all ones (pulled)
+ * retires the function: its state dropped, its slot and IRTEs for the
+ * next, and the one now there found afresh (its MSI the trap's again). */
+TEST(vmsi_hot_swapped_function_found_afresh)
+{
+	setup();
+	struct fn *h = fn_add(HOT, false);
+	put(h, 0x40, 4, 0x05, 0);
+	put(h, 0x42, 2, 0x0000, 0x0071);
+	put(h, 0x44, 4, 0, 0xfffffffcu);
+	put(h, 0x48, 2, 0, 0xffff);
+	CHECK_EQ(g_rd(HOT, 0, 4), 0x10ed8086u);
+	struct vmsi_fn *f = vmsi_find(&S, HOT);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	g_wr(HOT, 0x44, 4, 0xfee00000u);
+	g_wr(HOT, 0x48, 2, 0x0051);
+	g_wr(HOT, 0x42, 2, 0x0001);
+	CHECK_EQ(f->routes, 1);
+	uint32_t nfn = S.nfn;
+	/* Pulled: all ones. */
+	uint8_t keep[0x50];
+	memcpy(keep, h->cfg, sizeof keep);
+	memset(h->cfg, 0xff, sizeof keep);
+	CHECK_EQ(g_rd(HOT, 0, 4), 0xffffffffu);
+	CHECK(vmsi_find(&S, HOT) == NULL);
+	CHECK_EQ(S.swapped, 1);
+	/* Another model in the slot, its MSI as after reset, enabled by
+	 * nobody: found afresh in the same slot, the guest's MSI off. */
+	memcpy(h->cfg, keep, sizeof keep);
+	put(h, 0x00, 4, 0x0a541c5cu, 0);
+	put(h, 0x42, 2, 0x0000, 0x0071);
+	CHECK_EQ(g_rd(HOT, 0, 4), 0x0a541c5cu);
+	CHECK(vmsi_find(&S, HOT) == f);
+	CHECK_EQ(S.nfn, nfn);
+	CHECK_EQ(f->routes, 0);
+	CHECK_EQ(g_rd(HOT, 0x42, 2) & 1, 0);
+	/* Swapped while the guest looks away: the next ID read tells. */
+	put(h, 0x00, 4, 0x0a551c5cu, 0);
+	CHECK_EQ(g_rd(HOT, 0, 2), 0x1c5c);
+	CHECK_EQ(S.swapped, 2);
+	CHECK(vmsi_find(&S, HOT) == f);
+	g_wr(HOT, 0x44, 4, 0xfee00000u);
+	g_wr(HOT, 0x48, 2, 0x0052);
+	g_wr(HOT, 0x42, 2, 0x0001);
+	CHECK_EQ(f->routes, 1);
+}
