@@ -13,7 +13,7 @@ void msi_trap_report(void)
 	spin_lock(&msi_lock);
 	char line[256];
 	size_t n = 0;
-	uint32_t by[VM_COUNT] = { 0 }, nfn = 0, npages = 0, hot = 0, vfs = 0, vfs_gone = 0, given = 0, untrapped = 0;
+	uint32_t by[VM_COUNT] = { 0 }, nfn = 0, npages = 0, hot = 0, vfs = 0, vfs_gone = 0, given = 0, untrapped = 0, swapped = 0, not_ready = 0;
 	uint64_t emu = 0, passed = 0, table = 0, stray = 0;
 	for (uint32_t k = 0; k < msi_nsegs; k++) {
 		const struct vmsi *s = &msi_segs[k].s;
@@ -21,19 +21,19 @@ void msi_trap_report(void)
 			by[r] += s->refused_by[r];
 		nfn += s->nfn, npages += s->npages, hot += s->hot_added, vfs += s->vfs_found, vfs_gone += s->vfs_gone;
 		given += msi_segs[k].ecam_given_back;
-		untrapped += s->untrapped;
+		untrapped += s->untrapped, swapped += s->swapped, not_ready += s->not_ready_writes;
 		emu += s->cfg_emulated, passed += s->cfg_passed, table += s->table_accesses, stray += s->stray;
 	}
 	for (unsigned r = 1; r < VM_COUNT; r++)
 		if (by[r] && n < sizeof line)
 			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), by[r]);
 	struct ept_sync_stats es = ept_sync_stats();
-	pr_info("hvstat: msi functions=%u segments=%u hot_added=%u vfs_found=%u vfs_gone=%u ecam_given_back=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu untrapped=%u%s%s\n",
+	pr_info("hvstat: msi functions=%u segments=%u hot_added=%u vfs_found=%u vfs_gone=%u ecam_given_back=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu untrapped=%u swapped=%u not_ready_writes=%u%s%s\n",
 		nfn, msi_nsegs, hot, vfs, vfs_gone, given, (unsigned long long)emu, (unsigned long long)passed, (unsigned long long)msi_counts.ecam_accesses,
 		(unsigned long long)table, (unsigned long long)msi_counts.bad_insns, (unsigned long long)msi_counts.unaligned, (unsigned long long)msi_counts.late_pages,
 		npages, (unsigned long long)msi_counts.gone_pages, (unsigned long long)stray, (unsigned long long)ept_live_tables(),
 		(unsigned long long)ept_live_refused(), (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,
-		(unsigned long long)es.timeouts, untrapped, n ? " refusals" : "", n ? line : "");
+		(unsigned long long)es.timeouts, untrapped, swapped, not_ready, n ? " refusals" : "", n ? line : "");
 	for (uint32_t k = 0; k < msi_nsegs; k++) {
 		const struct msi_seg *g = &msi_segs[k];
 		if (g->s.moves || g->s.lost || g->s.resizes || g->ecam_unfollowed)
