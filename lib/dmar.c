@@ -351,19 +351,29 @@ static bool scope_covers(const struct dmar_scope *u, const struct dmar_scope *de
 	return memcmp(u->path, dev->path, (size_t)u->npath * PATH_ENTRY_LEN) == 0;
 }
 
-int dmar_unit_of(const struct dmar_info *d, uint16_t seg, const struct dmar_scope *dev)
+/* The unit one of whose own scopes covers dev (-1: none); *all the
+ * segment's INCLUDE_PCI_ALL unit (-1: none). */
+static int unit_by_scope(const struct dmar_info *d, uint16_t seg, const struct dmar_scope *dev, int *all)
 {
-	int all = -1;
+	*all = -1;
 	for (uint32_t i = 0; i < d->ndrhd; i++) {
 		const struct dmar_drhd *u = &d->drhd[i];
 		if (u->segment != seg)
 			continue;
 		if (u->flags & DMAR_DRHD_INCLUDE_PCI_ALL)
-			all = (int)i;
+			*all = (int)i;
 		for (uint32_t k = u->first; k < u->first + u->n && k < d->nscopes; k++)
 			if (scope_covers(&d->scope[k], dev))
 				return (int)i;
 	}
+	return -1;
+}
+
+int dmar_unit_of(const struct dmar_info *d, uint16_t seg, const struct dmar_scope *dev)
+{
+	int all, u = unit_by_scope(d, seg, dev, &all);
+	if (u >= 0)
+		return u;
 	/* INCLUDE_PCI_ALL takes PCI devices; IOAPIC, HPET and ACPI devices it
 	 * takes only when named ("BIOS Considerations"). */
 	return dev->type == DMAR_SCOPE_ENDPOINT || dev->type == DMAR_SCOPE_BRIDGE ? all : -1;
@@ -371,8 +381,8 @@ int dmar_unit_of(const struct dmar_info *d, uint16_t seg, const struct dmar_scop
 
 int dmar_unit_exact(const struct dmar_info *d, uint16_t seg, const struct dmar_scope *dev)
 {
-	int u = dmar_unit_of(d, seg, dev);
-	return u >= 0 && (d->drhd[u].flags & DMAR_DRHD_INCLUDE_PCI_ALL) ? -1 : u;
+	int all;
+	return unit_by_scope(d, seg, dev, &all);
 }
 
 static bool seg_has_all(const struct dmar_info *d, uint16_t seg)

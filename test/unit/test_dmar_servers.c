@@ -523,3 +523,20 @@ TEST(dmar_unit_exact_refuses_the_catch_all)
 	CHECK_EQ(dmar_unit_of(&d, 0, &other), 1);
 	CHECK_EQ(dmar_unit_exact(&d, 0, &other), -1);
 }
+
+/* A device named in the catch-all unit's own scope is known exactly. */
+TEST(dmar_unit_exact_takes_a_scope_of_the_catch_all_unit)
+{
+	static struct dmar_drhd drhd[1];
+	static struct dmar_scope scope[1];
+	struct dmar_info d;
+	memset(&d, 0, sizeof d);
+	d.drhd = drhd;
+	d.scope = scope;
+	d.ndrhd = 1;
+	d.drhd[0] = (struct dmar_drhd){ .segment = 0, .flags = DMAR_DRHD_INCLUDE_PCI_ALL, .first = 0, .n = 1 };
+	d.nscopes = 1;
+	d.scope[0] = (struct dmar_scope){ .type = DMAR_SCOPE_ENDPOINT, .bus = 0, .npath = 1, .path = { { 2, 0 } } };
+	struct dmar_scope named = { .type = DMAR_SCOPE_ENDPOINT, .bus = 0, .npath = 1, .path = { { 2, 0 } } };
+	CHECK_EQ(dmar_unit_exact(&d, 0, &named), 0);
+}
