@@ -344,6 +344,24 @@ TEST(mutant_wall_bar_ending_past_the_window_limit)
 	g_wr(0x0100, 0x108, 4, 0x00000020u);               /* 1 MiB */
 	CHECK_EQ(taken(0x0100)->bar_size, 0x100000u);
 	CHECK_EQ(taken(0x0100)->table_pa, 0xd0004000u);
+	/* The same against the 64-bit prefetchable window [0x4_0000_0000,
+	 * 0x4_000F_FFFF], the memory window off (base above limit): W's BAR,
+	 * 64-bit now, 2 MiB from the window's base. */
+	g_wr(0x0100, 0x108, 4, 0x00000120u);               /* 2 MiB again */
+	CHECK_EQ(taken(0x0100)->table_pa, 0);
+	put(br, 0x20, 4, 0x0000fff0u, 0xfff0fff0u);
+	put(br, 0x24, 4, 0x00010001u, 0);
+	put(br, 0x28, 4, 4, 0);
+	put(br, 0x2c, 4, 4, 0);
+	w->cfg[0x04] = 0;                                  /* decoding off meanwhile */
+	put(w, 0x10, 4, 0x4, 0xffe00000u);
+	put(w, 0x14, 4, 4, 0xffffffffu);
+	g_wr(0x0100, 0x04, 2, 0x0002);
+	CHECK_EQ(pfm_bar_base(w), 0x400000000ull);
+	CHECK_EQ(taken(0x0100)->table_pa, 0);
+	CHECK_STR(vmsi_refusal_name(taken(0x0100)->last_refusal), "msix_table_outside_bridge_window");
+	g_wr(0x0100, 0x108, 4, 0x00000020u);               /* 1 MiB: the window's */
+	CHECK_EQ(taken(0x0100)->table_pa, 0x400004000ull);
 }
 
 /* A table that ends past its BAR: T's 32 entries (512 bytes) at 0x3F00 of
