@@ -212,8 +212,9 @@ static void m_table_gone(void *ctx, uint64_t pg)
 }
 
 static struct vmsi S;
-static struct vmsi_hw H = { m_cfg_read, m_cfg_write, m_io_read, m_io_write, m_mem_read, m_mem_write, m_table_at, NULL, NULL,
-			    NULL, m_table_gone, test_alloc, true, NULL, NULL };
+static struct vmsi_hw H = { .cfg_read = m_cfg_read, .cfg_write = m_cfg_write, .io_read = m_io_read, .io_write = m_io_write,
+			    .mem_read = m_mem_read, .mem_write = m_mem_write, .table_at = m_table_at, .table_gone = m_table_gone,
+			    .alloc = test_alloc, .ext_cfg = true };
 static const uint32_t gids[1] = { 0 }, hids[1] = { 0 };
 
 static void g_wr(uint16_t bdf, unsigned off, unsigned size, uint32_t v)
