@@ -368,6 +368,7 @@ static unsigned nept;
 static uint8_t ecam_out[65536 / 8];         /* trapped ECAM pages */
 static int8_t who[256];                     /* s.fn[i] is the model's function who[i] (-1: unknown) */
 static void *allocs[8];
+static size_t alloc_len[8];
 static unsigned nallocs;
 
 static __attribute__((noreturn, format(printf, 2, 3))) void breach(const char *inv, const char *fmt, ...)
@@ -585,23 +586,21 @@ static void wall_mem(uint64_t pa, const char *what)
 	uint64_t off;
 	if (hv_range(pa, 4))
 		breach("(a)", "hypervisor %s at 0x%llx, inside a hypervisor range", what, (unsigned long long)pa);
-#if WALL_KNOWN_FAULT_VFMSE
-	if (decoder(pa, &off) < 0 && in_iov_write && !(m[F_PF].cfg[IOV_CTL] & IOV_MSE)) {
-		m[F_PF].cfg[IOV_CTL] |= IOV_MSE;          /* would a VF decode it with VF MSE on? */
-		int fi = decoder(pa, &off);
-		m[F_PF].cfg[IOV_CTL] &= (uint8_t)~IOV_MSE;
-		if (fi >= F_VF1) {
+	/* The known faults' tolerance: an access a VF would decode with VF
+	 * MSE on, during the trap's own write of the SR-IOV registers; one
+	 * the function would decode if its bridge forwarded it. */
+	bool mse = WALL_KNOWN_FAULT_VFMSE && in_iov_write && !(m[F_PF].cfg[IOV_CTL] & IOV_MSE);
+	if (decoder(pa, &off) < 0 && (mse || WALL_KNOWN_FAULT_BRIDGE)) {
+		if (mse)
+			m[F_PF].cfg[IOV_CTL] |= IOV_MSE;
+		int fi = decoder_fwd(pa, &off, WALL_KNOWN_FAULT_BRIDGE);
+		if (mse)
+			m[F_PF].cfg[IOV_CTL] &= (uint8_t)~IOV_MSE;
+		if (fi >= 0) {
 			tolerated++;
 			return;
 		}
 	}
-#endif
-#if WALL_KNOWN_FAULT_BRIDGE
-	if (decoder(pa, &off) < 0 && decoder_fwd(pa, &off, true) >= 0) {
-		tolerated++;                            /* behind a bridge that stopped forwarding it */
-		return;
-	}
-#endif
 	if (decoder(pa, &off) < 0)
 		breach("(a)", "hypervisor %s at 0x%llx, which no device decodes now", what, (unsigned long long)pa);
 }
@@ -654,6 +653,7 @@ static void *h_alloc(void *c, size_t bytes)
 	(void)c;
 	if (nallocs >= sizeof allocs / sizeof allocs[0])
 		return NULL;
+	alloc_len[nallocs] = bytes ? bytes : 1;
 	return allocs[nallocs++] = calloc(1, bytes ? bytes : 1);
 }
 static bool ecam_is_out(uint16_t bdf) { return ecam_out[bdf >> 3] >> (bdf & 7) & 1; }
@@ -1046,11 +1046,73 @@ static void boot(uint8_t b)
 	claims.boot = false;
 	for (uint32_t k = 0; k < s.nfn && k < 256; k++)
 		who[k] = (int8_t)rid_fn(s.fn[k].bdf);
-	for (uint32_t bdf = 0; bdf < 65536; bdf++) {
-		bool absent = !s.seen || !(s.seen[bdf >> 3] >> (bdf & 7) & 1);
-		if (absent || vmsi_find(&s, (uint16_t)bdf) || vmsi_bridge_named(&s, (uint16_t)bdf, true))
-			ecam_out[bdf >> 3] |= (uint8_t)(1u << (bdf & 7));
+	/* vmx/msi_trap.c's seg_setup: the pages of the trapped functions, of
+	 * the bridges and of the absent functions out of the EPT. */
+	memset(ecam_out, 0xff, sizeof ecam_out);
+	for (uint32_t i = 0; s.seen && i < sizeof ecam_out; i++)
+		for (uint32_t k = 0; s.seen[i] && k < 8; k++) {
+			uint16_t bdf = (uint16_t)(i << 3 | k);
+			if ((s.seen[i] >> k & 1) && !vmsi_find(&s, bdf) && !vmsi_bridge_named(&s, bdf, true))
+				ecam_out[i] &= (uint8_t)~(1u << k);
+		}
+}
+
+/* The boot (two bus walks) once per boot configuration: a snapshot of
+ * the model and of the trap, restored for each input. */
+static struct snap {
+	bool done;
+	struct mfn m[NF];
+	struct vmsi s;
+	struct vmsi_claims claims;
+	void *arr[8];
+	size_t len[8];
+	unsigned n;
+	uint8_t ecam_out[sizeof ecam_out];
+	uint64_t ept_out[sizeof ept_out / sizeof ept_out[0]];
+	unsigned nept;
+	int8_t who[256];
+} *snaps[128];
+
+static void *moved(const struct snap *p, const void *q)
+{
+	for (unsigned i = 0; q && i < p->n; i++)
+		if (p->arr[i] == q)
+			return allocs[i];
+	return NULL;
+}
+
+static void restore(uint8_t b)
+{
+	struct snap *p = snaps[b & 0x7f];
+	if (!p) {
+		boot(b);
+		p = snaps[b & 0x7f] = calloc(1, sizeof *p);
+		memcpy(p->m, m, sizeof m);
+		p->s = s, p->claims = claims, p->n = nallocs, p->nept = nept;
+		for (unsigned i = 0; i < nallocs; i++) {
+			p->arr[i] = allocs[i], p->len[i] = alloc_len[i];
+			allocs[i] = NULL;
+		}
+		memcpy(p->ecam_out, ecam_out, sizeof ecam_out);
+		memcpy(p->ept_out, ept_out, sizeof ept_out);
+		memcpy(p->who, who, sizeof who);
+		nallocs = 0;
 	}
+	memcpy(m, p->m, sizeof m);
+	s = p->s, claims = p->claims, nept = p->nept;
+	for (unsigned i = 0; i < p->n; i++) {
+		allocs[i] = malloc(p->len[i]), alloc_len[i] = p->len[i];
+		memcpy(allocs[i], p->arr[i], p->len[i]);
+	}
+	nallocs = p->n;
+	s.fn = moved(p, p->s.fn), s.pool = moved(p, p->s.pool), s.page = moved(p, p->s.page), s.seen = moved(p, p->s.seen);
+	for (uint32_t i = 0; s.fn && i < s.nfn; i++)
+		if (s.fn[i].ent)
+			s.fn[i].ent = s.pool + (s.fn[i].ent - p->s.pool);
+	memcpy(ecam_out, p->ecam_out, sizeof ecam_out);
+	memcpy(ept_out, p->ept_out, sizeof ept_out);
+	memcpy(who, p->who, sizeof who);
+	phys_cf8 = 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
@@ -1058,7 +1120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	execs++;
 	op_no = 0;
 	trace = getenv("WALL_TRACE") != NULL;
-	boot(n ? d[0] : 0);
+	restore(n ? d[0] : 0);
 	check();
 	for (size_t i = 1; i + 8 <= n; i += 8) {
 		op_no++;
