@@ -290,7 +290,7 @@ static void init_PF(uint8_t boot)
 	put(f, IOV_CTL, 2, boot & 4 ? IOV_VFE | IOV_MSE : 0, IOV_VFE | IOV_MSE | IOV_ARI);
 	put(f, IOV + 0x0c, 2, NVF, 0);
 	put(f, IOV_TOTAL, 2, NVF, 0);
-	put(f, IOV_NUM, 2, boot >> 4 & 7, 0xffff);
+	put(f, IOV_NUM, 2, WALL_KNOWN_FAULT_2 ? NVF : boot >> 4 & 7, 0xffff);
 	put(f, IOV + 0x1a, 2, 0x0004, 0);
 	put(f, IOV_PGSUP, 4, 0x553, 0);               /* 4K 8K 64K 256K 1M 4M */
 	put(f, IOV_PGSZ, 4, 1, 0xffffffff);
@@ -523,6 +523,9 @@ static void m_cfg_write(uint16_t rid, uint16_t off, unsigned size, uint32_t v, b
 	uint16_t ctl = (uint16_t)rd(f, IOV_CTL, 2);
 	for (unsigned i = 0; i < size; i++) {
 		unsigned o = off + i;
+		if (fi == F_PF && (ctl & IOV_VFE) && (o == IOV_NUM || o == IOV_NUM + 1u || (o >= IOV_PGSZ && o < IOV_PGSZ + 4u) ||
+						      (o == IOV_CTL && ((v >> 8 * i ^ ctl) & IOV_ARI))))
+			continue;                     /* NumVFs, System Page Size, ARI: not while VF Enable is set */
 		f->cfg[o] = (uint8_t)((f->cfg[o] & ~f->wm[o]) | ((v >> 8 * i) & f->wm[o]));
 		bool msi = f->msi && o >= f->msi + 2u && o < f->msi + 2u + f->msi_len;
 		bool msix = f->msix && o >= f->msix + 2u && o < f->msix + 4u;
