@@ -704,10 +704,19 @@ static uint32_t guest_port(uint16_t port, unsigned size, bool write, uint32_t v)
 	return vmsi_port_read(&s, &hw_port, port, size);
 }
 /* Mechanism #1 as Linux uses it (offset < 256). */
+/* A write the known faults hold back: the bridge's bus numbers while
+ * VFs may lie beyond the PF's bus (fault 7). */
+static bool held_back(uint16_t rid, unsigned off, unsigned size, bool write)
+{
+	return WALL_KNOWN_FAULT_7 && write && rid_fn(rid) == F_BR && off <= B_SUB && off + size > B_SEC &&
+	       (rd(&m[F_PF], IOV_CTL, 2) & IOV_ARI);
+}
 static uint32_t cfg_ecam(uint16_t rid, unsigned off, unsigned size, bool write, uint32_t v);
 static uint32_t cfg_port(uint16_t rid, unsigned off, unsigned size, bool write, uint32_t v)
 {
 	off &= 0xff & ~(size - 1);
+	if (held_back(rid, off, size, write))
+		return 0;
 #if WALL_KNOWN_FAULT_4
 	if (rid_fn(rid) >= F_VF1)
 		return cfg_ecam(rid, off, size, write, v);   /* a VF's through ECAM alone */
@@ -719,6 +728,8 @@ static uint32_t cfg_port(uint16_t rid, unsigned off, unsigned size, bool write, 
 static uint32_t cfg_ecam(uint16_t rid, unsigned off, unsigned size, bool write, uint32_t v)
 {
 	off &= 0xfff & ~(size - 1);
+	if (held_back(rid, off, size, write))
+		return 0;
 	if (ecam_is_out(rid)) {
 		if (!write)
 			return vmsi_cfg_read(&s, &hw_ecam, rid, (uint16_t)off, size);
@@ -871,6 +882,9 @@ static void op(const uint8_t *r)
 		if (rid_fn(s.cf8 >> 8 & 0xffff) >= F_VF1)
 			break;
 #endif
+		if ((r[2] & 7) >= 4 && (s.cf8 >> 31) &&
+		    held_back((uint16_t)(s.cf8 >> 8), (s.cf8 & 0xfc) | (r[2] & 3), size, write))
+			break;
 		guest_port((uint16_t)(0xcf8 + (r[2] & 7)), size, write, v);
 		break;
 	case 3: {     /* a BAR sized as Linux does: decoding off, all ones, read, restored */
@@ -920,10 +934,6 @@ static void op(const uint8_t *r)
 		switch (r[2] & 3) {
 		case 0: {
 			uint8_t sec = (uint8_t)(1 + (v & 7)), sub = (uint8_t)(sec + (v >> 8 & 3));
-#if WALL_KNOWN_FAULT_7
-			if (rd(&m[F_PF], IOV_CTL, 2) & IOV_ARI)
-				break;                         /* renumbered only with every VF on the PF's bus */
-#endif
 			if (r[3] & 0x20)
 				cfg(ports, 8, B_SEC, 1, true, sec);
 			else
