@@ -55,11 +55,28 @@
  *  (f) a function the trap follows (found at its BDF, seen) is the
  *      model's function answering at that routing ID, not another one.
  *
- * Known faults of the current code (issue 43) that the operations reach
- * are held back by WALL_KNOWN_FAULT_N (default 1: the fault is known and
- * its trigger is not generated, or the breach it causes tolerated, counted
- * in 'tolerated'); build with
- * -DWALL_KNOWN_FAULT_N=0 once fault N is fixed. */
+ * Known faults of the current code that the operations reach are held
+ * back by WALL_KNOWN_FAULT_N (default 1: the fault is known, and its
+ * trigger is not generated or the breach it causes is tolerated, counted in
+ * 'tolerated'); build with -DWALL_KNOWN_FAULT_N=0 once fault N is fixed,
+ * and the wall checks it again:
+ *  1       ReBAR sizes of 4 GiB and more (place() takes a 32-bit length);
+ *  2       System Page Size and NumVFs changed (a VF's geometry taken once;
+ *          ARI changes too, as they move the VFs);
+ *  4       a VF's configuration through the ports (the trap reads the PF's
+ *          SR-IOV registers through mechanism #1, the offset cut to 8 bits);
+ *  7       the bridge's bus numbers written while ARI puts VFs beyond the
+ *          PF's bus (the trap takes every function below a bridge as on
+ *          its secondary bus);
+ *  CRS     C hot-added answering Retry Status (the first-access probe reads
+ *          all ones and takes C as a function without MSI or MSI-X);
+ *  VFMSE   VF table entries written while the trap holds VF MSE off
+ *          (vmsi_sriov_write's "quiet"): made as if after VF MSE is back;
+ *  BRIDGE  accesses a bridge no longer forwards (its windows and Memory
+ *          Space Enable are not followed): made as if forwarded;
+ *  REMOVE  accesses to a removed function's table (removal not followed).
+ * WALL_TRACE in the environment says each operation and each of the
+ * hypervisor's configuration and table writes (for reading a crash). */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
