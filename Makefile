@@ -143,7 +143,7 @@ $(B)/bochstest.bin: guest/test/bochstest/bochstest.asm
 # FUZZ_SECONDS (test/run-tests.sh, level "fuzz"); `make fuzz` runs each for
 # FUZZ_LONG seconds, keeping what it finds in build/fuzz/NAME.corpus.
 FUZZ_CC ?= $(shell command -v clang-14 || command -v clang)
-FUZZ_TARGETS := options cfg mb2 memmap acpi linux guest dmar irq srat mmio vmsi
+FUZZ_TARGETS := options cfg mb2 memmap acpi linux guest dmar irq srat mmio vmsi wall
 FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mcfg.c lib/dmar.c lib/srat.c iommu/irte.c guest/mmio.c apic/vioapic.c apic/vmsi.c apic/vmsi_scan.c apic/vmsi_place.c apic/vmsi_move.c apic/vmsi_alias.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c apic/vapic.c \
              guest/hypercall.c guest/msr.c guest/io.c guest/cpuid.c vmx/event.c boot/cfg.c test/fuzz/stubs.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
