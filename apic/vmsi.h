@@ -165,6 +165,7 @@ struct vmsi_fn {
 	 * BAR), vmsi_find skips it; found afresh at first access, it takes this
 	 * slot, its IRTEs and entries again (one slot per PF and VF number). */
 	bool retired;
+	bool moving;                        /* renamed by a renumbering not yet routed again (vmsi_bus_write) */
 	uint32_t id;                        /* Vendor and Device ID when taken (0: a VF, whose read FFFFh) */
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;

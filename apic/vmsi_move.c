@@ -124,29 +124,37 @@ bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 	 * its capabilities written at its BDF now, where it captures its bus.
 	 * A VF moves with its PF, by its routing ID's offset from the PF's
 	 * (First VF Offset + (n - 1) * VF Stride may carry it past the PF's
-	 * bus), and is reached where its PF is: the VFs first, while their
-	 * PFs still have the BDFs they are offsets from. */
-	for (uint32_t pass = 0; pass < 2; pass++)
+	 * bus), and is reached where its PF is: the VFs renamed first, while
+	 * their PFs still have the BDFs they are offsets from, and routed
+	 * again last, once their PFs answer where their VF BARs are read. */
+	for (uint32_t pass = 0; pass < 3; pass++)
 		for (uint32_t i = 0; i < s->nfn; i++) {
 			struct vmsi_fn *f = &s->fn[i];
 			const struct vmsi_fn *pf = f->pf && f->pf <= s->nfn ? &s->fn[f->pf - 1] : NULL;
-			if ((pass == 0) != (pf != NULL) || f->retired)
+			if (f->retired || (pass == 1) == (pf != NULL))
 				continue;
 			const struct vmsi_fn *by = pf ? pf : f;
-			uint16_t from = f->bdf, by_to = move && by->parent == bdf ? (uint16_t)(sec << 8 | (by->bdf & 0xff)) : by->bdf;
-			f->bdf = pf ? (uint16_t)(by_to + (uint16_t)(from - pf->bdf)) : by_to;
-			bool was = f->gone;
-			f->gone = !reached(s, by->parent, (uint8_t)(by_to >> 8));
-			s->lost += !was && f->gone;
-			if (f->bdf != from) {
-				s->moves++;
-				if (hw->fn_moved)
-					hw->fn_moved(hw->ctx, from, f->bdf);
+			uint16_t from = f->bdf;
+			if (pass < 2) {
+				uint16_t by_to = move && by->parent == bdf ? (uint16_t)(sec << 8 | (by->bdf & 0xff)) : by->bdf;
+				f->bdf = pf ? (uint16_t)(by_to + (uint16_t)(from - pf->bdf)) : by_to;
+				f->moving = f->bdf != from;
+				if (f->moving) {
+					s->moves++;
+					if (hw->fn_moved)
+						hw->fn_moved(hw->ctx, from, f->bdf);
+				}
+				if (pass == 0)
+					continue;            /* a VF: routed in the last pass */
 			}
-			if (!f->gone && (was || f->bdf != from)) {
+			bool was = f->gone;
+			f->gone = !reached(s, by->parent, (uint8_t)(by->bdf >> 8));
+			s->lost += !was && f->gone;
+			if (!f->gone && (was || f->moving)) {
 				f->src = vmsi_alias_of(s, hw, f->bdf);   /* its requester ID through the bridges above it now */
 				vmsi_reroute(s, d, hw, f);
 			}
+			f->moving = false;
 		}
 	return true;
 }
