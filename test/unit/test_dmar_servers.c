@@ -497,6 +497,22 @@ TEST(iommu_require_refuses_what_auto_turns_off)
 	CHECK(iommu_available());
 }
 
+/* A DMAR of n units on segment 0, one scope: the units' DRHDs as given. */
+static struct dmar_info exact_dmar(const struct dmar_drhd *u, uint32_t n, struct dmar_scope sc)
+{
+	static struct dmar_drhd drhd[2];
+	static struct dmar_scope scope[1];
+	struct dmar_info d;
+	memset(&d, 0, sizeof d);
+	memcpy(drhd, u, n * sizeof *u);
+	scope[0] = sc;
+	d.drhd = drhd;
+	d.scope = scope;
+	d.ndrhd = n;
+	d.nscopes = 1;
+	return d;
+}
+
 /* Issue 43, item 5: an interrupt entry's cached copy is invalidated on the
  * unit an explicit scope names for its source; a source that only the
  * catch-all (INCLUDE_PCI_ALL) unit takes may, when its path is not known
@@ -505,17 +521,9 @@ TEST(iommu_require_refuses_what_auto_turns_off)
  * unit of the segment. */
 TEST(dmar_unit_exact_refuses_the_catch_all)
 {
-	static struct dmar_drhd drhd[2];
-	static struct dmar_scope scope[1];
-	struct dmar_info d;
-	memset(&d, 0, sizeof d);
-	d.drhd = drhd;
-	d.scope = scope;
-	d.ndrhd = 2;
-	d.drhd[0] = (struct dmar_drhd){ .segment = 0, .first = 0, .n = 1 };
-	d.drhd[1] = (struct dmar_drhd){ .segment = 0, .flags = DMAR_DRHD_INCLUDE_PCI_ALL, .first = 1, .n = 0 };
-	d.nscopes = 1;
-	d.scope[0] = (struct dmar_scope){ .type = DMAR_SCOPE_BRIDGE, .bus = 0, .npath = 1, .path = { { 3, 0 } } };
+	const struct dmar_drhd u[2] = { { .segment = 0, .first = 0, .n = 1 },
+					{ .segment = 0, .flags = DMAR_DRHD_INCLUDE_PCI_ALL, .first = 1, .n = 0 } };
+	struct dmar_info d = exact_dmar(u, 2, (struct dmar_scope){ .type = DMAR_SCOPE_BRIDGE, .bus = 0, .npath = 1, .path = { { 3, 0 } } });
 	struct dmar_scope under = { .type = DMAR_SCOPE_ENDPOINT, .bus = 0, .npath = 2, .path = { { 3, 0 }, { 0, 0 } } };
 	struct dmar_scope other = { .type = DMAR_SCOPE_ENDPOINT, .bus = 4, .npath = 1, .path = { { 0, 0 } } };
 	CHECK_EQ(dmar_unit_of(&d, 0, &under), 0);
@@ -527,16 +535,8 @@ TEST(dmar_unit_exact_refuses_the_catch_all)
 /* A device named in the catch-all unit's own scope is known exactly. */
 TEST(dmar_unit_exact_takes_a_scope_of_the_catch_all_unit)
 {
-	static struct dmar_drhd drhd[1];
-	static struct dmar_scope scope[1];
-	struct dmar_info d;
-	memset(&d, 0, sizeof d);
-	d.drhd = drhd;
-	d.scope = scope;
-	d.ndrhd = 1;
-	d.drhd[0] = (struct dmar_drhd){ .segment = 0, .flags = DMAR_DRHD_INCLUDE_PCI_ALL, .first = 0, .n = 1 };
-	d.nscopes = 1;
-	d.scope[0] = (struct dmar_scope){ .type = DMAR_SCOPE_ENDPOINT, .bus = 0, .npath = 1, .path = { { 2, 0 } } };
+	const struct dmar_drhd u[1] = { { .segment = 0, .flags = DMAR_DRHD_INCLUDE_PCI_ALL, .first = 0, .n = 1 } };
 	struct dmar_scope named = { .type = DMAR_SCOPE_ENDPOINT, .bus = 0, .npath = 1, .path = { { 2, 0 } } };
+	struct dmar_info d = exact_dmar(u, 1, named);
 	CHECK_EQ(dmar_unit_exact(&d, 0, &named), 0);
 }
