@@ -2011,7 +2011,7 @@ level_fuzz() {
     tail -n 5 "$LOGS/fuzz-build.log"
     return
   fi
-  for t in options cfg mb2 memmap acpi linux guest dmar irq srat mmio vmsi; do
+  for t in options cfg mb2 memmap acpi linux guest dmar irq srat mmio vmsi wall; do
     work=$(mktemp -d "${TMPDIR:-/tmp}/hv-fuzz.XXXXXX")
     cp test/fuzz/corpus/$t/* "$work/" 2>/dev/null
     out=$($B/fuzz/$t -max_total_time="${FUZZ_SECONDS:-10}" -artifact_prefix="$LOGS/fuzz-$t-" "$work" 2>&1); rc=$?
