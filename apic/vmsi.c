@@ -225,22 +225,28 @@ static uint32_t vdword(const struct vmsi_fn *f, uint16_t dw)
 	return f->msi_mask;
 }
 
-/* A function that is not the one taken (another in its slot, or none):
- * its table's pages back, its IRTEs cleared (not present, their cached
- * copies invalidated), its slot and IRTEs left for the next function found
- * at that BDF; that BDF asked afresh at the next access. */
-static void retire(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
+/* A function the trap lets go of: its table's pages back, its guest state
+ * as after reset, its BDF asked afresh at the next access. */
+static void forget(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
 {
 	vmsi_table_place(s, hw, f, false);
+	f->msi_ctl &= (uint16_t)~MSI_CTL_RW;
+	f->msix_ctl &= (uint16_t)~MSIX_CTL_RW;
+	vmsi_unsee(s, f->bdf);
+}
+
+/* A function that is not the one taken (another in its slot, or none):
+ * let go of, its IRTEs cleared (not present, their cached copies
+ * invalidated), its slot and IRTEs left for the next function found at
+ * that BDF. */
+static void retire(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	forget(s, hw, f);
 	uint32_t n = (f->msi ? VMSI_MSI_IRTES : 0) + (f->msix ? f->nent : 0u);
 	const struct vioapic_irte none = { 0, 0 };
 	for (uint32_t i = 0; hw->irte && f->irte != VMSI_NO_IRTE && i < n; i++)
 		hw->irte(hw->ctx, f->irte + i, &none);
-	f->msi_ctl &= (uint16_t)~MSI_CTL_RW;
-	f->msix_ctl &= (uint16_t)~MSIX_CTL_RW;
 	f->retired = true;
-	if (s->seen)
-		s->seen[f->bdf >> 3] &= (uint8_t)~(1u << (f->bdf & 7));
 	s->swapped++;
 }
 
@@ -423,10 +429,8 @@ void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct 
 		if (g->pf != me || g->retired)
 			continue;
 		if (on) {
-			vmsi_table_place(s, hw, g, false);
+			forget(s, hw, g);
 			g->retired = true;
-			if (s->seen)
-				s->seen[g->bdf >> 3] &= (uint8_t)~(1u << (g->bdf & 7));
 			continue;
 		}
 		if (!g->msix)
@@ -435,11 +439,7 @@ void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct 
 			/* The VFs are gone (SR-IOV: VF Enable cleared): their tables'
 			 * pages back, their state as after reset, found again at the
 			 * guest's first access once enabled again. */
-			vmsi_table_place(s, hw, g, false);
-			g->msix_ctl &= (uint16_t)~MSIX_CTL_RW;
-			g->msi_ctl &= (uint16_t)~MSI_CTL_RW;
-			if (s->seen)
-				s->seen[g->bdf >> 3] &= (uint8_t)~(1u << (g->bdf & 7));
+			forget(s, hw, g);
 			s->vfs_gone++;
 			continue;
 		}
@@ -454,7 +454,7 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 		    unsigned size, uint32_t val)
 {
 	struct vmsi_fn *f = vmsi_seen(s, hw, bdf);
-	if (!f && s->seen && !(s->seen[bdf >> 3] & (1u << (bdf & 7)))) {
+	if (!f && s->seen && !vmsi_was_seen(s, bdf)) {
 		/* Not answering yet (absent, or still in Configuration Request
 		 * Retry Status, which a root complex would retry until the
 		 * function took it, untrapped): dropped, as a write to an

@@ -251,6 +251,10 @@ void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct 
 uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus, uint8_t (*path)[2], uint32_t max);
 /* A function's name for its remapping unit: a VF's is its PF's (the unit
  * that remaps the PF remaps its VFs, wherever their routing IDs land). */
+/* The first-access bitmap (s->seen): bdf answered and was probed; forgotten,
+ * it is probed again at the next access. */
+bool vmsi_was_seen(const struct vmsi *s, uint16_t bdf);
+void vmsi_unsee(struct vmsi *s, uint16_t bdf);
 uint32_t vmsi_fn_scope_path(const struct vmsi *s, const struct vmsi_fn *f, uint8_t *start_bus, uint8_t (*path)[2],
 			    uint32_t max);
 

@@ -264,6 +264,17 @@ static void mark_seen(struct vmsi *s, uint16_t bdf)
 		s->seen[bdf >> 3] |= (uint8_t)(1u << (bdf & 7));
 }
 
+void vmsi_unsee(struct vmsi *s, uint16_t bdf)
+{
+	if (s->seen)
+		s->seen[bdf >> 3] &= (uint8_t)~(1u << (bdf & 7));
+}
+
+bool vmsi_was_seen(const struct vmsi *s, uint16_t bdf)
+{
+	return s->seen && (s->seen[bdf >> 3] & (1u << (bdf & 7)));
+}
+
 struct scan_arg {
 	struct vmsi *s;
 	const struct vmsi_hw *hw;
@@ -322,7 +333,7 @@ static uint16_t vf_of(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, ui
 struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
 {
 	struct vmsi_fn *f = vmsi_find(s, bdf);
-	if (f || !s->seen || (s->seen[bdf >> 3] & (1u << (bdf & 7))))
+	if (f || !s->seen || vmsi_was_seen(s, bdf))
 		return f;
 	/* A VF's Vendor ID reads FFFFh as an absent function's does (SR-IOV:
 	 * "Vendor ID ... FFFFh"): an enabled VF is known from its PF alone. */
