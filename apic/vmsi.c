@@ -177,7 +177,7 @@ static void msi_apply(struct vmsi *s, const struct vioapic_dom *d, const struct 
 static void msix_entry_apply(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f,
 			     uint32_t i, bool count)
 {
-	if (!f->table_pa || !f->ent)
+	if (!f->table_pa || !f->ent || f->dark)
 		return;
 	const struct vmsi_entry *e = &f->ent[i];
 	uint64_t t = f->table_pa + 16ull * i;
@@ -225,37 +225,12 @@ static uint32_t vdword(const struct vmsi_fn *f, uint16_t dw)
 	return f->msi_mask;
 }
 
-/* A function the trap lets go of: its table's pages back, its guest state
- * as after reset, its BDF asked afresh at the next access. */
-static void forget(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
-{
-	vmsi_table_place(s, hw, f, false);
-	f->msi_ctl &= (uint16_t)~MSI_CTL_RW;
-	f->msix_ctl &= (uint16_t)~MSIX_CTL_RW;
-	vmsi_unsee(s, f->bdf);
-}
-
-/* A function that is not the one taken (another in its slot, or none):
- * let go of, its IRTEs cleared (not present, their cached copies
- * invalidated), its slot and IRTEs left for the next function found at
- * that BDF. */
-static void retire(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
-{
-	forget(s, hw, f);
-	uint32_t n = (f->msi ? VMSI_MSI_IRTES : 0) + (f->msix ? f->nent : 0u);
-	const struct vioapic_irte none = { 0, 0 };
-	for (uint32_t i = 0; hw->irte && f->irte != VMSI_NO_IRTE && i < n; i++)
-		hw->irte(hw->ctx, f->irte + i, &none);
-	f->retired = true;
-	s->swapped++;
-}
-
 uint32_t vmsi_cfg_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off, unsigned size)
 {
 	/* The guest reads the IDs: is the function the one taken (hot-swap)? */
 	struct vmsi_fn *f = off < 4 ? vmsi_find(s, bdf) : NULL;
-	if (f && f->id && hw->cfg_read(hw->ctx, bdf, 0, 4) != f->id)
-		retire(s, hw, f);
+	if (f)
+		vmsi_still_taken(s, hw, f);
 	f = vmsi_seen(s, hw, bdf);
 	uint32_t v = hw->cfg_read(hw->ctx, bdf, off, size);
 	bool emu = false;
@@ -334,6 +309,20 @@ static bool touches_table_bar(const struct vmsi_fn *f, uint16_t off, unsigned si
 		return false;
 	uint16_t bar = (uint16_t)(CFG_BAR0 + 4 * bir);
 	return off + size > bar && off < bar + 8;
+}
+
+void vmsi_release(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw)
+{
+	for (uint32_t i = 0; i < s->nfn; i++) {
+		struct vmsi_fn *g = &s->fn[i];
+		unsigned why = g->held - 1u;
+		if (g->held == VMSI_HELD_ENTRIES)        /* its registers out of reach: the entries alone */
+			for (uint32_t k = 0; k < g->nent && g->ent; k++)
+				msix_entry_apply(s, d, hw, g, k, false);
+		else if (g->held)
+			msix_ctl_apply(s, d, hw, g, true, false, g->held_from, (int)why);
+		g->held = 0;
+	}
 }
 
 void vmsi_reroute(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f)
@@ -429,7 +418,7 @@ void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct 
 		if (g->pf != me || g->retired)
 			continue;
 		if (on) {
-			forget(s, hw, g);
+			vmsi_forget(s, hw, g);
 			g->retired = true;
 			continue;
 		}
@@ -439,21 +428,29 @@ void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct 
 			/* The VFs are gone (SR-IOV: VF Enable cleared): their tables'
 			 * pages back, their state as after reset, found again at the
 			 * guest's first access once enabled again. */
-			forget(s, hw, g);
+			vmsi_forget(s, hw, g);
 			s->vfs_gone++;
 			continue;
 		}
 		uint64_t old = g->table_pa;
-		msix_ctl_apply(s, d, hw, g, true, false, old, (int)vmsi_table_place(s, hw, g, decode));
+		unsigned why = vmsi_table_place(s, hw, g, decode);
+		if (quiet)
+			vmsi_hold(g, old, why);              /* its entries once VF MSE is back */
+		else
+			msix_ctl_apply(s, d, hw, g, true, false, old, (int)why);
 	}
-	if (quiet)
+	if (quiet) {
 		hw->cfg_write(hw->ctx, f->bdf, reg, 2, want);
+		vmsi_release(s, d, hw);
+	}
 }
 
 void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
 		    unsigned size, uint32_t val)
 {
 	struct vmsi_fn *f = vmsi_seen(s, hw, bdf);
+	if (f && !vmsi_still_taken(s, hw, f))
+		f = vmsi_seen(s, hw, bdf);          /* found afresh, or not answering yet */
 	if (!f && s->seen && !vmsi_was_seen(s, bdf)) {
 		/* Not answering yet (absent, or still in Configuration Request
 		 * Retry Status, which a root complex would retry until the
@@ -468,6 +465,8 @@ void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 	if (!emu) {
 		s->cfg_passed++;
 		if (vmsi_touches_bus(off, size) && vmsi_bus_write(s, d, hw, bdf, off, size, val))
+			return;
+		if (vmsi_touches_window(off, size) && vmsi_bridge_write(s, d, hw, bdf, off, size, val))
 			return;
 		/* A table that moves leaves its new page out of the guest's view
 		 * at once (MSI-X enabled or not: the guest writes entries
@@ -559,8 +558,10 @@ static struct vmsi_fn *entry_of(struct vmsi *s, uint64_t pa, uint32_t *i)
 uint32_t vmsi_mem_read(struct vmsi *s, const struct vmsi_hw *hw, uint64_t pa)
 {
 	uint32_t i;
-	struct vmsi_fn *f = entry_of(s, pa, &i);
-	if (!f && vmsi_in_placed_bar(s, pa))
+	struct vmsi_fn *f = entry_of(s, pa, &i), *b = f ? f : vmsi_placed_bar_of(s, pa);
+	if (b && !vmsi_still_taken(s, hw, b))
+		f = b = NULL;
+	if (!f && b && !b->dark)
 		return hw->mem_read(hw->ctx, pa);
 	if (!f) {
 		s->stray++;
@@ -579,9 +580,11 @@ uint32_t vmsi_mem_read(struct vmsi *s, const struct vmsi_hw *hw, uint64_t pa)
 void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint64_t pa, uint32_t val)
 {
 	uint32_t i;
-	struct vmsi_fn *f = entry_of(s, pa, &i);
+	struct vmsi_fn *f = entry_of(s, pa, &i), *b = f ? f : vmsi_placed_bar_of(s, pa);
+	if (b && !vmsi_still_taken(s, hw, b))
+		f = b = NULL;
 	if (!f) {
-		if (vmsi_in_placed_bar(s, pa))
+		if (b && !b->dark)
 			hw->mem_write(hw->ctx, pa, val);
 		else
 			s->stray++;              /* dropped */

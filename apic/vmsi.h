@@ -166,6 +166,17 @@ struct vmsi_fn {
 	 * slot, its IRTEs and entries again (one slot per PF and VF number). */
 	bool retired;
 	bool moving;                        /* renamed by a renumbering not yet routed again (vmsi_bus_write) */
+	/* Placed while the hypervisor holds decoding off above it (VF MSE, a
+	 * bridge's Memory Space Enable): its entries are written once decoding
+	 * is back (vmsi_release), held: 1 + the place's refusal, and where the
+	 * table was (written while held off they would reach nothing). */
+	uint8_t held;                       /* VMSI_HELD_ENTRIES: a dark one's entries alone */
+	uint64_t held_from;
+	/* Gone (its bus not forwarded: its registers out of reach) when a
+	 * bridge above stopped forwarding its table's BAR: its pages stay out
+	 * of view, the hypervisor writes nothing there until a bridge write
+	 * or a renumbering reaches it again. */
+	bool dark;
 	uint32_t id;                        /* Vendor and Device ID when taken (0: a VF, whose read FFFFh) */
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;
@@ -213,6 +224,9 @@ struct vmsi {
 	uint32_t nbridge;
 	struct vmsi_bridge bridge[VMSI_MAX_BRIDGES];
 	uint32_t moves, lost;               /* functions moved to another bus; left where no bridge forwards */
+	/* The bridge whose Memory Space Enable the hypervisor holds off (+1;
+	 * 0: none): taken as forwarding while the tables below are placed. */
+	uint16_t held_bridge;
 	uint32_t resizes;                   /* a table's BAR resized (Resizable BAR) */
 	uint32_t refused_by[VM_COUNT];
 	/* Owned remapping (d->remap): the IRTEs the functions take, set before
@@ -225,6 +239,12 @@ struct vmsi {
 	uint8_t *seen;
 	uint32_t hot_added, vfs_found, vfs_gone;
 };
+/* A function the trap lets go of (vmsi_forget): its table's pages back,
+ * its guest state as after reset, its BDF asked afresh at the next access.
+ * vmsi_still_taken: is f still the function taken (its IDs as then)? Not:
+ * let go of (a PF with its VFs), its IRTEs cleared, counted in swapped. */
+void vmsi_forget(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f);
+bool vmsi_still_taken(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f);
 /* Function bdf at the guest's access to it: the trap's, or one that
  * answers for the first time taken into the trap now (NULL: none, or no
  * MSI and no MSI-X). */
@@ -347,8 +367,28 @@ uint64_t vmsi_vf_bar_size(const struct vmsi_hw *hw, uint16_t pf, uint16_t sriov,
 /* Every VF BAR of PF f sized (vf_bar_size[]; the upper half of a 64-bit
  * one 0), unless VF MSE is on (sizing writes the BARs). */
 void vmsi_vf_bars_size(const struct vmsi_hw *hw, struct vmsi_fn *f);
-/* Is pa inside the BAR of a function whose table is placed? */
-bool vmsi_in_placed_bar(const struct vmsi *s, uint64_t pa);
+/* The function whose table is placed and whose BAR holds pa (NULL: none). */
+struct vmsi_fn *vmsi_placed_bar_of(struct vmsi *s, uint64_t pa);
+/* Do the bridges above f forward memory to it (Memory Space Enable, each,
+ * but s->held_bridge's)? */
+bool vmsi_forwarded(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);
+/* Does memory reach f's placed table's BAR (forwarded, in every window on
+ * the way)? */
+bool vmsi_reaches(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);
+
+/* The two steps where the hypervisor holds decoding off (VF MSE, a
+ * bridge's): f's table placed (its pages out of view) while nothing
+ * decodes it, vmsi_hold says so (from: where it was before, why: the
+ * place's refusal); vmsi_release, decoding back on, writes the held
+ * functions' entries and MSI-X control. */
+#define VMSI_HELD_ENTRIES 0xff
+static inline void vmsi_hold(struct vmsi_fn *f, uint64_t from, unsigned why)
+{
+	if (!f->held)
+		f->held_from = from;
+	f->held = (uint8_t)(1 + why);
+}
+void vmsi_release(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw);
 
 /* Internal to apic/vmsi.c and apic/vmsi_move.c: functions that move. */
 #define CFG_PRI_BUS   0x18                /* primary, secondary (0x19), subordinate (0x1A) bus numbers */
@@ -364,6 +404,17 @@ void vmsi_reroute(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi
 bool vmsi_touches_bus(uint16_t off, unsigned size);
 bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
 		    unsigned size, uint32_t val);
+/* A write that touches a bridge's command register or memory windows
+ * (PCI-to-PCI Bridge Architecture: Memory Space Enable, memory base/limit
+ * 0x20, prefetchable 0x24-0x2F)? vmsi_bridge_write: to a bridge the scan
+ * saw, the write passed and the tables below judged again (forwarded, in
+ * every window on the way), its Memory Space Enable held off meanwhile
+ * where it forwards after the write; false: not such a bridge. */
+#define CFG_WINDOWS     0x20
+#define CFG_WINDOWS_END 0x30
+bool vmsi_touches_window(uint16_t off, unsigned size);
+bool vmsi_bridge_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
+		       unsigned size, uint32_t val);
 /* A bridge seen by the scan (false: no room, not followed). */
 bool vmsi_bridge_add(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
 /* The bridge the scan saw at bdf (live: only one still forwarded to); NULL: none. */

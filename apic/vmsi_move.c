@@ -206,3 +206,58 @@ uint64_t vmsi_rebar_size(const struct vmsi_hw *hw, const struct vmsi_fn *f)
 	 * so no table is placed in it until a listed size is written. */
 	return listed ? 1ull << (n + 20) : VMSI_BAR_UNDEFINED;
 }
+
+bool vmsi_touches_window(uint16_t off, unsigned size)
+{
+	return (off <= CFG_COMMAND && off + size > CFG_COMMAND) || (off < CFG_WINDOWS_END && off + size > CFG_WINDOWS);
+}
+
+/* Is bridge bdf on the way down to f? */
+static bool below(struct vmsi *s, const struct vmsi_fn *f, uint16_t bdf)
+{
+	uint16_t up = f->parent;
+	for (uint32_t n = 0; up != VMSI_NO_PARENT && n <= s->nbridge; n++) {
+		if (up == bdf)
+			return true;
+		const struct vmsi_bridge *b = vmsi_bridge_named(s, up, false);
+		up = b ? b->parent : VMSI_NO_PARENT;
+	}
+	return false;
+}
+
+bool vmsi_bridge_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
+		       unsigned size, uint32_t val)
+{
+	if (!vmsi_bridge_named(s, bdf, true))
+		return false;
+	uint16_t cmd = (uint16_t)hw->cfg_read(hw->ctx, bdf, CFG_COMMAND, 2);
+	uint32_t lane = off <= CFG_COMMAND && off + size > CFG_COMMAND ? CMD_MEM << 8 * (CFG_COMMAND - off) : 0;
+	bool on = lane ? (val & lane) : (cmd & CMD_MEM);
+	if (on && (cmd & CMD_MEM))
+		hw->cfg_write(hw->ctx, bdf, CFG_COMMAND, 2, cmd & ~CMD_MEM);
+	hw->cfg_write(hw->ctx, bdf, off, size, on ? val & ~lane : val);
+	s->held_bridge = on ? (uint16_t)(bdf + 1) : 0;
+	for (uint32_t i = 0; i < s->nfn; i++) {
+		struct vmsi_fn *g = &s->fn[i];
+		/* The bridge's own table too (a root port's MSI-X): in its BAR,
+		 * which its Memory Space Enable gates as well. */
+		bool self = g->bdf == bdf;
+		if (g->msix && !g->retired && g->gone && below(s, g, bdf)) {
+			/* Out of reach of its registers: its table stays where it
+			 * was, written again once forwarded there again. */
+			bool was = g->dark;
+			g->dark = !vmsi_reaches(s, hw, g);
+			if (was && !g->dark)
+				g->held = VMSI_HELD_ENTRIES;
+		} else if (g->msix && !g->retired && !g->gone && (self || below(s, g, bdf))) {
+			uint64_t from = g->table_pa;
+			bool dec = self ? on && vmsi_forwarded(s, hw, g) : vmsi_decoding(s, hw, g);
+			vmsi_hold(g, from, vmsi_table_place(s, hw, g, dec));
+		}
+	}
+	s->held_bridge = 0;
+	if (on)
+		hw->cfg_write(hw->ctx, bdf, CFG_COMMAND, 2, hw->cfg_read(hw->ctx, bdf, CFG_COMMAND, 2) | CMD_MEM);
+	vmsi_release(s, d, hw);
+	return true;
+}

@@ -75,7 +75,7 @@ static uint64_t bar_at(const struct vmsi_hw *hw, uint16_t bdf, uint16_t reg, boo
 static uint64_t table_bar(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f, bool decode)
 {
 	unsigned bir = f->msix_table & 7;
-	if (bir > 5 || !decode)
+	if (bir > 5 || !decode || !vmsi_forwarded(s, hw, f))
 		return 0;
 	const struct vmsi_fn *pf = pf_of(s, f);
 	if (!pf)
@@ -84,9 +84,28 @@ static uint64_t table_bar(const struct vmsi *s, const struct vmsi_hw *hw, const 
 	return base && pf->vf_bar_size[bir] ? base + (uint64_t)(f->vf - 1) * pf->vf_bar_size[bir] : 0;
 }
 
+/* The bridge the scan saw at bdf, NULL: none (or not forwarded now). */
+static const struct vmsi_bridge *bridge_at(const struct vmsi *s, uint16_t bdf)
+{
+	return vmsi_bridge_named((struct vmsi *)s, bdf, true);
+}
+
+/* PCI-to-PCI Bridge Architecture, "Command Register": with Memory Space
+ * Enable clear the bridge forwards no memory transaction downstream. */
+bool vmsi_forwarded(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f)
+{
+	const struct vmsi_bridge *b = f->parent == VMSI_NO_PARENT ? NULL : bridge_at(s, f->parent);
+	for (uint32_t n = 0; b && n < s->nbridge; n++, b = b->parent == VMSI_NO_PARENT ? NULL : bridge_at(s, b->parent))
+		if (b->bdf + 1u != s->held_bridge && !(hw->cfg_read(hw->ctx, b->bdf, CFG_COMMAND, 2) & CMD_MEM))
+			return false;
+	return true;
+}
+
 bool vmsi_decoding(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f)
 {
 	const struct vmsi_fn *pf = pf_of(s, f);
+	if (!vmsi_forwarded(s, hw, f))
+		return false;
 	if (!pf)
 		return hw->cfg_read(hw->ctx, f->bdf, CFG_COMMAND, 2) & CMD_MEM;
 	uint32_t c = hw->cfg_read(hw->ctx, pf->bdf, (uint16_t)(pf->sriov + SRIOV_CTRL), 2);
@@ -133,6 +152,26 @@ static bool in_window(const struct vmsi_hw *hw, uint16_t br, uint64_t a, uint64_
 	return (mlo <= mhi && a >= mlo && b - 1 <= mhi) || (plo <= phi && a >= plo && b - 1 <= phi);
 }
 
+/* Every bridge on the way down forwards [lo, hi): its windows (the
+ * guest's to rewrite, followed by vmsi_bridge_write). */
+static bool windows_hold(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f, uint64_t lo, uint64_t hi)
+{
+	const struct vmsi_bridge *b = f->parent == VMSI_NO_PARENT ? NULL : bridge_at(s, f->parent);
+	if (f->parent != VMSI_NO_PARENT && !in_window(hw, f->parent, lo, hi))
+		return false;
+	for (uint32_t n = 0; b && n < s->nbridge; n++, b = b->parent == VMSI_NO_PARENT ? NULL : bridge_at(s, b->parent))
+		if (!in_window(hw, b->bdf, lo, hi))
+			return false;
+	return true;
+}
+
+bool vmsi_reaches(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f)
+{
+	uint64_t lo = f->bar_size ? f->table_pa - (f->msix_table & ~7u) : f->table_pa;
+	uint64_t hi = lo + (f->bar_size ? f->bar_size : table_len(f));
+	return f->table_pa && vmsi_forwarded(s, hw, f) && windows_hold(s, hw, f, lo, hi);
+}
+
 /* May f's table lie at pa (its BAR at bar)? The wall: the hypervisor
  * writes a table's entries and passes the rest of its pages only where
  * the device alone decodes them (on hardware a BAR over DRAM or another
@@ -147,7 +186,7 @@ static unsigned place_check(const struct vmsi *s, const struct vmsi_hw *hw, cons
 	uint64_t lo = f->bar_size ? bar : pa, hi = f->bar_size ? bar + f->bar_size : pa + len;
 	if (hi < lo)
 		return VM_TABLE_OUTSIDE_BAR;     /* wraps */
-	if (f->parent != VMSI_NO_PARENT && !in_window(hw, f->parent, lo, hi))
+	if (!windows_hold(s, hw, f, lo, hi))
 		return VM_TABLE_OUTSIDE_WINDOW;
 	for (uint64_t pg = first_page(pa); pg < end_page(pa, len); pg += 0x1000)
 		if (page_in_use(s, pg, f))
@@ -176,9 +215,11 @@ unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_
 {
 	uint64_t bar = table_bar(s, hw, f, decode);
 	uint64_t pa = bar ? bar + (f->msix_table & ~7u) : 0, old = f->table_pa;
-	if (pa == old)
-		return VR_NONE;
+	/* Judged again where it stays too: the windows above may have moved
+	 * (a bridge written, buses renumbered); refused now, it is unplaced. */
 	unsigned r = pa ? place_check(s, hw, f, bar, pa) : VR_NONE;
+	if (pa == old && r == VR_NONE)
+		return VR_NONE;
 	if (r == VR_NONE && pa && hw->table_at && !hw->table_at(hw->ctx, pa, (uint32_t)table_len(f)))
 		r = VM_TABLE_NO_ROOM;
 	if (r != VR_NONE)
@@ -187,6 +228,7 @@ unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_
 		if (!page_listed(s, pg))
 			s->page[s->npages++] = pg;
 	f->table_pa = pa;
+	f->dark = false;
 	for (uint64_t pg = first_page(old); old && pg < end_page(old, table_len(f)); pg += 0x1000) {
 		if (page_in_use(s, pg, NULL))
 			continue;
@@ -242,16 +284,16 @@ uint64_t vmsi_vf_bar_size(const struct vmsi_hw *hw, uint16_t pf, uint16_t sriov,
 
 /* Is pa inside the BAR of a function whose table is placed (the rest of
  * a table's page: its PBA, the device's other registers)? */
-bool vmsi_in_placed_bar(const struct vmsi *s, uint64_t pa)
+struct vmsi_fn *vmsi_placed_bar_of(struct vmsi *s, uint64_t pa)
 {
 	for (uint32_t k = 0; k < s->nfn; k++) {
-		const struct vmsi_fn *f = &s->fn[k];
+		struct vmsi_fn *f = &s->fn[k];
 		if (!f->msix || !f->table_pa)
 			continue;
 		uint64_t lo = f->bar_size ? f->table_pa - (f->msix_table & ~7u) : f->table_pa;
 		uint64_t len = f->bar_size ? f->bar_size : table_len(f);
 		if (pa >= lo && pa - lo < len)
-			return true;
+			return f;
 	}
-	return false;
+	return NULL;
 }

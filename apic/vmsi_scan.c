@@ -374,3 +374,44 @@ bool vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw)
 	return sized;
 }
 
+/* A function the trap lets go of: its table's pages back, its guest state
+ * as after reset, its BDF asked afresh at the next access. */
+void vmsi_forget(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	vmsi_table_place(s, hw, f, false);
+	f->msi_ctl &= (uint16_t)~MSI_CTL_RW;
+	f->msix_ctl &= (uint16_t)~MSIX_CTL_RW;
+	vmsi_unsee(s, f->bdf);
+}
+
+/* A function that is not the one taken (another in its slot, or none):
+ * let go of, its IRTEs cleared (not present, their cached copies
+ * invalidated), its slot and IRTEs left for the next function found at
+ * that BDF. */
+static void retire(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	vmsi_forget(s, hw, f);
+	uint32_t n = (f->msi ? VMSI_MSI_IRTES : 0) + (f->msix ? f->nent : 0u);
+	const struct vioapic_irte none = { 0, 0 };
+	for (uint32_t i = 0; hw->irte && f->irte != VMSI_NO_IRTE && i < n; i++)
+		hw->irte(hw->ctx, f->irte + i, &none);
+	f->retired = true;
+	s->swapped++;
+}
+
+/* Is f still the function taken (its IDs as then; a VF: its PF's, a VF's
+ * read FFFFh)? Not (removed, swapped, in Retry Status): let go of, a PF
+ * with its VFs, before the hypervisor writes anything for it (a removed
+ * device's addresses decode nothing, or another device). One gone (its
+ * bus not forwarded) cannot be asked: it still decodes memory. */
+bool vmsi_still_taken(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	struct vmsi_fn *p = f->pf ? &s->fn[f->pf - 1] : f;
+	if (!p->retired && (!p->id || p->gone || hw->cfg_read(hw->ctx, p->bdf, 0, 4) == p->id))
+		return true;
+	uint16_t me = (uint16_t)(p - s->fn + 1);
+	for (uint32_t i = 0; i < s->nfn; i++)
+		if ((&s->fn[i] == p || s->fn[i].pf == me) && !s->fn[i].retired)
+			retire(s, hw, &s->fn[i]);
+	return false;
+}

@@ -51,12 +51,36 @@ static struct pfm_fn *by_bdf(struct pfm *m, uint16_t bdf)
 	return NULL;
 }
 
+/* Does every bridge above f forward a memory request for pa down to it?
+ * PCI-to-PCI Bridge Architecture: only with Memory Space Enable (command
+ * bit 1) set, and only an address inside its memory window (0x20: base
+ * 31:20 in 15:4, limit 31:20 in 31:20, the limit's 19:0 all ones) or its
+ * prefetchable one (0x24 alike, 64-bit with 0x28/0x2C where its low nibble
+ * is 1). */
+static bool forwarded(const struct pfm *m, const struct pfm_fn *f, uint64_t pa)
+{
+	for (unsigned n = 0; f->up && n < PFM_FNS; n++) {
+		const struct pfm_fn *b = &m->f[f->up - 1];
+		uint32_t w = pfm_cfg(b, 0x20, 4), p = pfm_cfg(b, 0x24, 4);
+		uint64_t lo = (uint64_t)(w & 0xfff0) << 16, hi = (uint64_t)(w & 0xfff00000u) | 0xfffff;
+		uint64_t plo = (uint64_t)(p & 0xfff0) << 16, phi = (uint64_t)(p & 0xfff00000u) | 0xfffff;
+		if ((p & 0xf) == 1) {
+			plo |= (uint64_t)pfm_cfg(b, 0x28, 4) << 32;
+			phi |= (uint64_t)pfm_cfg(b, 0x2c, 4) << 32;
+		}
+		if (!(pfm_cfg(b, 0x04, 2) & 2) || !((pa >= lo && pa <= hi) || (pa >= plo && pa <= phi)))
+			return false;
+		f = b;
+	}
+	return true;
+}
+
 /* The function whose BAR decodes pa, and the offset there. */
 static struct pfm_fn *by_pa(const struct pfm *m, uint64_t pa, uint32_t *off)
 {
 	for (unsigned i = 0; i < m->n; i++) {
 		uint64_t b = pfm_bar_base(&m->f[i]);
-		if (b && m->f[i].cfg[0x0e] == 0 && pa >= b && pa - b < m->f[i].bar_size) {
+		if (b && m->f[i].cfg[0x0e] == 0 && pa >= b && pa - b < m->f[i].bar_size && forwarded(m, &m->f[i], pa)) {
 			*off = (uint32_t)((pa - b) % PFM_MEM);
 			return (struct pfm_fn *)&m->f[i];
 		}
@@ -128,6 +152,7 @@ static void h_mem_write(void *ctx, uint64_t pa, uint32_t val)
 		m->mem_w[m->n_mem_w] = (struct pfm_write){ pa, val };
 	m->n_mem_w++;
 	struct pfm_fn *f = by_pa(m, pa, &off);
+	m->n_mem_lost += !f;                     /* nothing decodes it: the write goes nowhere */
 	if (!f || off > PFM_MEM - 4 || (off >= f->mem_ro_from && off < f->mem_ro_to))
 		return;
 	if (f->msix_nent && off >= f->msix_table_off && off < f->msix_table_off + 16 * f->msix_nent &&
@@ -294,7 +319,7 @@ void pfm_rebar(struct pfm_fn *f, uint16_t off, uint32_t sizes, unsigned n)
 
 void pfm_clear_log(struct pfm *m)
 {
-	m->n_mem_w = m->n_mem_r = m->n_cfg_w = m->n_table_at = m->n_irte = 0;
+	m->n_mem_w = m->n_mem_lost = m->n_mem_r = m->n_cfg_w = m->n_table_at = m->n_irte = 0;
 	m->irte_first = m->irte_last = 0;
 }
 

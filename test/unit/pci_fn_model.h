@@ -31,6 +31,9 @@
  *    bridge answers at the bridge's secondary bus, and only while every
  *    bridge above it forwards that bus (secondary <= bus <= subordinate;
  *    a secondary of 0 or not above the bridge's own bus forwards none);
+ *    it decodes memory only while every bridge above it forwards the
+ *    address (Memory Space Enable set, the address in its memory or
+ *    prefetchable window);
  *  - extended configuration space to 0xFFF (PCI Express Base
  *    Specification, reached through ECAM) with the Resizable BAR
  *    capability ("Resizable BAR Extended Capability", ID 0015h): the
@@ -76,6 +79,7 @@ struct pfm {
 	/* The log. */
 	struct pfm_write mem_w[PFM_LOG];
 	unsigned n_mem_w, n_mem_r, n_cfg_w;
+	unsigned n_mem_lost;            /* memory writes no function decodes (its bridges forward none there) */
 	unsigned n_table_at;
 	uint64_t table_at_pa;
 	uint32_t table_at_len;

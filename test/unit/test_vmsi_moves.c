@@ -250,3 +250,89 @@ TEST(vmsi_moves_a_vf_with_its_pf)
 	CHECK(vmsi_find(&S, 0x0500) == &S.fn[0]);
 	CHECK(vmsi_find(&S, 0x0600) == &S.fn[1]);
 }
+
+/* Issue 43, the wall fuzzer's BRIDGE: what a bridge forwards is the
+ * guest's to change (Memory Space Enable, its windows: PCI-to-PCI Bridge
+ * Architecture), and the model's function decodes memory only where every
+ * bridge above it forwards. The trap follows: a table no bridge forwards
+ * to is unplaced (no refusal: as with its own decoding off), one outside
+ * a window refused, and the hypervisor writes nothing where the device
+ * does not decode (n_mem_lost); forwarding back, the table is placed and
+ * its entries written, after the bridge forwards again. */
+static struct pfm_fn *setup_x(struct pfm_fn **rp)
+{
+	pfm_init(&M, &H);
+	*rp = pfm_bridge(&M, RP, NULL, 2, 2, WIN, WIN + 0x0fffffffu);
+	pfm_pcie(*rp, 0x40, 0x4);
+	struct pfm_fn *f = pfm_add(&M, 0x0000, 0, WIN, false);
+	pfm_below(&M, f, *rp);
+	pfm_msix(f, 0x70, 4, 0x1000, 0x2000);
+	pfm_pcie(f, 0x60, 0x0);
+	memset(&S, 0, sizeof S);
+	S.irte_base = 0;
+	S.irte_count = 64;
+	vmsi_scan(&S, &H);
+	pfm_clear_log(&M);
+	return f;
+}
+
+TEST(vmsi_bridge_forwarding_followed)
+{
+	struct pfm_fn *rp, *f = setup_x(&rp);
+	struct vmsi_fn *t = vmsi_find(&S, 0x0200);
+	CHECK(t != NULL && t->table_pa == WIN + 0x1000);
+	if (!t)
+		return;
+	struct vioapic_dom d = dom();
+	vmsi_mem_write(&S, &d, &H, WIN + 0x1000, 0xfee00000u);
+	vmsi_mem_write(&S, &d, &H, WIN + 0x1008, 0x0041);
+	vmsi_mem_write(&S, &d, &H, WIN + 0x100c, 0);
+	g_wr(0x0200, 0x72, 2, 0x8000);
+	CHECK_EQ(M.n_mem_lost, 0);
+	CHECK_EQ(pfm_mem(&M, WIN + 0x100c), 0);                /* routed, unmasked */
+	/* The root port's Memory Space Enable cleared. */
+	g_wr(RP, 0x04, 2, 0x0004);
+	CHECK_EQ(t->table_pa, 0);
+	CHECK(!vmsi_trapped(&S, WIN + 0x1000));
+	CHECK_EQ(t->refusals, 0);
+	vmsi_mem_write(&S, &d, &H, WIN + 0x100c, 1);           /* not trapped: a guest store goes nowhere itself */
+	CHECK_EQ(M.n_mem_lost, 0);
+	/* Set again: placed, its entries written once the bridge forwards. */
+	memset(&f->mem[0x1000], 0, 16);
+	g_wr(RP, 0x04, 2, 0x0006);
+	CHECK_EQ(pfm_cfg(rp, 0x04, 2), 0x0006);
+	CHECK_EQ(t->table_pa, WIN + 0x1000);
+	CHECK_EQ(M.n_mem_lost, 0);
+	CHECK_EQ(pfm_mem(&M, WIN + 0x100c), 0);
+	CHECK(pfm_mem(&M, WIN + 0x1000) != 0);
+	/* The window moved off the BAR: refused there, nothing written. */
+	g_wr(RP, 0x20, 4, 0xd000d000u);
+	CHECK_EQ(t->table_pa, 0);
+	CHECK_STR(vmsi_refusal_name(t->last_refusal), "msix_table_outside_bridge_window");
+	vmsi_mem_write(&S, &d, &H, WIN + 0x1008, 0x0042);
+	CHECK_EQ(M.n_mem_lost, 0);
+	g_wr(RP, 0x20, 4, (WIN + 0x0ff00000u) | (WIN >> 16));
+	CHECK_EQ(t->table_pa, WIN + 0x1000);
+	CHECK_EQ(M.n_mem_lost, 0);
+}
+
+/* Issue 43, the wall fuzzer's REMOVE: a function pulled while the guest
+ * looks away (its configuration all ones, its BAR decoding nothing): the
+ * guest's next store to its table page lets it go (its IDs read again),
+ * and nothing is written where it was. */
+TEST(vmsi_pulled_function_table_not_written)
+{
+	struct pfm_fn *rp, *f = setup_x(&rp);
+	struct vmsi_fn *t = vmsi_find(&S, 0x0200);
+	CHECK(t != NULL && t->table_pa == WIN + 0x1000);
+	if (!t)
+		return;
+	memset(f->cfg, 0xff, 0x100);
+	struct vioapic_dom d = dom();
+	vmsi_mem_write(&S, &d, &H, WIN + 0x100c, 0);
+	vmsi_mem_write(&S, &d, &H, WIN + 0x2000, 0);           /* its PBA's page, passed before */
+	CHECK_EQ(M.n_mem_w, 0);
+	CHECK_EQ(S.swapped, 1);
+	CHECK_EQ(t->table_pa, 0);
+	CHECK(!vmsi_trapped(&S, WIN + 0x1000));
+}

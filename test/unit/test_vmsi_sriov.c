@@ -49,6 +49,7 @@ static struct {
 	unsigned n;
 	uint8_t vfmem[4][VF_SIZE];       /* what VF n decodes */
 	unsigned seen_calls, table_gone;
+	unsigned lost;                   /* memory writes no VF decodes (VF MSE off, outside the VF BAR) */
 	bool vf_unready;                 /* VFs enabled but not answering yet (before the 100 ms the specification allows) */
 	const struct vmsi_fn *seen_last;
 } M;
@@ -186,6 +187,7 @@ static void m_mem_write(void *ctx, uint64_t pa, uint32_t val)
 	uint8_t *p = vf_mem(pa);
 	if (p)
 		memcpy(p, &val, 4);
+	M.lost += !p;
 }
 static uint32_t m_io_read(void *ctx, uint16_t port, unsigned size) { (void)ctx, (void)port, (void)size; return ~0u; }
 static void m_io_write(void *ctx, uint16_t port, unsigned size, uint32_t val) { (void)ctx, (void)port, (void)size, (void)val; }
@@ -518,4 +520,69 @@ TEST(vmsi_hot_swapped_function_found_afresh)
 	g_wr(HOT, 0x48, 2, 0x0052);
 	g_wr(HOT, 0x42, 2, 0x0001);
 	CHECK_EQ(f->routes, 1);
+}
+
+/* Issue 43, the wall fuzzer's VFMSE: VF MSE turned on, the trap holds it
+ * off until the VFs' tables are out of every vCPU's view; the entries it
+ * then writes reach the VFs only once VF MSE is back on (SR-IOV: with VF
+ * MSE clear no VF decodes memory). Written while it was held off they
+ * went nowhere and the VF kept what it held. */
+TEST(vmsi_sriov_vf_entries_written_once_vf_mse_is_back)
+{
+	setup();
+	g_wr(PF, SRIOV + 0x10, 2, 2);
+	g_wr(PF, SRIOV + 0x24, 4, VF_BAR);
+	g_wr(PF, SRIOV + 0x08, 2, 9);
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0x34, 1), 0x40);
+	struct vmsi_fn *v2 = vmsi_find(&S, (uint16_t)VF(2));
+	CHECK(v2 != NULL);
+	if (!v2)
+		return;
+	struct vioapic_dom d = dom();
+	vmsi_mem_write(&S, &d, &H, v2->table_pa, 0xfee00000u);
+	vmsi_mem_write(&S, &d, &H, v2->table_pa + 8, 0x0041);
+	vmsi_mem_write(&S, &d, &H, v2->table_pa + 12, 0);
+	g_wr((uint16_t)VF(2), 0x42, 2, 0x8000);
+	g_wr(PF, SRIOV + 0x08, 2, 1);                          /* VF MSE off: the table unplaced */
+	CHECK_EQ(v2->table_pa, 0);
+	memset(&M.vfmem[1][TOFF], 0, 16);                      /* what the VF holds meanwhile (its reset state, say) */
+	M.lost = 0;
+	g_wr(PF, SRIOV + 0x08, 2, 9);                          /* on again: placed, every entry written */
+	CHECK_EQ(v2->table_pa, VF_BAR + VF_SIZE + TOFF);
+	CHECK_EQ(M.lost, 0);
+	uint32_t e[4];
+	memcpy(e, &M.vfmem[1][TOFF], 16);
+	CHECK_EQ(e[2], 0x0041);
+	CHECK_EQ(e[3], 0);                                     /* unmasked: routed */
+	CHECK_EQ(get(&M.f[0], SRIOV + 0x08, 2), 9);
+}
+
+/* Issue 43, the wall fuzzer's REMOVE and CRS: a function pulled (all ones)
+ * or replaced by one still in Retry Status, which the guest writes before
+ * reading its IDs again, is let go of at that write: the hypervisor writes
+ * nothing of the old function's into the slot (its MSI at the old
+ * function's capability offset). */
+TEST(vmsi_pulled_function_let_go_at_the_next_write)
+{
+	setup();
+	struct fn *h = fn_add(HOT, false);
+	put(h, 0x40, 4, 0x05, 0);
+	put(h, 0x42, 2, 0x0000, 0x0071);
+	put(h, 0x44, 4, 0, 0xfffffffcu);
+	put(h, 0x48, 2, 0, 0xffff);
+	CHECK_EQ(g_rd(HOT, 0, 4), 0x10ed8086u);
+	g_wr(HOT, 0x44, 4, 0xfee00000u);
+	g_wr(HOT, 0x48, 2, 0x0051);
+	g_wr(HOT, 0x42, 2, 0x0001);
+	CHECK_EQ(vmsi_find(&S, HOT)->routes, 1);
+	/* Replaced by a function in Retry Status: its Vendor ID reads 0001h,
+	 * the rest all ones; what the old one's MSI was is another's now. */
+	memset(h->cfg, 0, 0x50);
+	put(h, 0x00, 4, 0xffff0001u, 0);
+	put(h, 0x44, 4, 0x12345678u, 0xffffffffu);
+	g_wr(HOT, 0x48, 2, 0x0052);
+	CHECK_EQ(S.swapped, 1);
+	CHECK(vmsi_find(&S, HOT) == NULL);
+	CHECK_EQ(get(h, 0x44, 4), 0x12345678u);                /* nothing written there */
+	CHECK_EQ(S.not_ready_writes, 1);
 }
