@@ -207,9 +207,14 @@ uint64_t vmsi_rebar_size(const struct vmsi_hw *hw, const struct vmsi_fn *f)
 	return listed ? 1ull << (n + 20) : VMSI_BAR_UNDEFINED;
 }
 
+static bool windows_touched(uint16_t off, unsigned size)
+{
+	return off < CFG_WINDOWS_END && off + size > CFG_WINDOWS;
+}
+
 bool vmsi_touches_window(uint16_t off, unsigned size)
 {
-	return (off <= CFG_COMMAND && off + size > CFG_COMMAND) || (off < CFG_WINDOWS_END && off + size > CFG_WINDOWS);
+	return (off <= CFG_COMMAND && off + size > CFG_COMMAND) || windows_touched(off, size);
 }
 
 /* Is bridge bdf on the way down to f? */
@@ -233,6 +238,12 @@ bool vmsi_bridge_write(struct vmsi *s, const struct vioapic_dom *d, const struct
 	uint16_t cmd = (uint16_t)hw->cfg_read(hw->ctx, bdf, CFG_COMMAND, 2);
 	uint32_t lane = off <= CFG_COMMAND && off + size > CFG_COMMAND ? CMD_MEM << 8 * (CFG_COMMAND - off) : 0;
 	bool on = lane ? (val & lane) : (cmd & CMD_MEM);
+	if (!windows_touched(off, size) && on == !!(cmd & CMD_MEM)) {
+		/* Forwarding unchanged (INTx Disable, Bus Master, SERR#): passed,
+		 * nothing held off, so no access below fails meanwhile. */
+		hw->cfg_write(hw->ctx, bdf, off, size, val);
+		return true;
+	}
 	if (on && (cmd & CMD_MEM))
 		hw->cfg_write(hw->ctx, bdf, CFG_COMMAND, 2, cmd & ~CMD_MEM);
 	hw->cfg_write(hw->ctx, bdf, off, size, on ? val & ~lane : val);

@@ -336,3 +336,17 @@ TEST(vmsi_pulled_function_table_not_written)
 	CHECK_EQ(t->table_pa, 0);
 	CHECK(!vmsi_trapped(&S, WIN + 0x1000));
 }
+
+/* A write of the bridge's command register that leaves Memory Space
+ * Enable as it is (INTx Disable, as Linux sets it when the port's MSI
+ * comes on) is passed alone: forwarding is never held off for it, so no
+ * access to the devices below fails meanwhile. */
+TEST(vmsi_bridge_command_write_not_held_off)
+{
+	struct pfm_fn *rp;
+	setup_x(&rp);
+	g_wr(RP, 0x04, 2, 0x0406);
+	CHECK_EQ(M.n_cfg_w, 1);
+	CHECK_EQ(pfm_cfg(rp, 0x04, 2), 0x0406);
+	CHECK_EQ(vmsi_find(&S, 0x0200)->table_pa, WIN + 0x1000);
+}
