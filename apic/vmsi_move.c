@@ -89,6 +89,14 @@ static bool trapped_at(const struct vmsi *s, uint16_t bdf)
 	return false;
 }
 
+static void forget_buses(struct vmsi *s, uint16_t bdf, uint8_t a, uint8_t a_sub, uint8_t b, uint8_t b_sub)
+{
+	for (unsigned bus = (bdf >> 8) + 1u; bus < 256; bus++)
+		if ((bus >= a && bus <= a_sub) || (bus >= b && bus <= b_sub))
+			for (unsigned df = 0; df < 256; df++)
+				vmsi_unsee(s, (uint16_t)(bus << 8 | df));
+}
+
 bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
 		    unsigned size, uint32_t val)
 {
@@ -96,9 +104,15 @@ bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 	if (!b)
 		return false;
 	hw->cfg_write(hw->ctx, bdf, off, size, val);
-	uint8_t old = b->sec, sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1);
+	uint8_t old = b->sec, old_sub = b->sub, sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1);
 	b->sub = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SUB_BUS, 1);
 	b->sec = sec;
+	/* Whoever answered on the buses below before and after answers
+	 * elsewhere now, or another function does: their first-access marks
+	 * are dropped, each BDF asked afresh at its next access (the trapped
+	 * functions are found by their BDFs, not by the marks). */
+	if (old != sec || old_sub != b->sub)
+		forget_buses(s, bdf, old, old_sub, sec, b->sub);
 	/* A secondary bus at or above the bridge's own is no bus below it:
 	 * nothing moves there (the functions below stay, not reached). */
 	bool move = sec != old && sec > (bdf >> 8);

@@ -350,3 +350,31 @@ TEST(vmsi_bridge_command_write_not_held_off)
 	CHECK_EQ(pfm_cfg(rp, 0x04, 2), 0x0406);
 	CHECK_EQ(vmsi_find(&S, 0x0200)->table_pa, WIN + 0x1000);
 }
+
+/* The wall fuzzer's: the first-access marks follow a renumbering. W (no
+ * MSI) answered at 02:00.0 and was marked; the guest moves its root
+ * port's buses to 3, another root port's to 2, and a function with MSI is
+ * hot-added below that one, at 02:00.0: asked afresh there, trapped, not
+ * taken for W (whose mark stayed, so its MSI was the guest's). */
+TEST(vmsi_first_access_marks_follow_a_renumbering)
+{
+	pfm_init(&M, &H);
+	struct pfm_fn *rp = pfm_bridge(&M, RP, NULL, 2, 2, WIN, WIN + 0x0fffffffu);
+	struct pfm_fn *rp2 = pfm_bridge(&M, 0x00e8, NULL, 5, 5, WIN + 0x10000000u, WIN + 0x1fffffffu);
+	struct pfm_fn *w = pfm_add(&M, 0x0000, 0, WIN, false);
+	pfm_below(&M, w, rp);
+	memset(&S, 0, sizeof S);
+	S.irte_base = 0;
+	S.irte_count = 64;
+	vmsi_scan(&S, &H);
+	CHECK_EQ(g_rd(0x0200, 0, 2), 0x8086);
+	g_wr(RP, 0x18, 4, 0x030300);
+	g_wr(0x00e8, 0x18, 4, 0x020200);
+	struct pfm_fn *x = pfm_add(&M, 0x0000, 0, WIN + 0x10000000u, false);
+	pfm_below(&M, x, rp2);
+	pfm_msi(x, 0x50, 0, false, false);
+	CHECK_EQ(pfm_bdf_now(&M, x), 0x0200);
+	CHECK_EQ(g_rd(0x0200, 0x50, 1), 0x05);
+	CHECK(vmsi_find(&S, 0x0200) != NULL);
+	CHECK_EQ(S.hot_added, 1);
+}
