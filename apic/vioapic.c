@@ -266,8 +266,8 @@ uint32_t vioapic_read(struct vioapic *a, const struct vioapic_hw *hw, uint32_t o
 	if (reg < REG_RTE0 || reg >= REG_RTE0 + 2 * a->npins)
 		return 0;
 	struct vioapic_pin *p = &a->pin[(reg - REG_RTE0) / 2];
-	if (reg & 1)
-		return (uint32_t)(p->vrte >> 32);
+	if ((reg & 1) || p->host)
+		return (uint32_t)(p->vrte >> ((reg & 1) * 32));
 	/* Delivery status and remote IRR are the physical pin's: it has the
 	 * guest's vector and trigger mode, and the guest's EOIs reach it. A
 	 * refused pin is masked there and shows neither. */
@@ -340,6 +340,8 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 	if (vrte == p->vrte)
 		return -1;
 	p->vrte = vrte;
+	if (p->host)
+		return (int)pin;                   /* the hypervisor's pin: the guest's entry is virtual */
 	uint64_t prte;
 	struct vioapic_irte e = { 0, 0 };
 	if (d->remap)
@@ -360,4 +362,21 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 		p->reach = vioapic_reach(d, VIOAPIC_DEST(prte), &e);
 	}
 	return (int)pin;
+}
+
+bool vioapic_host_pin(struct vioapic *a, const struct vioapic_dom *d, const struct vioapic_hw *hw, uint32_t pin,
+		      uint8_t vector, uint32_t host)
+{
+	if (pin >= a->npins || (host > 255 && !(d->remap && d->eim)))
+		return false;
+	struct vioapic_pin *p = &a->pin[pin];
+	p->host = true;
+	if (d->remap) {
+		const struct vioapic_irte e = { IRTE_P | IRTE_VEC(vector) | (d->eim ? IRTE_DST32(host) : IRTE_DST8(host)),
+						IRTE_SRC(VIOAPIC_SRC_ID(a->sid)) };
+		program_ir(a->irte_base + pin, hw, pin, p, vector | VIOAPIC_FORMAT | RTE_IDX(a->irte_base + pin), &e);
+	} else {
+		program(hw, pin, p, vector | (uint64_t)host << 56);
+	}
+	return true;
 }

@@ -114,6 +114,9 @@ struct vioapic_pin {
 	uint8_t last_vector;            /* the vector it last had then */
 	struct vioapic_reach reach;     /* and whom it reached, how */
 	struct vioapic_irte irte;       /* with remapping: its IRTE as last written */
+	/* The hypervisor's own (vioapic_host_pin: the console UART's receive
+	 * interrupt): the guest's entry is virtual alone, never the pin's. */
+	bool host;
 };
 
 struct vioapic {
@@ -156,4 +159,11 @@ enum vioapic_refusal vioapic_route_ir(const struct vioapic_dom *d, uint64_t vrte
  * the last pin: what the console's virtual UART routes by, no physical
  * access. */
 uint64_t vioapic_rte(const struct vioapic *a, uint32_t pin);
+/* Pin 'pin' taken by the hypervisor: an edge, active high, fixed, to the
+ * host's vector 'vector' on the CPU with APIC ID 'host' (with remapping
+ * through the pin's IRTE); the guest's writes of its entry change only the
+ * virtual one from now. false: out of range, or a destination the format
+ * cannot name (above 255 without x2APIC remapping). */
+bool vioapic_host_pin(struct vioapic *a, const struct vioapic_dom *d, const struct vioapic_hw *hw, uint32_t pin,
+		      uint8_t vector, uint32_t host);
 #endif

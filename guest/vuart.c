@@ -36,6 +36,9 @@ enum { REG_DATA = 0, REG_IER = 1, REG_IIR_FCR = 2, REG_LCR = 3, REG_MCR = 4, REG
 
 #define LSR_DR   0x01
 #define LSR_OE   0x02
+#define LSR_BI   0x10
+#define LSR_ERRS 0x1c     /* break, framing, parity: the byte's own */
+#define LSR_FIFO_ERR 0x80 /* an error byte somewhere in the FIFO (FIFO mode) */
 #define LSR_THRE 0x20
 #define LSR_TEMT 0x40
 
@@ -88,6 +91,7 @@ static bool rx_put(struct vuart *u, uint8_t b)
 		u->rx_dropped++;
 		return false;
 	}
+	u->rx_err[(u->rx_head + u->rx_n) % VUART_FIFO] = 0;
 	u->rx[(u->rx_head + u->rx_n++) % VUART_FIFO] = b;
 	return true;
 }
@@ -98,6 +102,29 @@ bool vuart_rx(struct vuart *u, uint8_t b)
 		return false;             /* the receiver hears only the transmitter */
 	u->rx_bytes++;
 	return rx_put(u, b);
+}
+
+bool vuart_rx_err(struct vuart *u, uint8_t b, uint8_t err)
+{
+	if (!vuart_rx(u, b))
+		return false;
+	u->rx_err[(u->rx_head + u->rx_n - 1) % VUART_FIFO] = err & LSR_ERRS;
+	u->breaks += !!(err & LSR_BI);
+	return true;
+}
+
+/* The error bits of the byte at the top of the FIFO, and whether any byte
+ * in it has one. */
+static uint8_t head_err(const struct vuart *u)
+{
+	return u->rx_n ? u->rx_err[u->rx_head] : 0;
+}
+static bool fifo_err(const struct vuart *u)
+{
+	for (uint32_t i = 0; i < u->rx_n; i++)
+		if (u->rx_err[(u->rx_head + i) % VUART_FIFO])
+			return true;
+	return false;
 }
 
 static void emit(struct vuart *u, bool whole)
@@ -135,7 +162,7 @@ static void transmit(struct vuart *u, uint8_t b)
 uint8_t vuart_iir(const struct vuart *u)
 {
 	uint8_t fifo = u->fcr & FCR_ENABLE ? IIR_FIFOS : 0;
-	if ((u->ier & IER_ELSI) && u->lsr_err)
+	if ((u->ier & IER_ELSI) && (u->lsr_err || head_err(u)))
 		return fifo | IIR_RLS;
 	if ((u->ier & IER_ERBFI) && u->rx_n)
 		return fifo | IIR_RDA;
@@ -171,8 +198,11 @@ uint8_t vuart_read(struct vuart *u, unsigned off)
 	case REG_MCR:
 		return u->mcr;
 	case REG_LSR:
-		v = (u->rx_n ? LSR_DR : 0) | u->lsr_err | LSR_THRE | LSR_TEMT;
+		v = (u->rx_n ? LSR_DR : 0) | u->lsr_err | head_err(u) | LSR_THRE | LSR_TEMT |
+		    ((u->fcr & FCR_ENABLE) && fifo_err(u) ? LSR_FIFO_ERR : 0);
 		u->lsr_err = 0;
+		if (u->rx_n)
+			u->rx_err[u->rx_head] = 0;   /* read: cleared (the byte stays to be read) */
 		return v;
 	case REG_MSR:
 		v = u->msr_lines | u->msr_delta;
@@ -200,6 +230,12 @@ void vuart_write(struct vuart *u, unsigned off, uint8_t val)
 		/* Enabling ETBEI with THR empty raises the THRE interrupt. */
 		if ((val & IER_ETBEI) && !(u->ier & IER_ETBEI))
 			u->thre_ip = true;
+		/* Turned off: the driver has nothing more to send for now, and
+		 * what it sent of a line (a prompt, an echo) goes out. */
+		if (!(val & IER_ETBEI) && (u->ier & IER_ETBEI) && u->line_len) {
+			u->partials++;
+			emit(u, false);
+		}
 		u->ier = val & IER_MASK;
 		return;
 	case REG_IIR_FCR:

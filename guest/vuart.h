@@ -17,6 +17,7 @@ struct vuart {
 	bool thre_ip;             /* the THRE interrupt is pending */
 	bool irq_line;            /* the interrupt output as last evaluated */
 	uint8_t rx[VUART_FIFO];
+	uint8_t rx_err[VUART_FIFO];  /* each byte's LSR error bits (break, framing, parity) */
 	uint32_t rx_head, rx_n;
 	char line[VUART_LINE];
 	uint32_t line_len;
@@ -24,7 +25,8 @@ struct vuart {
 	 * than VUART_LINE, or what vuart_flush drains. */
 	void (*emit)(void *ctx, const char *s, size_t n, bool whole);
 	void *ctx;
-	uint64_t tx_bytes, lines, pieces, rx_bytes, rx_dropped;
+	uint64_t tx_bytes, lines, pieces, rx_bytes, rx_dropped, breaks;
+	uint64_t partials;        /* partial lines sent when the guest stopped transmitting */
 };
 
 /* As after a master reset, with 'emit' as the output. */
@@ -35,9 +37,16 @@ void vuart_write(struct vuart *u, unsigned off, uint8_t val);
 /* A byte received on the line (not in loopback): into the receive FIFO;
  * false when the FIFO was full (the byte is lost, LSR.OE set). */
 bool vuart_rx(struct vuart *u, uint8_t b);
+/* The same with the line's error bits for it (LSR 4:2: 0x10 a break, whose
+ * byte is 0; 0x08 framing, 0x04 parity): reported by LSR while the byte is
+ * at the top of the FIFO (PC16550D, "Line Status Register"). */
+bool vuart_rx_err(struct vuart *u, uint8_t b, uint8_t err);
 /* Room in the receive FIFO. */
 uint32_t vuart_rx_room(const struct vuart *u);
-/* Drains a partial output line (the guest's power-off, the report). */
+/* Drains a partial output line (the guest's power-off, the report). A
+ * partial line also goes out when the guest stops transmitting: its
+ * driver turns the THRE interrupt off with nothing left to send (Linux's
+ * 8250 at the end of each burst: a prompt, the echo of a typed byte). */
 void vuart_flush(struct vuart *u);
 /* The IIR value that a read would return now (no side effect). */
 uint8_t vuart_iir(const struct vuart *u);

@@ -119,8 +119,15 @@ int snprintf(char *buf, size_t size, const char *fmt, ...)
 	return n;
 }
 
+/* The guest's row on the wire is open (its last byte out was not a line's
+ * end: a prompt, an echo): a hypervisor line starts on a row of its own. */
+static bool guest_row_open;
+
 void printk_write(const char *s, size_t n)
 {
+	if (guest_row_open)
+		serial_write_raw("\r\n", 2);
+	guest_row_open = false;
 	serial_write(s, n);
 }
 
@@ -128,8 +135,12 @@ void printk_guest_line(const char *s, size_t n, bool end_line)
 {
 	spin_lock(&printk_lock);
 	serial_write_raw(s, n);
-	if (end_line)
+	if (n)
+		guest_row_open = s[n - 1] != '\n';
+	if (end_line && guest_row_open) {
 		serial_write_raw("\r\n", 2);
+		guest_row_open = false;
+	}
 	spin_unlock(&printk_lock);
 }
 

@@ -16,8 +16,10 @@ void printk_level(int level, const char *fmt, ...) __printf(2, 3);
 #define pr_debug(...) printk_level(LOG_DEBUG, __VA_ARGS__)
 /* Output sink; serial in the hypervisor, a buffer in host tests. */
 void printk_write(const char *s, size_t n);
-/* A line of the guest's console, written whole under the console lock, as
- * it is; 'end_line' adds "\r\n" (a piece of a longer line, a partial one). */
+/* Output of the guest's console under the console lock, as it is: a whole
+ * line, or a part of one (a prompt, an echo), which leaves the row open: a
+ * hypervisor line then starts on a row of its own ("\r\n" first), never
+ * spliced into it. 'end_line' ends an open row at once. */
 void printk_guest_line(const char *s, size_t n, bool end_line);
 /* The console UART's settings, read under the console lock. */
 void printk_serial_config(uint8_t *lcr, uint8_t *ier, uint8_t *mcr, uint16_t *divisor);

@@ -1,4 +1,5 @@
-/* 16550 UART at 115200 8N1, polled; its interrupts stay off. */
+/* 16550 UART at 115200 8N1, its output polled; its receive interrupt on
+ * once the hypervisor takes it (serial_rx_irq), else off. */
 #include "serial.h"
 #include "cpu.h"
 
@@ -48,9 +49,30 @@ void serial_write_raw(const char *s, size_t n)
 
 int serial_getc(void)
 {
-	if (!serial_port || !(inb(serial_port + UART_LSR) & LSR_DATA_READY))
+	uint8_t lsr;
+	return serial_getc_lsr(&lsr);
+}
+
+/* PC16550D, "Line Status Register": the error bits (overrun 1, parity 2,
+ * framing 3, break 4) belong to the character at the top of the FIFO and
+ * are cleared by reading LSR, so one read per character, before it. */
+int serial_getc_lsr(uint8_t *lsr)
+{
+	*lsr = serial_port ? inb(serial_port + UART_LSR) : 0;
+	if (!(*lsr & LSR_DATA_READY))
 		return -1;
 	return inb(serial_port + UART_THR);   /* RBR at the same offset */
+}
+
+void serial_rx_irq(bool on)
+{
+	if (!serial_port)
+		return;
+	/* IER: received data (0) and line status (2, a break); MCR: DTR, RTS
+	 * and OUT2, which gates the UART's interrupt onto the ISA IRQ line on
+	 * the PC. */
+	outb(serial_port + UART_IER, on ? 0x05 : 0x00);
+	outb(serial_port + UART_MCR, on ? 0x0b : 0x03);
 }
 
 void serial_config(uint8_t *lcr, uint8_t *ier, uint8_t *mcr, uint16_t *divisor)

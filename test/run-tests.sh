@@ -1609,6 +1609,62 @@ linux_make_run() {
     '^run: the patched Bochs 3.0, corei7_skylake_x with 2 CPUs; hv: exit=bochs hlt=guest; guest: console=ttyS0 panic=1 oops=panic\$' \
     'hv: result=pass' '^run: hv reported pass\$'"
 }
+# A person at the serial console (issue 48): COM1 is a socket that
+# tools/typist.py types at, an interactive busybox shell on the guest's
+# console (hv.init=shell), bare first, then under the hypervisor on the
+# Bochs and model make run uses, with its defaults: the prompt seen before
+# anything is typed, five commands typed one character at a time each
+# answered within a bound set from the bare run (print both), a long line
+# and one without a newline whole, no hypervisor line spliced into a guest
+# line. One job, the two boots in turn (the bound needs the bare one).
+linux_typing() {
+  local name=linux-typing
+  [ -n "${LINUX_ONLY:-}" ] && ! [[ $name =~ $LINUX_ONLY ]] && return
+  while [ ${#lx_pid[@]} -ge "${LINUX_JOBS:-2}" ]; do linux_reap; done
+  (
+    local r port
+    for r in bare hv; do
+      port=$((20000 + RANDOM % 20000))
+      : > "$LOGS/$name-$r.ser"
+      tools/typist.py $port "$LOGS/$name-$r.ser" "$LOGS/$name-$r.typist" &
+      local tp=$!
+      HV_BOCHS=$LX_PATCHED HV_BOCHS_COM1="mode=socket-server, dev=127.0.0.1:$port" LX_BARE=$([ $r = bare ] && echo 1) \
+        bochs_run $name-$r corei7_skylake_x 2 "exit=bochs hlt=guest" "$1" "" "" "$kernel" $B/initrd.cpio.gz \
+        "$lx_guest_base hv.init=shell hv.ipirounds=0"
+      wait $tp; echo "  $name-$r: typist exit $?"
+      cat "$LOGS/$name-$r.typist" 2>/dev/null | sed 's/^/    /'
+    done
+  ) > "$LOGS/$name.run" 2>&1 &
+  lx_pid[$name]=$!
+  lx_checks[$name]="typing_checks"
+}
+typing_checks() {
+  local n=linux/typing b=$LOGS/linux-typing-bare.typist h=$LOGS/linux-typing-hv.typist k bmax=0 hmax=0 bound t
+  log=$LOGS/linux-typing-hv.ser
+  expect $n/bare-answered "$b" '^typist: prompt seen after' '^typist: long line whole=yes' \
+    '^typist: no newline, prompt on its row=yes'
+  for ((k = 1; k <= 5; k++)); do
+    expect $n/bare-command-$k "$b" "^typist: command $k answered=yes echo=yes seconds="
+  done
+  expect $n/prompt-before-typing "$h" '^typist: prompt seen after [0-9.]+ s, before anything was typed'
+  bmax=$(sed -n 's/^typist: command [0-9] answered=yes echo=yes seconds=//p' "$b" | sort -g | tail -n1)
+  # The bound: three times the slowest bare answer, at least one second more.
+  bound=$(awk -v m="${bmax:-0}" 'BEGIN { b = 3 * m; if (b < m + 1) b = m + 1; printf "%.3f", b }')
+  for ((k = 1; k <= 5; k++)); do
+    t=$(sed -n "s/^typist: command $k answered=yes echo=yes seconds=//p" "$h")
+    if [ -n "$t" ] && awk -v t="$t" -v b="$bound" 'BEGIN { exit !(t <= b) }'; then
+      ok "$n/command-$k-answered"
+    else
+      bad "$n/command-$k-answered" "command $k under the hypervisor: $(grep "command $k " "$h" 2>/dev/null || echo 'no line'); bound $bound s (bare's slowest $bmax s)"
+    fi
+  done
+  echo "  typing: bare slowest answer ${bmax:-?} s, under the hypervisor $(sed -n 's/^typist: command [0-9] answered=yes echo=yes seconds=//p' "$h" | sort -g | tail -n1) s, bound $bound s"
+  expect $n/long-line-whole "$h" '^typist: long line whole=yes'
+  expect $n/no-newline-prompt-on-its-row "$h" '^typist: no newline, prompt on its row=yes'
+  expect $n/input-as-it-arrives "$log" '^console: input is taken as it arrives' 'hvstat: console lines=[0-9]+ .* rx=[1-9][0-9]* rx_irqs=[1-9][0-9]* breaks=0 partials=[1-9]'
+  expect $n/result "$log" 'hv: result=pass'
+  console_checks $n
+}
 # linux_reap: waits for one run to end, prints its summary and runs its checks.
 linux_reap() {
   local pid name
@@ -1844,6 +1900,7 @@ level_linux() {
        expect_not linux/hv-halt/not-stopped \"\$LOGS/linux-hv-halt.run\" 'stopped:'"
   fi
   linux_make_run "$tmo"
+  [ -n "${LX_PATCHED:-}" ] && linux_typing "$tmo"
   while [ ${#lx_pid[@]} -gt 0 ]; do linux_reap; done
   unset LX_PATCHED
   # tools/hvreport.py on a real serial log of this level, not only on fixtures.

@@ -11,6 +11,8 @@
 # tools/bochs-seed.c, preloaded: the same ISO, model, CPUs and seed give the
 # same serial log, byte for byte. The seed is said in SERIAL_LOG's .run line.
 # HV_BOCHSRC_EXTRA: more bochsrc lines (tools/replay.sh: Bochs's debug log).
+# HV_BOCHS_COM1: COM1's mode instead of the file SERIAL_LOG (tools/typist.py:
+# "mode=socket-server, dev=127.0.0.1:PORT", the typist writing SERIAL_LOG).
 set -uo pipefail
 iso=$(readlink -f "$1") ser=$(readlink -m "$2") model=${3:-corei7_skylake_x} cpus=${4:-2} tmo=${5:-300} megs=${6:-256}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,7 +43,7 @@ clock: sync=none, time0=946684800
 vga: realtime=0
 ata0-master: type=cdrom, path=$iso, status=inserted
 boot: cdrom
-com1: enabled=1, mode=file, dev=$ser
+com1: enabled=1, ${HV_BOCHS_COM1:-mode=file, dev=$ser}
 display_library: $display
 panic: action=fatal
 error: action=report

@@ -233,6 +233,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	guest_limits();
 	if (virt && s->opts->ioapic == IOAPIC_OPT_VIRTUAL)
 		vioapic_trap_setup(acpi, vmx_env.cfg.eptp);   /* the vCPUs and the notification vector known */
+	vconsole_start_rx(cpus[0]->apic_id);                  /* the boot CPU takes the console's input */
 	/* Owned remapping blocks every compatibility-format interrupt: the
 	 * guest's MSIs must then go through the trap and the hypervisor's
 	 * IRTEs, whatever msi= says. */

@@ -31,12 +31,14 @@ static uint16_t vc_port;
 static int32_t vc_gsi = -1;          /* the UART's ISA IRQ as a GSI; -1: none known */
 static const struct acpi_info *vc_acpi;
 static struct vconsole_stats st;
+static bool rx_irq;                   /* the real UART's receive interrupt is the hypervisor's */
 static void route_irq(struct vcpu *v, uint64_t rte);
+static void after_access(struct vcpu *v);
 
 static void emit(void *ctx, const char *s, size_t n, bool whole)
 {
-	(void)ctx;
-	printk_guest_line(s, n, !whole);
+	(void)ctx, (void)whole;
+	printk_guest_line(s, n, false);   /* a part leaves the row open (lib/printk.c) */
 }
 
 void vconsole_init(uint16_t port, const struct acpi_info *acpi)
@@ -109,12 +111,37 @@ static void route_irq(struct vcpu *v, uint64_t rte)
 		st.irq_lost++;
 }
 
-/* Moves the real UART's received bytes into the receive FIFO. */
+/* Moves the real UART's received bytes into the receive FIFO, each with
+ * its line-status error bits (a break: the guest's sysrq). */
 static void pull_input(void)
 {
 	int c;
-	while (vuart_rx_room(&vu) && (c = serial_getc()) >= 0)
-		vuart_rx(&vu, (uint8_t)c);
+	uint8_t lsr;
+	while (vuart_rx_room(&vu) && (c = serial_getc_lsr(&lsr)) >= 0)
+		vuart_rx_err(&vu, (uint8_t)c, lsr);
+}
+
+void vconsole_start_rx(uint32_t host_apic_id)
+{
+	if (!vc_port || vc_gsi < 0 || !vioapic_trap_on() || !vioapic_trap_own_gsi((uint32_t)vc_gsi, CONSOLE_VECTOR, host_apic_id)) {
+		if (vc_port)
+			pr_info("console: input is taken at the guest's console accesses (no IOAPIC pin of the hypervisor's for IRQ %d)\n",
+				vc_gsi);
+		return;
+	}
+	rx_irq = true;
+	serial_rx_irq(true);
+	pr_info("console: input is taken as it arrives (the UART's IRQ %d, the hypervisor's, on APIC %u)\n", vc_gsi,
+		host_apic_id);
+}
+
+void vconsole_rx_interrupt(struct vcpu *v)
+{
+	spin_lock(&vu_lock);
+	st.rx_irqs++;
+	pull_input();
+	after_access(v);
+	spin_unlock(&vu_lock);
 }
 
 static void raise_deferred(struct vcpu *v)
@@ -176,6 +203,8 @@ void vconsole_stats(struct vconsole_stats *out)
 	out->pieces = vu.pieces;
 	out->tx_bytes = vu.tx_bytes;
 	out->rx_bytes = vu.rx_bytes;
+	out->breaks = vu.breaks;
+	out->partials = vu.partials;
 	spin_unlock(&vu_lock);
 }
 
@@ -187,10 +216,11 @@ void vconsole_report(bool detail)
 	vconsole_stats(&s);
 	/* Exits per forwarded line, to two decimals. */
 	uint64_t per100 = s.lines ? s.exits * 100 / s.lines : 0;
-	pr_info("hvstat: console lines=%llu exits=%llu per_line=%llu.%02llu bytes=%llu pieces=%llu rx=%llu\n",
+	pr_info("hvstat: console lines=%llu exits=%llu per_line=%llu.%02llu bytes=%llu pieces=%llu rx=%llu rx_irqs=%llu breaks=%llu partials=%llu\n",
 		(unsigned long long)s.lines, (unsigned long long)s.exits, (unsigned long long)(per100 / 100),
 		(unsigned long long)(per100 % 100), (unsigned long long)s.tx_bytes, (unsigned long long)s.pieces,
-		(unsigned long long)s.rx_bytes);
+		(unsigned long long)s.rx_bytes, (unsigned long long)s.rx_irqs, (unsigned long long)s.breaks,
+		(unsigned long long)s.partials);
 	if (!detail)
 		return;
 	spin_lock(&vu_lock);

@@ -85,7 +85,8 @@ void vioapic_dom_fill(struct vioapic_dom *d)
 	for (uint32_t i = 0; d->post && i < ncpus; i++)
 		pids[i] = vcpus[i] ? (uint64_t)(uintptr_t)vcpus[i]->pid : 0;
 	d->pid = pids;
-	const uint8_t own[] = { HOST_TIMER_VECTOR, KICK_VECTOR, (uint8_t)vmx_env.cfg.posted_intr_nv, IOMMU_FAULT_VECTOR };
+	const uint8_t own[] = { HOST_TIMER_VECTOR, KICK_VECTOR, CONSOLE_VECTOR, (uint8_t)vmx_env.cfg.posted_intr_nv,
+				IOMMU_FAULT_VECTOR };
 	for (unsigned i = 0; i < sizeof own; i++)
 		d->host_vectors[own[i] / 64] |= 1ull << (own[i] % 64);
 }
@@ -169,6 +170,19 @@ int64_t vioapic_trap_gsi_rte(uint32_t gsi)
 			r = (int64_t)vioapic_rte(&vio[k], gsi - vio_gsi[k]);
 	spin_unlock(&vio_lock);
 	return r;
+}
+
+bool vioapic_trap_own_gsi(uint32_t gsi, uint8_t vector, uint32_t host_apic_id)
+{
+	bool ok = false;
+	spin_lock(&vio_lock);
+	for (uint32_t k = 0; k < nvio; k++)
+		if (gsi >= vio_gsi[k] && gsi - vio_gsi[k] < vio[k].npins) {
+			struct vioapic_hw hw = vioapic_hw_at(vio_base[k]);
+			ok = vioapic_host_pin(&vio[k], &dom, &hw, gsi - vio_gsi[k], vector, host_apic_id);
+		}
+	spin_unlock(&vio_lock);
+	return ok;
 }
 
 void vioapic_trap_report(void)

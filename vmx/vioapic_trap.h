@@ -30,6 +30,10 @@ bool vioapic_trap_exit(struct vcpu *v, uint64_t gpa);
 /* The guest's entry for GSI gsi (read-only bits clear), or -1 (no IOAPIC
  * has it): the console's virtual UART routes by it. */
 int64_t vioapic_trap_gsi_rte(uint32_t gsi);
+/* The physical pin of GSI gsi taken by the hypervisor (the console UART's
+ * receive interrupt): an edge to 'vector' on the CPU host_apic_id; the
+ * guest's entry for it stays virtual. false: no such pin, or not possible. */
+bool vioapic_trap_own_gsi(uint32_t gsi, uint8_t vector, uint32_t host_apic_id);
 /* hvstat: one line per pin the guest programmed, one summary line. */
 void vioapic_trap_report(void);
 #endif

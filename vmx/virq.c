@@ -4,6 +4,7 @@
  * tiers' own run time is beside: virq_apic.c (EOIs, level-triggered
  * vectors, the x2APIC registers), virq_ipi.c, virq_timer.c. */
 #include "virq.h"
+#include "vconsole.h"
 #include "virq_int.h"
 #include "vcpu.h"
 #include "vmcs_ops.h"
@@ -392,6 +393,10 @@ void exit_external_intr(struct vcpu *v)
 		return;
 	case KICK_VECTOR:
 		lapic_eoi();                 /* virq_before_entry does the work */
+		return;
+	case CONSOLE_VECTOR:
+		lapic_eoi();
+		vconsole_rx_interrupt(v);
 		return;
 	case IOMMU_FAULT_VECTOR:
 		lapic_eoi();

@@ -352,3 +352,54 @@ TEST(vuart_long_line_in_pieces_no_byte_lost)
 	CHECK(!memcmp(out.buf, line, strlen(line)));
 	CHECK_EQ(u.tx_bytes, strlen(line));
 }
+
+/* Issue 48: what Linux's 8250 tty path sends goes out when it stops: at
+ * the end of each burst it turns the THRE interrupt off (IER bit 1) with
+ * nothing left, and a prompt or the echo of a typed byte has no '\n'. The
+ * kernel console's polled writes of whole lines go out at their '\n'. */
+TEST(vuart_partial_line_out_when_the_driver_stops_sending)
+{
+	reset();
+	OUT(IER_DLM, DS_IER_RDA | DS_IER_THRE);            /* start_tx */
+	const char *prompt = "~ # ";
+	for (const char *c = prompt; *c; c++)
+		OUT(RBR_THR_DLL, (uint8_t)*c);
+	CHECK_EQ(out.len, 0);                              /* still sending: held */
+	OUT(IER_DLM, DS_IER_RDA);                          /* stop_tx: nothing left */
+	CHECK(!strcmp(out.buf, "~ # "));
+	CHECK_EQ(u.partials, 1);
+	OUT(IER_DLM, DS_IER_RDA | DS_IER_THRE);
+	OUT(RBR_THR_DLL, 'l');
+	OUT(IER_DLM, DS_IER_RDA);
+	CHECK(!strcmp(out.buf, "~ # l"));
+	OUT(IER_DLM, 0);                                   /* off again with nothing held: nothing sent */
+	CHECK_EQ(u.partials, 2);
+	OUT(RBR_THR_DLL, 's');
+	OUT(RBR_THR_DLL, '\n');
+	CHECK(!strcmp(out.buf, "~ # ls\n"));
+	CHECK_EQ(out.whole, 1);
+}
+
+/* A break received (the line held at space: a 0 byte with LSR.BI, PC16550D
+ * "Line Status Register" bit 4) is told at the byte's turn: LSR shows BI
+ * while the byte is at the top of the FIFO, the receiver line status
+ * interrupt (IIR 0110) comes first, reading LSR clears it, and the byte
+ * reads 0; Linux's 8250 then takes it as a break (sysrq on a console). */
+TEST(vuart_break_reported_at_its_byte)
+{
+	reset();
+	OUT(IIR_FCR, DS_FCR_ENABLE);
+	OUT(IER_DLM, DS_IER_RDA | DS_IER_RLS);
+	CHECK(vuart_rx(&u, 'a'));
+	CHECK(vuart_rx_err(&u, 0, 0x10));
+	CHECK(vuart_rx(&u, 'h'));
+	CHECK_EQ(IN(IIR_FCR) & 0x0f, DS_IIR_RDA);           /* 'a' at the top: no error yet */
+	CHECK_EQ(IN(LSR) & 0x9f, 0x80 | DS_LSR_DR);         /* an error byte in the FIFO: bit 7 */
+	CHECK_EQ(IN(RBR_THR_DLL), 'a');
+	CHECK_EQ(IN(IIR_FCR) & 0x0f, DS_IIR_RLS);
+	CHECK_EQ(IN(LSR) & 0x1f, 0x10 | DS_LSR_DR);
+	CHECK_EQ(IN(LSR) & 0x1f, DS_LSR_DR);                /* cleared by the read */
+	CHECK_EQ(IN(RBR_THR_DLL), 0);
+	CHECK_EQ(IN(RBR_THR_DLL), 'h');
+	CHECK_EQ(u.breaks, 1);
+}
