@@ -153,7 +153,13 @@ $(B)/fuzz/%: test/fuzz/fuzz_%.c $(FUZZ_LIBS) $(wildcard lib/*.h guest/*.h boot/*
 	@mkdir -p $(B)/fuzz
 	@test -n "$(FUZZ_CC)" || { echo "fuzz: clang not found (apt-get install clang-14 libclang-rt-14-dev)"; exit 1; }
 	@echo "  FUZZCC  $@"
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIBS) $(FUZZ_EXTRA)
+
+# The wall target also drives the real EPT code (its tables in the
+# fuzzer's own pages: test/fuzz/wall_ept.c).
+FUZZ_WALL_LIBS := test/fuzz/wall_ept.c vmx/ept.c lib/mtrr.c
+$(B)/fuzz/wall: $(FUZZ_WALL_LIBS) test/fuzz/wall_ept.h
+$(B)/fuzz/wall: FUZZ_EXTRA = $(FUZZ_WALL_LIBS)
 
 fuzz-build: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
 

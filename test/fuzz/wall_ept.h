@@ -1,0 +1,54 @@
+/* The wall fuzzer's EPT (test/fuzz/fuzz_wall.c, wall_ept.c): the real
+ * vmx/ept.c over the fuzzer's memory map, edited as vmx/msi_trap.c and
+ * vmx/ept_live.c edit it for the MSI trap and as vmx/exit_ept.c does for a
+ * vCPU's EPT violation. */
+#ifndef TEST_FUZZ_WALL_EPT_H
+#define TEST_FUZZ_WALL_EPT_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct memmap;
+
+/* A new machine: the tables' pages reset, the identity map built
+ * (vmx/setup.c's ept_setup: [0, max(end of the map, 4 GiB)), at least
+ * 512 GiB with 1 GiB pages), the sinks allocated; the trap's unmaps are
+ * the boot's (no budget) until wept_run. */
+void wept_boot(const struct memmap *mem, bool ept_1g);
+void wept_run(void);
+/* vmx/msi_trap.c's hw_table_at and hw_table_gone, EPT side: the table's
+ * GiBs mapped late where beyond the identity map, then all its pages out
+ * or none (ept_live_unmap's budget); a page back (ept_live_restore). */
+bool wept_table_at(uint64_t pa, uint32_t len);
+void wept_table_gone(uint64_t pg);
+
+/* What a guest access at gpa meets in the EPT now. */
+enum { WA_FAULT, WA_IDENTITY, WA_SINK, WA_WSINK, WA_ABSENT_GIB, WA_OTHER };
+int wept_access(uint64_t gpa, bool write);
+/* vmx/exit_ept.c's exit_ept_violation for gpa once the traps before it
+ * (the virtual IOAPIC's, the MSI trap's trapped_at, the HPET's) declined
+ * it: the late GiB, the sink, the store dropped (known_store: the MMIO
+ * decoder knows the instruction), or #PF. */
+enum { WX_LATE, WX_SUNK, WX_DROPPED, WX_AGAIN, WX_PF };
+int wept_exit(uint64_t gpa, bool write, bool known_store);
+extern const char *const wept_exit_name[];
+uint64_t wept_gpa_limit(void);
+
+/* The page pg's leaf: out (not present, its own address kept), back
+ * (present, identity, RWX, as ept_restore_page leaves it), mapping one of
+ * the exit path's sinks (1: the read sink, 2: the write sink); said. */
+bool wept_out(uint64_t pg);
+bool wept_back(uint64_t pg);
+int wept_sink(uint64_t pg);
+const char *wept_say(uint64_t pg);
+
+/* The records the invariant walks: pages taken out (wept_table_at, no
+ * wept_table_gone since), given back (and not taken again), and filled
+ * with a sink by wept_exit. */
+struct wept_pages { uint32_t n; uint64_t pg[256]; };
+extern struct wept_pages wept_taken, wept_given, wept_sunk;
+
+/* One machine's tables and records, kept and put back. */
+struct wept_snap;
+struct wept_snap *wept_save(void);
+void wept_load(const struct wept_snap *p);
+#endif
