@@ -177,8 +177,11 @@ static bool size_arrays(struct vmsi *s, const struct vmsi_hw *hw)
 
 void vmsi_vf_bars_size(const struct vmsi_hw *hw, struct vmsi_fn *f)
 {
-	/* Sizing writes the BAR: never while VFs decode it. */
-	if (hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->sriov + SRIOV_CTRL), 2) & SRIOV_MSE)
+	/* Sizing writes the BAR: never while VFs decode it (VF Enable and VF
+	 * MSE both set; VF MSE alone decodes nothing, as at VF Enable 0 -> 1
+	 * with VF MSE left on). */
+	uint16_t ctl = (uint16_t)hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->sriov + SRIOV_CTRL), 2);
+	if ((ctl & (SRIOV_VFE | SRIOV_MSE)) == (SRIOV_VFE | SRIOV_MSE))
 		return;
 	for (unsigned i = 0; i < 6; i++) {
 		uint16_t reg = (uint16_t)(f->sriov + SRIOV_VF_BAR0 + 4 * i);

@@ -586,3 +586,24 @@ TEST(vmsi_pulled_function_let_go_at_the_next_write)
 	CHECK_EQ(get(h, 0x44, 4), 0x12345678u);                /* nothing written there */
 	CHECK_EQ(S.not_ready_writes, 1);
 }
+
+/* The wall fuzzer's: VF MSE left set while VF Enable is clear (it decodes
+ * nothing then) and System Page Size changed: at VF Enable 0 -> 1 the VF
+ * BARs are sized again all the same, and VF 2 is placed in its 64 KiB
+ * slice, not in the 16 KiB one of the old page size. */
+TEST(vmsi_sriov_vf_geometry_follows_page_size_with_vf_mse_left_on)
+{
+	setup();
+	g_wr(PF, SRIOV + 0x10, 2, 2);
+	g_wr(PF, SRIOV + 0x24, 4, VF_BAR);
+	g_wr(PF, SRIOV + 0x08, 2, 8);                          /* VF MSE alone */
+	g_wr(PF, SRIOV + 0x20, 4, 0x10);                       /* 64 KiB pages */
+	g_wr(PF, SRIOV + 0x08, 2, 9);
+	CHECK_EQ(g_rd((uint16_t)VF(2), 0x34, 1), 0x40);
+	const struct vmsi_fn *v2 = vmsi_find(&S, (uint16_t)VF(2));
+	CHECK(v2 != NULL);
+	if (!v2)
+		return;
+	CHECK_EQ(v2->bar_size, 0x10000);
+	CHECK_EQ(v2->table_pa, VF_BAR + 0x10000 + TOFF);
+}
