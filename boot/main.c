@@ -256,6 +256,7 @@ __noreturn void hv_main(struct boot_info *bi)
 		}
 	}
 	power_init(opts.exit_mode, &acpi);
+	power_policy(opts.on_reboot, opts.on_poweroff);
 	numa_setup(bi);
 
 	pr_info("hv: phase tsc: calibrating (CPUID 0x15/0x16, the HPET or the PM timer, PIT channel 2)\n");

@@ -16,6 +16,8 @@ const char *const msi_opt_names[] = { "trap", "pass", NULL };
 const char *const hpet_opt_names[] = { "auto", "trap", "pass", NULL };
 const char *const intremap_opt_names[] = { "auto", "off", "on", NULL };
 const char *const exit_mode_names[] = { "none", "auto", "s5", "qemu", "bochs", NULL };
+const char *const reboot_opt_names[] = { "auto", "reset", "halt", "report", NULL };
+const char *const poweroff_opt_names[] = { "off", "halt", NULL };
 static const char *const guest_names[] = { "linux", "none", NULL };
 static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
 
@@ -140,6 +142,8 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		else if (word_eq(w, kl, "hlt")) { table = hlt_opt_names; slot = &o->hlt; }
 		else if (word_eq(w, kl, "novmx")) { table = novmx_opt_names; slot = &o->novmx; }
 		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
+		else if (word_eq(w, kl, "on_reboot")) { table = reboot_opt_names; slot = &o->on_reboot; }
+		else if (word_eq(w, kl, "on_poweroff")) { table = poweroff_opt_names; slot = &o->on_poweroff; }
 		else if (word_eq(w, kl, "iommu")) { table = iommu_opt_names; slot = &o->iommu; }
 		else if (word_eq(w, kl, "iommuqi")) { table = iommu_qi_names; slot = &o->iommu_qi; }
 		else if (word_eq(w, kl, "intremap")) { table = intremap_opt_names; slot = &o->intremap; }
@@ -256,7 +260,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->bochs_test = v[0] == '1';
 			return 0;
 		} else {
-			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, msi, hpet, hlt, novmx, ipi, eoi, timer, exit, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, intremap, iommutest, vuart, bochstest)", (int)wl, w);
+			snprintf(err, errlen, "option '%.*s': unknown option (known: console, loglevel, irq, ioapic, msi, hpet, hlt, novmx, ipi, eoi, timer, exit, on_reboot, on_poweroff, smp, housekeeping, guest, aptimeout, phantomcpu, ipivtest, report, reportcpus, hangcheck, iommu, iommuqi, intremap, iommutest, vuart, bochstest)", (int)wl, w);
 			return -1;
 		}
 		int idx = pick(v, vl, table);

@@ -17,6 +17,14 @@ enum ioapic_opt { IOAPIC_OPT_VIRTUAL = 0, IOAPIC_OPT_PASS };
 enum msi_opt    { MSI_OPT_TRAP = 0, MSI_OPT_PASS };
 enum hpet_opt   { HPET_OPT_AUTO = 0, HPET_OPT_TRAP, HPET_OPT_PASS };
 enum intremap_opt { INTREMAP_AUTO = 0, INTREMAP_OFF, INTREMAP_ON };
+/* What a guest's reboot (a reset it asks for, a triple fault) and its
+ * power-off do: on_reboot=reset (the machine reset after the report, every
+ * CPU out of VMX first), halt (the report, then the machine halts), report
+ * (a death: the report, result=fail, exit= ends the run); auto: report
+ * where exit= ends the run by itself (a test), else reset.
+ * on_poweroff=off (the S5 request carried out after the report) or halt. */
+enum reboot_opt { REBOOT_AUTO = 0, REBOOT_RESET, REBOOT_HALT, REBOOT_REPORT };
+enum poweroff_opt { POWEROFF_OFF = 0, POWEROFF_HALT };
 
 extern const char *const ipi_tier_names[];    /* indexed by enum ipi_tier */
 extern const char *const eoi_tier_names[];
@@ -31,6 +39,8 @@ extern const char *const ioapic_opt_names[];
 extern const char *const msi_opt_names[];
 extern const char *const hpet_opt_names[];
 extern const char *const intremap_opt_names[];
+extern const char *const reboot_opt_names[];
+extern const char *const poweroff_opt_names[];
 
 struct hv_options {
 	uint16_t serial_port;   /* console=com1|com2|com3|com4|0xNNNN (default com1) */
@@ -48,6 +58,8 @@ struct hv_options {
 	int hlt;                /* hlt=auto|guest|exit: whether the guest's HLT exits (virtual model) */
 	int novmx;              /* novmx=linux|stop: without VMX, boot the kernel natively or stop */
 	int exit_mode;          /* exit=none|auto|s5|qemu|bochs: what to do at the end */
+	int on_reboot;          /* on_reboot=auto|reset|halt|report (enum reboot_opt) */
+	int on_poweroff;        /* on_poweroff=off|halt */
 	uint32_t max_cpus;      /* smp=N: start at most N CPUs (default all) */
 	bool vmx_smoke_only;    /* guest=none: stop after VMXON/VMXOFF (no guest) */
 	uint64_t ap_timeout_us; /* aptimeout=N microseconds per AP (default 200000) */

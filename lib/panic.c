@@ -8,6 +8,15 @@
 volatile bool hv_panicking;
 void (*panic_stop_others)(void);
 
+void (*stop_hook)(void);
+
+__noreturn void cpu_stop(void)
+{
+	if (stop_hook)
+		stop_hook();
+	cpu_halt_forever();
+}
+
 void stop_other_cpus(void)
 {
 	__atomic_store_n(&hv_panicking, true, __ATOMIC_SEQ_CST);

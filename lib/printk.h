@@ -29,6 +29,11 @@ extern volatile bool hv_panicking;
 /* Set by the platform once the local APIC is up: stops every other CPU
  * (an NMI to all but self, which trap_handler halts on). */
 extern void (*panic_stop_others)(void);
+/* A CPU stopped by another (hv_panicking, an NMI): stop_hook first (the
+ * VMX layer leaves VMX operation on it when the machine is to be reset),
+ * then it halts for good. */
+extern void (*stop_hook)(void);
+__noreturn void cpu_stop(void);
 /* Stops every other CPU as panic() does (hv_panicking set: their NMI halts
  * them, printk no longer waits on a lock they may hold), without its PANIC
  * line: for an end said already (a guest that died, vmx/exit_io.c). */

@@ -41,7 +41,7 @@ void trap_handler(struct trap_frame *f)
 		return;
 	}
 	if (f->vector == 2 && hv_panicking)
-		cpu_halt_forever();           /* another CPU panicked and stopped us */
+		cpu_stop();                   /* another CPU panicked, or ends the run, and stopped us */
 	if (f->vector == 2 && c && nmi_root_hook && nmi_root_hook()) /* the guest's NMI, met in root mode */
 		return;
 	if (f->vector >= 32) {

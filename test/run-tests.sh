@@ -1629,7 +1629,7 @@ linux_typing() {
       tools/typist.py $port "$LOGS/$name-$r.ser" "$LOGS/$name-$r.typist" &
       local tp=$!
       HV_BOCHS=$LX_PATCHED HV_BOCHS_COM1="mode=socket-server, dev=127.0.0.1:$port" LX_BARE=$([ $r = bare ] && echo 1) \
-        bochs_run $name-$r corei7_skylake_x 2 "exit=bochs hlt=guest" "$1" "" "" "$kernel" $B/initrd.cpio.gz \
+        bochs_run $name-$r corei7_skylake_x 2 "exit=bochs hlt=guest" "$1" "$kernel" $B/initrd.cpio.gz \
         "$lx_guest_base hv.init=shell hv.ipirounds=0"
       wait $tp; echo "  $name-$r: typist exit $?"
       cat "$LOGS/$name-$r.typist" 2>/dev/null | sed 's/^/    /'

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 
-PROMPT = re.compile(rb"[#$] $")
+PROMPT_ROW = re.compile(rb"[/~][^ ]* ?[#$] ")   # busybox's "/ # ", at the start of a row
 CHAR_GAP = 0.05          # seconds between typed characters
 QUIET = 3.0              # the console idle this long before typing starts
 WAIT_PROMPT = 900.0      # the boot to the shell's first prompt
@@ -88,8 +88,23 @@ class Console:
             return len(self.buf)
 
 
+ESC = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def clean(b):
+    """The bytes as a person reads them: terminal control sequences (the
+    shell's cursor-position query, colours) and carriage returns dropped."""
+    return ESC.sub(b"", b).replace(b"\r", b"")
+
+
 def rows(b):
-    return b.replace(b"\r", b"").split(b"\n")
+    return clean(b).split(b"\n")
+
+
+def prompted(b):
+    """A shell prompt came: a row that starts with one (a kernel line may
+    follow it on the same row, as on any console)."""
+    return any(PROMPT_ROW.match(r) for r in rows(b))
 
 
 def main():
@@ -113,7 +128,8 @@ def main():
     sock.settimeout(None)
     con = Console(sock, open(logpath, "ab"))
     t_boot = time.monotonic()
-    if not con.wait(lambda b: PROMPT.search(b[-64:]) is not None and b"hv.init=shell" in b, WAIT_PROMPT):
+    shell = b"hv.init=shell"
+    if not con.wait(lambda b: shell in b and prompted(b[b.index(shell):]), WAIT_PROMPT):
         say("error: no prompt after %.0f s" % (time.monotonic() - t_boot))
         return 1
     say("prompt seen after %.1f s, before anything was typed" % (time.monotonic() - t_boot))
@@ -126,10 +142,10 @@ def main():
         answer = b"typed-%d %d" % (k, k * 7)
         start = con.mark()
         con.type(cmd)
-        echoed = con.wait(lambda b: cmd.encode() in b[start:], 10)
+        echoed = con.wait(lambda b: cmd.encode() in clean(b[start:]), 10)
         t = time.monotonic()
         con.sock.sendall(b"\r")
-        ok = con.wait(lambda b: answer in rows(b[start:]) and PROMPT.search(b[-64:]) is not None, WAIT_ANSWER)
+        ok = con.wait(lambda b: answer in rows(b[start:]) and prompted(b[start:].split(answer, 1)[-1]), WAIT_ANSWER)
         dt = time.monotonic() - t
         say("command %d answered=%s echo=%s seconds=%.3f" % (k, "yes" if ok else "no", "yes" if echoed else "no", dt))
         failed |= not ok
@@ -142,7 +158,7 @@ def main():
     con.quiet(1.0, 30)
     start = con.mark()
     con.type("printf nonl-%s x\r")
-    nonl_ok = con.wait(lambda b: any(re.fullmatch(rb"nonl-x.*[#$] ", r) for r in rows(b[start:])), WAIT_ANSWER)
+    nonl_ok = con.wait(lambda b: any(re.fullmatch(rb"nonl-x[/~]* ?[#$] ", r) for r in rows(b[start:])), WAIT_ANSWER)
     say("no newline, prompt on its row=%s" % ("yes" if nonl_ok else "no"))
     con.quiet(1.0, 30)
     con.type("echo guest: verdict pass; /bin/hvcall verdict pass; exit\r")

@@ -176,7 +176,7 @@ static void exit_unhandled(struct vcpu *v)
 static void exit_triple_fault(struct vcpu *v)
 {
 	vcpu_dump(v);
-	vmx_guest_died(v, "triple fault (the guest's shutdown)");
+	vmx_guest_reboots(v, "triple fault (the guest's shutdown)", 0, 0);
 }
 
 /* CR4 as the guest reads it: its own bits, and the read shadow for those

@@ -9,6 +9,7 @@
 #include "virq.h"
 #include "vconsole.h"
 #include "msi_trap.h"
+#include "vmxon.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
 #include "../lib/canary.h"
@@ -19,6 +20,7 @@
 #include "../lib/printk.h"
 #include "../lib/serial.h"
 #include "../lib/string.h"
+#include "../lib/tsc.h"
 
 static volatile bool machine_ending;
 
@@ -177,7 +179,7 @@ static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned 
 		char buf[200];
 		snprintf(buf, sizeof buf, "it reset the machine through %s (port 0x%x, value 0x%x), as Linux reboots after a panic with panic=N",
 			 why, port, val & 0xff);
-		vmx_guest_died(v, buf);
+		vmx_guest_reboots(v, buf, port, (uint8_t)val);
 	}
 	if (io_write_ends_machine(vmx_env.acpi, port, val, size, &why) &&
 	    !__atomic_exchange_n(&machine_ending, true, __ATOMIC_SEQ_CST)) {
@@ -188,8 +190,56 @@ static void io_port_write(struct vcpu *v, uint16_t port, uint32_t val, unsigned 
 		bool pass = run_verdict(why, sizeof why);
 		pr_info("hv: result=%s (%s)\n", pass ? "pass" : "fail", why);
 		serial_flush();
+		if (power_on_poweroff() == POWEROFF_HALT) {
+			stop_other_cpus();
+			power_halt("the guest powered off (on_poweroff=halt)");
+		}
 	}
 	port_out(port, size, val);
+}
+
+/* Every CPU out of VMX operation before a reset (SDM Vol. 3C, "VMXOFF":
+ * VMCLEAR each VMCS first so that its data reach memory; INIT, which a
+ * reset line may be on a chipset, is blocked in VMX root operation). */
+static volatile bool leaving_vmx;
+static volatile uint32_t left_vmx;
+static void leave_vmx(void)
+{
+	if (!leaving_vmx)
+		return;
+	struct percpu *p = this_cpu();
+	struct vcpu *me = p && p->index < ncpus ? vcpus[p->index] : NULL;
+	if (read_cr4() & X86_CR4_VMXE) {
+		if (me && me->vmcs)
+			vmclear((paddr_t)(uintptr_t)me->vmcs);
+		vmx_off();
+	}
+	__atomic_fetch_add(&left_vmx, 1, __ATOMIC_SEQ_CST);
+}
+
+__noreturn void vmx_guest_reboots(struct vcpu *v, const char *why, uint16_t port, uint8_t val)
+{
+	int how = power_on_reboot();
+	if (how == REBOOT_REPORT)
+		vmx_guest_died(v, why);
+	if (__atomic_exchange_n(&machine_ending, true, __ATOMIC_SEQ_CST))
+		cpu_halt_forever();
+	vconsole_flush();
+	pr_info("hv: guest reboots the machine: %s (cpu%u)\n", why, v->index);
+	report_print("reboot");
+	if (how == REBOOT_HALT) {
+		stop_other_cpus();
+		power_halt("the guest rebooted (on_reboot=halt)");
+	}
+	leaving_vmx = true;
+	stop_hook = leave_vmx;
+	stop_other_cpus();
+	uint64_t t0 = rdtsc(), wait = tsc_khz ? (uint64_t)tsc_khz * 1000 : 1000000000ull;   /* 1 s */
+	while (left_vmx + 1 < ncpus && rdtsc() - t0 < wait)
+		cpu_relax();
+	leave_vmx();
+	pr_info("hv: %u of %u CPUs out of VMX operation; resetting (on_reboot=reset)\n", left_vmx, ncpus);
+	power_reset(port, val);
 }
 
 /* The guest died: said, the exit report, result=fail, every other CPU

@@ -9,4 +9,8 @@ void hc_verdict(uint32_t cpu, bool pass);
 /* The guest died (why: one line): "hv: guest died: <why>", the exit report,
  * result=fail, every other CPU stopped, the run ended. */
 __noreturn void vmx_guest_died(struct vcpu *v, const char *why);
+/* The guest reboots (a reset it asks for: 'val' written to 'port', 0: a
+ * triple fault): as on_reboot= says, a death (report), a halt after the
+ * report, or every CPU out of VMX and the machine reset. */
+__noreturn void vmx_guest_reboots(struct vcpu *v, const char *why, uint16_t port, uint8_t val);
 #endif

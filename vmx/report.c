@@ -128,7 +128,7 @@ void report_print(const char *why)
 	 * while the UART prints, and 4-vCPU Linux under Bochs 3.0 died right
 	 * after the longer report (defect 3's symptom) in 3 of 3 boots. The
 	 * report of a guest that died ends the run too. */
-	bool detail = !strcmp(why, "shutdown") || !strcmp(why, "death");
+	bool detail = !strcmp(why, "shutdown") || !strcmp(why, "death") || !strcmp(why, "reboot");
 	if (detail)
 		vconsole_flush();      /* the guest's last partial line, before the report */
 	spin_lock(&report_lock);

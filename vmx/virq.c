@@ -472,7 +472,7 @@ void exit_exception_nmi(struct vcpu *v)
 		panic("exception exit (interruption info 0x%x) with an empty exception bitmap\n", info);
 	}
 	if (hv_panicking)
-		cpu_halt_forever();
+		cpu_stop();
 	v->nmis_host++;
 	__atomic_fetch_add(&v->nmi_pending, 1, __ATOMIC_SEQ_CST);
 }

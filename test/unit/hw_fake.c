@@ -78,6 +78,7 @@ uint64_t hw_msr(uint32_t msr) { return rdmsr(msr); }
 struct percpu *this_cpu(void) { return thread_cpu ? thread_cpu : &cur; }
 void hw_thread_cpu(struct percpu *p) { thread_cpu = p; }
 __noreturn void cpu_halt_forever(void) { abort(); }
+__noreturn void cpu_stop(void) { abort(); }
 /* lib/trap.c's hook (not in the unit build). */
 void (*host_irq_hook)(uint8_t vector);
 void (*hw_wait_hook)(void);

@@ -631,3 +631,26 @@ TEST(options_probe)
 	BAD("prob", "expected key=value");
 	BAD("probe=1", "unknown option");
 }
+
+/* Issue 48: on_reboot= and on_poweroff=, every value, and a bad one named. */
+TEST(options_on_reboot_on_poweroff)
+{
+	struct hv_options o;
+	CHECK_EQ(parse("", &o), 0);
+	CHECK_EQ(o.on_reboot, REBOOT_AUTO);
+	CHECK_EQ(o.on_poweroff, POWEROFF_OFF);
+	static const struct { const char *w; int v; } r[] = {
+		{ "on_reboot=auto", REBOOT_AUTO }, { "on_reboot=reset", REBOOT_RESET },
+		{ "on_reboot=halt", REBOOT_HALT }, { "on_reboot=report", REBOOT_REPORT },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(r); i++) {
+		CHECK_EQ(parse(r[i].w, &o), 0);
+		CHECK_EQ(o.on_reboot, r[i].v);
+	}
+	CHECK_EQ(parse("on_poweroff=halt", &o), 0);
+	CHECK_EQ(o.on_poweroff, POWEROFF_HALT);
+	CHECK_EQ(parse("on_poweroff=off", &o), 0);
+	CHECK_EQ(o.on_poweroff, POWEROFF_OFF);
+	BAD("on_reboot=again", "reset");
+	BAD("on_poweroff=sleep", "halt");
+}
