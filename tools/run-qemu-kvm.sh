@@ -5,8 +5,10 @@
 #   --check      only check the host (Intel CPU with vmx, /dev/kvm usable,
 #                kvm_intel nested=1), QEMU and OVMF; exit 0 when all is there
 #   SERIAL_LOG   write the serial console to this file (default: stdout)
-# Environment: HV_SMP (vCPUs, default 2), HV_USB_IMG (default build/usb.img,
-# made by `make usb KERNEL=... INITRD=...`).
+# Environment: HV_SMP (vCPUs, default 2), HV_MEM (MiB of guest memory,
+# default 2048), HV_USB_IMG (default build/usb.img, made by `make usb
+# KERNEL=... INITRD=...`); HV_ISO=FILE boots that Multiboot2 ISO instead
+# (tools/mkiso.sh's: GRUB and hv.elf) through SeaBIOS, QEMU's own BIOS.
 # Exit status: 2 when something the run needs is missing (one line says what
 # and how to fix it); else QEMU's: 33 for hv's "pass" and 35 for "fail" when
 # hv.cfg has exit=qemu (isa-debug-exit), 0 when QEMU is closed otherwise.
@@ -21,7 +23,9 @@ if [ "${1:-}" = --check ]; then
 fi
 ser=${1:-}
 img=${HV_USB_IMG:-build/usb.img}
+iso=${HV_ISO:-}
 smp=${HV_SMP:-2}
+mem=${HV_MEM:-2048}
 fw=/usr/share/ovmf/OVMF.fd
 
 missing() { echo "run-qemu-kvm: $*" >&2; exit 2; }
@@ -48,20 +52,31 @@ command -v qemu-system-x86_64 >/dev/null ||
 case "$smp" in
 '' | *[!0-9]* | 0) missing "HV_SMP='$smp': expected a vCPU count, 1 or more" ;;
 esac
+case "$mem" in
+'' | *[!0-9]* | 0) missing "HV_MEM='$mem': expected MiB of guest memory" ;;
+esac
 [ "$check_only" = 1 ] && { echo "run-qemu-kvm: host ready (Intel, vmx, /dev/kvm, nested VMX, QEMU, OVMF)"; exit 0; }
 
-[ -f "$img" ] ||
-	missing "$img missing: make it first with 'make usb KERNEL=... INITRD=...' (docs/usage.md, 'A USB stick')"
-[ ! -f build/hv.efi ] || [ ! build/hv.efi -nt "$img" ] ||
-	echo "run-qemu-kvm: note: build/hv.efi is newer than $img, which boots its own copy ('make usb ...' again to use it)" >&2
+if [ -n "$iso" ]; then
+	[ -f "$iso" ] || missing "HV_ISO=$iso missing (tools/mkiso.sh OUT.iso build/hv.elf KERNEL INITRD makes one)"
+	boot=(-cdrom "$iso" -boot d)
+	what="$iso (SeaBIOS, GRUB, Multiboot2)"
+else
+	[ -f "$img" ] ||
+		missing "$img missing: make it first with 'make usb KERNEL=... INITRD=...' (docs/usage.md, 'A USB stick')"
+	[ ! -f build/hv.efi ] || [ ! build/hv.efi -nt "$img" ] ||
+		echo "run-qemu-kvm: note: build/hv.efi is newer than $img, which boots its own copy ('make usb ...' again to use it)" >&2
+	boot=(-bios "$fw" -device qemu-xhci -drive if=none,id=stick,format=raw,file="$img" -device usb-storage,drive=stick)
+	what="$img (OVMF)"
+fi
 
 if [ -n "$ser" ]; then
 	serial=(-serial "file:$ser")
-	echo "run-qemu-kvm: $img, $smp vCPUs, serial console in $ser" >&2
+	echo "run-qemu-kvm: $what, $smp vCPUs, $mem MiB, serial console in $ser" >&2
 else
 	serial=(-serial stdio)
+	echo "run-qemu-kvm: $what, $smp vCPUs, $mem MiB" >&2
 fi
-qemu-system-x86_64 -machine q35 -enable-kvm -cpu host,+vmx -smp "$smp" -m 2048 -bios "$fw" \
-	-device qemu-xhci -drive if=none,id=stick,format=raw,file="$img" -device usb-storage,drive=stick \
+qemu-system-x86_64 -machine q35 -enable-kvm -cpu host,+vmx -smp "$smp" -m "$mem" "${boot[@]}" \
 	"${serial[@]}" -display none -monitor none -no-reboot -net none \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
