@@ -8,7 +8,7 @@
 
 #define HOST_TIMER_VECTOR 0xf0   /* the host's TSC-deadline timer, serving the guest's */
 #define KICK_VECTOR       0xf1   /* makes a vCPU exit (a pending virtual NMI) */
-#define CONSOLE_VECTOR    0xf2   /* the console UART's receive interrupt (vmx/vconsole.c) */
+#define CONSOLE_VECTOR    0xf4   /* the console UART's receive interrupt (vmx/vconsole.c); 0xf2 is the posted-interrupt notification */
 
 struct vcpu;
 struct ipi_domain;
