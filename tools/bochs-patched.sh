@@ -6,7 +6,10 @@
 # xhci-msi.patch: an MSI capability on the xHCI, delivered to the local APICs;
 # xhci-msix.patch: an MSI-X capability too, its table and PBA in a BAR of
 # their own; vtd.patch with vtd.cc: VT-d remapping units, "vtd:" in the
-# bochsrc).
+# bochsrc; reset.patch: a machine that survives its reset: the soft reset
+# as the chipset's INIT under VMX's rules, the UART's master reset, and the
+# BIOS's two steps that failed after a warm reset, so the BIOS is built
+# here too, beside the binary, and tools/run-bochs.sh takes it from there).
 # Prints the path of the binary.
 # The cache key is the hash of the patch and the configure flags:
 # changing any of them builds again. Stock Bochs (tools/bochs-chroot.sh) stays
@@ -39,8 +42,8 @@ exec 9>"$CACHE/.lock"; flock 9
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
 t0=$SECONDS
 echo "bochs-patched: building the patched Bochs 3.0 ($key) in $CACHE (about 2 minutes)" >&2
-for t in g++ make patch xz sha256sum apt-get; do
-  command -v $t >/dev/null || { echo "bochs-patched: $t missing (apt-get install build-essential patch xz-utils lz4)" >&2; exit 1; }
+for t in g++ make patch xz sha256sum apt-get bcc as86 iasl; do
+  command -v $t >/dev/null || { echo "bochs-patched: $t missing (apt-get install build-essential patch xz-utils lz4 bcc bin86 acpica-tools)" >&2; exit 1; }
 done
 
 # The source: trixie's tarball through a private apt configuration (the
@@ -79,8 +82,9 @@ cp "$PATCH_DIR/vtd.cc" "$PATCH_DIR/vtd.h" "$PATCH_DIR/vtd_core.h" "$tree/iodev/"
 # hooks.patch first (it wires in vmx_ipiv_timer.cc; the others may use its
 # lines as context), then every other *.patch of the directory in name
 # order (defects.patch: 3.0's VMX defects; profiles.patch: the CPU
-# profiles; xhci-msi.patch: the xHCI's MSI; xhci-msix.patch, after it: its
-# MSI-X; docs/bochs.md), and vtd.patch last: it wires in the VT-d units
+# profiles; reset.patch: the reset, the UART and the BIOS; xhci-msi.patch:
+# the xHCI's MSI; xhci-msix.patch, after it: its MSI-X; docs/bochs.md), and
+# vtd.patch last: it wires in the VT-d units
 # (vtd.cc) and hooks the devices the xhci-*.patch files shape.
 for p in "$PATCH_DIR/hooks.patch" $(ls "$PATCH_DIR"/*.patch | grep -v '/hooks\.patch$' | grep -v '/vtd\.patch$' | LC_ALL=C sort) \
          "$PATCH_DIR/vtd.patch"; do
@@ -90,6 +94,14 @@ done
 # shellcheck disable=SC2086
 (cd "$tree" && ./configure $FLAGS > "$work/configure.log" 2>&1) ||
   { echo "bochs-patched: configure failed, see $work/configure.log" >&2; exit 1; }
+# The BIOS of the same tree (reset.patch changes it), made as Debian makes
+# its bochsbios package (debian/rules: make -C bios with a 32-bit gcc; bcc
+# and as86 for the 16-bit part, iasl for the DSDT), before the version
+# string below changes (the BIOS names itself "Bochs 3.0" as Debian's
+# does), with Debian's build date so that the image is the same each time.
+(cd "$tree/bios" && make BIOS-bochs-latest GCC32="gcc -m32 -march=i386 -fno-stack-protector" LD32="ld -m elf_i386" \
+   BUILDDATE=03/02/25 > "$work/bios.log" 2>&1) ||
+  { echo "bochs-patched: the BIOS did not build, see $work/bios.log" >&2; tail -n 20 "$work/bios.log" >&2; exit 1; }
 # The version string says what this is.
 sed -i 's/^#define VERSION .*/#define VERSION       "3.0+hv-ipiv-apic-timer"/;
         s/^#define REL_STRING .*/#define REL_STRING    "Debian 3.0+dfsg source with the hv project patch (tools\/bochs-patch)"/' "$tree/bxversion.h"
@@ -97,6 +109,7 @@ sed -i 's/^#define VERSION .*/#define VERSION       "3.0+hv-ipiv-apic-timer"/;
   { echo "bochs-patched: make failed, see $work/make.log" >&2; tail -n 20 "$work/make.log" >&2; exit 1; }
 mkdir -p "$CACHE/$key.tmp"
 cp "$tree/bochs" "$CACHE/$key.tmp/bochs"
+cp "$tree/bios/BIOS-bochs-latest" "$CACHE/$key.tmp/BIOS-bochs-latest"
 rm -rf "$CACHE/$key"; mv "$CACHE/$key.tmp" "$CACHE/$key"
 rm -rf "$work"
 # Builds of other patch sets unused for 7 days go (a 20 MB binary each).

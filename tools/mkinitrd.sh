@@ -55,6 +55,11 @@
 #                      hypervisor takes for the guest's death (result=fail, the run ends)
 #   hv.halt=1       -> "guest: halt: ...", then halt -f: every CPU halted with IF = 0, which
 #                      the hypervisor takes for the guest's death too
+#   hv.reboot=LIST  -> before the rest, one reset (reboot -f) per item of LIST (Linux's reboot
+#                      types: kbd, pci, triple, acpi, each with :cold or :warm), the boots counted
+#                      in CMOS byte 0x7e: "guest: reboot: boot K of N+1, reset by TYPE MODE (reboot
+#                      -f)", and on the last boot "guest: reboot: boot N+1 of N+1: the machine came
+#                      back N times"
 #   hv.ipivtab=1    -> insmod /lib/ipivtab.ko: "ipivtab: row=K icr=... verdict=..." lines
 #                      (before ipigen), for the IPI-virtualization agreement test
 #   hv.timercheck=S -> "guest: timercheck jiffies=+J seconds=T hz=H": jiffies against
@@ -351,6 +356,50 @@ count_cpus() {
 	echo "$n"
 }
 echo "guest: cpus=$(count_cpus)"
+
+# hv.reboot=LIST: the guest resets the machine once per item of LIST (a
+# comma list of Linux's reboot types, /sys/kernel/reboot/type: kbd, pci,
+# triple, acpi, each with an optional :MODE, /sys/kernel/reboot/mode: cold,
+# warm) before anything else, then runs on: each boot counts itself in CMOS
+# byte 0x7e (0xa0 + the resets done; the RTC's battery-backed RAM, which a
+# reset keeps) through /dev/port. Boot K of N+1 says "guest: reboot: boot K
+# of N+1, reset by TYPE MODE (reboot -f)" and reboots; the last "guest:
+# reboot: boot N+1 of N+1: the machine came back N times", clears the byte
+# and goes on to the verdict (issue 48: a reset that Bochs, and the
+# hypervisor, survive).
+cmos_get() {	# cmos_get INDEX: the byte, in decimal
+	printf "\\$(printf %o "$1")" | dd of=/dev/port bs=1 seek=112 count=1 conv=notrunc 2>/dev/null
+	dd if=/dev/port bs=1 skip=113 count=1 2>/dev/null | od -An -tu1 | tr -d ' '
+}
+cmos_set() {	# cmos_set INDEX VALUE
+	printf "\\$(printf %o "$1")\\$(printf %o "$2")" | dd of=/dev/port bs=1 seek=112 count=2 conv=notrunc 2>/dev/null
+}
+RB=$(opt hv.reboot)
+if [ -n "$RB" ]; then
+	n=$(echo "$RB" | tr ',' ' ' | wc -w)
+	v=$(cmos_get 126)
+	done_=0
+	[ $(( ${v:-0} & 0xf0 )) = 160 ] && done_=$(( v & 15 ))
+	k=$((done_ + 1))
+	if [ "$done_" -lt "$n" ]; then
+		item=$(echo "$RB" | cut -d, -f$k)
+		type=${item%%:*} mode=cold
+		[ "$item" != "$type" ] && mode=${item#*:}
+		echo "guest: reboot: boot $k of $((n + 1)), reset by $type $mode (reboot -f)"
+		echo "$type" >/sys/kernel/reboot/type || check_failed reboot-type-$type
+		echo "$mode" >/sys/kernel/reboot/mode || check_failed reboot-mode-$mode
+		cmos_set 126 $((160 + k))
+		[ "$(cmos_get 126)" = $((160 + k)) ] || echo "guest: reboot: CMOS byte 0x7e reads $(cmos_get 126), not $((160 + k))"
+		sync
+		sleep 1      # the console drains first
+		reboot -f
+		check_failed reboot-survived
+		echo "guest: reboot: still here"
+	else
+		echo "guest: reboot: boot $k of $((n + 1)): the machine came back $n times"
+		cmos_set 126 0
+	fi
+fi
 
 # hv.failcheck=1: a check that always fails, to show result=fail follows.
 [ "$(opt hv.failcheck)" = 1 ] && check_failed failcheck

@@ -2,7 +2,8 @@
 # run-bochs.sh ISO SERIAL_LOG [MODEL] [CPUS] [TIMEOUT_S] [MEGS]
 # Boots an ISO under Bochs 3.0 (trixie chroot), headless, serial to a file.
 # HV_BOCHS=PATH runs that Bochs binary on the host instead (the project's
-# patched build, tools/bochs-patched.sh), with the chroot's BIOS images.
+# patched build, tools/bochs-patched.sh), with the BIOS built beside it when
+# there is one (reset.patch), else the chroot's, and the chroot's VGA BIOS.
 # Exit status: Bochs's (1 after a "Shutdown" or S5), 124 on timeout, 125 when a bind mount fails.
 # A boot replays exactly (docs/bochs.md, "Replay"): emulated time only
 # ("clock: sync=none", a fixed time0, "vga: realtime=0": Bochs's default VGA
@@ -33,6 +34,9 @@ bios=/usr/share/bochs/BIOS-bochs-latest vga=/usr/share/vgabios/vgabios.bin displ
 if [ -n "${HV_BOCHS:-}" ]; then
   [ -x "$HV_BOCHS" ] || { echo "run-bochs: HV_BOCHS=$HV_BOCHS is not an executable" >&2; exit 125; }
   bios=$root$bios vga=$root$vga display=nogui
+  # The patched build's own BIOS (tools/bochs-patched.sh: reset.patch) when
+  # it has one beside the binary; else the chroot's (Debian's bochsbios).
+  [ -f "$(dirname "$HV_BOCHS")/BIOS-bochs-latest" ] && bios=$(dirname "$HV_BOCHS")/BIOS-bochs-latest
 fi
 cat > "$rc_file" <<RC
 megs: $megs
