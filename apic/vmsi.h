@@ -177,6 +177,7 @@ struct vmsi_fn {
 	 * of view, the hypervisor writes nothing there until a bridge write
 	 * or a renumbering reaches it again. */
 	bool dark;
+	uint64_t last_pa;                   /* the table's place as its BAR last read, decoding or not (0: unknown) */
 	uint32_t id;                        /* Vendor and Device ID when taken (0: a VF, whose read FFFFh) */
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;
@@ -356,6 +357,10 @@ void vmsi_count_route(struct vmsi *s, struct vmsi_fn *f, unsigned r, uint64_t va
  * those no table covers given back. VR_NONE, or why the place was refused
  * (the table is then not placed). */
 unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, bool decode);
+/* A gone function's table, unplaced, placed where its BAR was last read
+ * (its registers out of reach: its device may decode there once forwarded),
+ * dark: out of every vCPU's view, nothing written there. */
+void vmsi_table_place_dark(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f);
 /* Whether the function decodes memory now (a VF: its PF's VF Enable and
  * VF MSE). */
 bool vmsi_decoding(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);

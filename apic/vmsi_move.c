@@ -270,6 +270,7 @@ bool vmsi_bridge_write(struct vmsi *s, const struct vioapic_dom *d, const struct
 		if (g->msix && !g->retired && g->gone && below(s, g, bdf)) {
 			/* Out of reach of its registers: its table stays where it
 			 * was, written again once forwarded there again. */
+			vmsi_table_place_dark(s, hw, g);     /* unplaced: out of view where it was last seen */
 			bool was = g->dark;
 			g->dark = !vmsi_reaches(s, hw, g);
 			if (was && !g->dark)

@@ -72,10 +72,19 @@ static uint64_t bar_at(const struct vmsi_hw *hw, uint16_t bdf, uint16_t reg, boo
  * 3.0, "Command Register" bit 1: the device answers no memory access).
  * A VF's BARs read 0 (SR-IOV, "VF BAR"): VF n's BAR i is the PF's VF BAR
  * i plus (n - 1) times its size. */
+static uint64_t bar_now(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);
 static uint64_t table_bar(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f, bool decode)
 {
+	if ((f->msix_table & 7) > 5 || !decode || !vmsi_forwarded(s, hw, f))
+		return 0;
+	return bar_now(s, hw, f);
+}
+
+/* The table's BAR as programmed, decoding or not. */
+static uint64_t bar_now(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f)
+{
 	unsigned bir = f->msix_table & 7;
-	if (bir > 5 || !decode || !vmsi_forwarded(s, hw, f))
+	if (bir > 5)
 		return 0;
 	const struct vmsi_fn *pf = pf_of(s, f);
 	if (!pf)
@@ -211,10 +220,26 @@ static unsigned place_check(const struct vmsi *s, const struct vmsi_hw *hw, cons
  * as the function has it or is about to): its new pages trapped first,
  * then the pages no table covers any more given back. VR_NONE, or why the
  * place was refused (the table is then not placed). */
+static unsigned place_pa(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, uint64_t bar, uint64_t pa);
+
 unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, bool decode)
 {
-	uint64_t bar = table_bar(s, hw, f, decode);
-	uint64_t pa = bar ? bar + (f->msix_table & ~7u) : 0, old = f->table_pa;
+	uint64_t bar = table_bar(s, hw, f, decode), now = f->gone ? 0 : bar_now(s, hw, f);
+	if (!f->gone)
+		f->last_pa = now ? now + (f->msix_table & ~7u) : 0;
+	return place_pa(s, hw, f, bar, bar ? bar + (f->msix_table & ~7u) : 0);
+}
+
+void vmsi_table_place_dark(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	if (f->table_pa || !f->last_pa || place_pa(s, hw, f, f->last_pa - (f->msix_table & ~7u), f->last_pa) != VR_NONE)
+		return;
+	f->dark = true;
+}
+
+static unsigned place_pa(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, uint64_t bar, uint64_t pa)
+{
+	uint64_t old = f->table_pa;
 	/* Judged again where it stays too: the windows above may have moved
 	 * (a bridge written, buses renumbered); refused now, it is unplaced. */
 	unsigned r = pa ? place_check(s, hw, f, bar, pa) : VR_NONE;

@@ -378,3 +378,29 @@ TEST(vmsi_first_access_marks_follow_a_renumbering)
 	CHECK(vmsi_find(&S, 0x0200) != NULL);
 	CHECK_EQ(S.hot_added, 1);
 }
+
+/* The wall fuzzer's (third 600 s run): a function unplaced while its root
+ * port forwarded no memory, then out of reach of its registers (the
+ * port's buses renumbered to none), decodes its table again once the port
+ * forwards memory again: its table is placed where its BAR was last read
+ * (its registers cannot be asked), its entries written once the port
+ * forwards; where it is not forwarded it would stay dark, out of view and
+ * unwritten. */
+TEST(vmsi_gone_function_table_kept_out_of_view)
+{
+	struct pfm_fn *rp;
+	setup_x(&rp);
+	struct vmsi_fn *t = vmsi_find(&S, 0x0200);
+	CHECK(t != NULL && t->table_pa == WIN + 0x1000);
+	if (!t)
+		return;
+	g_wr(RP, 0x04, 2, 0x0004);                         /* no memory forwarded: unplaced */
+	CHECK(!vmsi_trapped(&S, WIN + 0x1000));
+	g_wr(RP, 0x18, 4, 0x010500);                       /* secondary 5, subordinate 1: no bus */
+	CHECK(t->gone);
+	g_wr(RP, 0x04, 2, 0x0006);                         /* memory forwarded again */
+	CHECK(vmsi_trapped(&S, WIN + 0x1000));
+	CHECK(!t->dark);                                   /* reached by memory: its entries written again */
+	CHECK(M.n_mem_w > 0);
+	CHECK_EQ(M.n_mem_lost, 0);
+}
