@@ -380,3 +380,9 @@ bool vioapic_host_pin(struct vioapic *a, const struct vioapic_dom *d, const stru
 	}
 	return true;
 }
+
+void vioapic_host_pin_off(struct vioapic *a, const struct vioapic_hw *hw, uint32_t pin)
+{
+	if (pin < a->npins && a->pin[pin].host)
+		program(hw, pin, &a->pin[pin], a->pin[pin].prte | VIOAPIC_MASKED);
+}

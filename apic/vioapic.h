@@ -166,4 +166,7 @@ uint64_t vioapic_rte(const struct vioapic *a, uint32_t pin);
  * cannot name (above 255 without x2APIC remapping). */
 bool vioapic_host_pin(struct vioapic *a, const struct vioapic_dom *d, const struct vioapic_hw *hw, uint32_t pin,
 		      uint8_t vector, uint32_t host);
+/* The hypervisor's pin masked (before a reset: INIT leaves the IOAPIC as
+ * it is, and the firmware meets what it still delivers). */
+void vioapic_host_pin_off(struct vioapic *a, const struct vioapic_hw *hw, uint32_t pin);
 #endif

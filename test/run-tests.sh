@@ -1309,6 +1309,28 @@ bare_reboot_checks() {
   echo "  ${n#linux/}: $(tr -d '\r' < "$log" | grep -c 'Booting .hv.') GRUB boots, $(tr -d '\r' < "$log" | grep -c '^guest: init started') init starts; $(tr -d '\r' < "$log" | grep -m1 'came back')"
 }
 
+# hv_reboot_checks NAME TYPES: bare_reboot_checks' boots under the
+# hypervisor with on_reboot=reset: each reset (and the triple fault, which
+# the hypervisor sees as a VM exit) is said, reported, every CPU leaves VMX
+# operation (the reset's INIT is blocked in VMX root operation otherwise:
+# tools/bochs-patch/reset.patch holds Bochs to that), the machine resets,
+# and GRUB boots the hypervisor again; the last boot passes and powers off.
+hv_reboot_checks() {
+  local n=$1 types=$2 k=0 t order=() total
+  total=$(( $(tr ',' ' ' <<<"$types" | wc -w) + 1 ))
+  for t in ${types//,/ }; do
+    k=$((k + 1))
+    order+=("Booting .hv." '^vmx: cpu0 VMLAUNCH: vCPU enters the Linux kernel' '^guest: init started'
+            "^guest: reboot: boot $k of $total, reset by ${t%%:*} " '^hv: guest reboots the machine: '
+            '^hvstat: begin why=reboot' '^hvstat: end total_exits=' '^hv: 2 of 2 CPUs out of VMX operation; resetting \(on_reboot=reset\)$')
+  done
+  order+=("Booting .hv." '^guest: init started' "^guest: reboot: boot $total of $total: the machine came back $((total - 1)) times\$"
+          '^guest: verdict pass$' '^hv: result=pass')
+  expect_order "$n/each-boot" "$log" "${order[@]}"
+  expect_not "$n/no-death" "$log" '^hv: guest died|^PANIC|^guest: check failed|^guest: reboot: still here|Kernel panic|^hv: the machine did not reset'
+  echo "  ${n#linux/}: $(tr -d '\r' < "$log" | grep -c 'Booting .hv.') GRUB boots, $(tr -d '\r' < "$log" | grep -c '^hv: guest reboots the machine') resets by the hypervisor; $(tr -d '\r' < "$log" | grep -m1 'came back')"
+}
+
 # vtd_bare_checks NAME: Linux's own intel-iommu driver on the patched
 # Bochs's two VT-d units (tools/bochs-patch/vtd.cc, issue 34), bare: the
 # DMAR GRUB added found, both units probed, interrupt remapping on in x2APIC
@@ -1684,21 +1706,23 @@ typing_checks() {
   expect $n/bare-answered "$b" '^typist: prompt seen after' '^typist: long line whole=yes' \
     '^typist: no newline, prompt on its row=yes'
   for ((k = 1; k <= 5; k++)); do
-    expect $n/bare-command-$k "$b" "^typist: command $k answered=yes echo=yes seconds="
+    expect $n/bare-command-$k "$b" "^typist: command $k answered=yes echo=[a-z]+ seconds="
   done
   expect $n/prompt-before-typing "$h" '^typist: prompt seen after [0-9.]+ s, before anything was typed'
-  bmax=$(sed -n 's/^typist: command [0-9] answered=yes echo=yes seconds=//p' "$b" | sort -g | tail -n1)
+  # (the echo of a typed line may be cut by a kernel line on the console,
+  # as on bare metal: said, not required)
+  bmax=$(sed -n 's/^typist: command [0-9] answered=yes echo=[a-z]* seconds=//p' "$b" | sort -g | tail -n1)
   # The bound: three times the slowest bare answer, at least one second more.
   bound=$(awk -v m="${bmax:-0}" 'BEGIN { b = 3 * m; if (b < m + 1) b = m + 1; printf "%.3f", b }')
   for ((k = 1; k <= 5; k++)); do
-    t=$(sed -n "s/^typist: command $k answered=yes echo=yes seconds=//p" "$h")
+    t=$(sed -n "s/^typist: command $k answered=yes echo=[a-z]* seconds=//p" "$h")
     if [ -n "$t" ] && awk -v t="$t" -v b="$bound" 'BEGIN { exit !(t <= b) }'; then
       ok "$n/command-$k-answered"
     else
       bad "$n/command-$k-answered" "command $k under the hypervisor: $(grep "command $k " "$h" 2>/dev/null || echo 'no line'); bound $bound s (bare's slowest $bmax s)"
     fi
   done
-  echo "  typing: bare slowest answer ${bmax:-?} s, under the hypervisor $(sed -n 's/^typist: command [0-9] answered=yes echo=yes seconds=//p' "$h" | sort -g | tail -n1) s, bound $bound s"
+  echo "  typing: bare slowest answer ${bmax:-?} s, under the hypervisor $(sed -n 's/^typist: command [0-9] answered=yes echo=[a-z]* seconds=//p' "$h" | sort -g | tail -n1) s, bound $bound s"
   expect $n/long-line-whole "$h" '^typist: long line whole=yes'
   expect $n/no-newline-prompt-on-its-row "$h" '^typist: no newline, prompt on its row=yes'
   expect $n/input-as-it-arrives "$log" '^console: input is taken as it arrives' 'hvstat: console lines=[0-9]+ .* rx=[1-9][0-9]* rx_irqs=[1-9][0-9]* breaks=0 partials=[1-9]'
@@ -1886,6 +1910,14 @@ level_linux() {
       linux_spawn linux-bare-reboot "corei7_skylake_x" 2 "" \
       "quiet hv.bare=1 hv.reboot=kbd,pci,triple hv.ipirounds=0 hv.noprobe=1 tsc_early_khz=50000" "${LINUX_REBOOT_TIMEOUT:-900}" \
       "bare_reboot_checks linux/bare-reboot kbd,pci,triple"
+    # The same under the hypervisor (issue 48, on_reboot=reset): each reset
+    # the guest asks for, and its triple fault (a VM exit), end in the
+    # report, every CPU out of VMX operation and the machine reset; GRUB
+    # boots the hypervisor again and the next boot passes; the last one
+    # powers off with the guest's verdict.
+    LX_BOCHS=$hvb linux_spawn linux-hv-reboot "corei7_skylake_x" 2 "exit=bochs hlt=guest on_reboot=reset" \
+      "quiet hv.reboot=kbd,pci,triple hv.ipirounds=0 hv.noprobe=1 tsc_early_khz=50000" "${LINUX_REBOOT_TIMEOUT:-900}" \
+      "hv_reboot_checks linux/hv-reboot kbd,pci,triple"
     # The same units as pre-boot DMA protection leaves them (issue 34 F):
     # vtd_preboot_checks.
     if python3 tools/mkdmar.py $B/dmar-bochs-2cpu-optin.bin --ioapic-id 2 --opt-in; then

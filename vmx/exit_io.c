@@ -238,6 +238,7 @@ __noreturn void vmx_guest_reboots(struct vcpu *v, const char *why, uint16_t port
 	while (left_vmx + 1 < ncpus && rdtsc() - t0 < wait)
 		cpu_relax();
 	leave_vmx();
+	vconsole_quiesce();
 	pr_info("hv: %u of %u CPUs out of VMX operation; resetting (on_reboot=reset)\n", left_vmx, ncpus);
 	power_reset(port, val);
 }

@@ -135,6 +135,15 @@ void vconsole_start_rx(uint32_t host_apic_id)
 		host_apic_id);
 }
 
+void vconsole_quiesce(void)
+{
+	if (!rx_irq)
+		return;
+	serial_rx_irq(false);
+	vioapic_trap_release_gsi((uint32_t)vc_gsi);
+	rx_irq = false;
+}
+
 void vconsole_rx_interrupt(struct vcpu *v)
 {
 	spin_lock(&vu_lock);

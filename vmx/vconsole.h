@@ -33,6 +33,10 @@ void vconsole_start_rx(uint32_t host_apic_id);
 /* CONSOLE_VECTOR taken on vCPU v's CPU: the received bytes moved in, the
  * guest's interrupt raised as the data sheet says. */
 void vconsole_rx_interrupt(struct vcpu *v);
+/* Before the machine resets: the real UART's interrupts off and the
+ * hypervisor's IOAPIC pin masked, as the firmware expects them (INIT, which
+ * a soft reset is, resets neither). */
+void vconsole_quiesce(void);
 /* Writes out a partial line (the guest's power-off, before the report). */
 void vconsole_flush(void);
 void vconsole_stats(struct vconsole_stats *out);

@@ -185,6 +185,15 @@ bool vioapic_trap_own_gsi(uint32_t gsi, uint8_t vector, uint32_t host_apic_id)
 	return ok;
 }
 
+void vioapic_trap_release_gsi(uint32_t gsi)
+{
+	for (uint32_t k = 0; k < nvio; k++)
+		if (gsi >= vio_gsi[k] && gsi - vio_gsi[k] < vio[k].npins) {
+			struct vioapic_hw hw = vioapic_hw_at(vio_base[k]);
+			vioapic_host_pin_off(&vio[k], &hw, gsi - vio_gsi[k]);   /* no lock: the others are stopped */
+		}
+}
+
 void vioapic_trap_report(void)
 {
 	if (!nvio)

@@ -34,6 +34,8 @@ int64_t vioapic_trap_gsi_rte(uint32_t gsi);
  * receive interrupt): an edge to 'vector' on the CPU host_apic_id; the
  * guest's entry for it stays virtual. false: no such pin, or not possible. */
 bool vioapic_trap_own_gsi(uint32_t gsi, uint8_t vector, uint32_t host_apic_id);
+/* Before a reset, every other CPU stopped: that pin masked again. */
+void vioapic_trap_release_gsi(uint32_t gsi);
 /* hvstat: one line per pin the guest programmed, one summary line. */
 void vioapic_trap_report(void);
 #endif
