@@ -178,6 +178,8 @@ struct vmsi_fn {
 	 * or a renumbering reaches it again. */
 	bool dark;
 	uint64_t last_pa;                   /* the table's place as its BAR last read, decoding or not (0: unknown) */
+	bool blind;                         /* placed there, dark, by vmsi_table_place_dark: whether it decodes is not
+	                                       known (its registers out of reach): dark until it is reached again */
 	uint32_t id;                        /* Vendor and Device ID when taken (0: a VF, whose read FFFFh) */
 	/* Report. */
 	uint32_t writes, routes, refusals, parks;

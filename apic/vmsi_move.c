@@ -272,7 +272,7 @@ bool vmsi_bridge_write(struct vmsi *s, const struct vioapic_dom *d, const struct
 			 * was, written again once forwarded there again. */
 			vmsi_table_place_dark(s, hw, g);     /* unplaced: out of view where it was last seen */
 			bool was = g->dark;
-			g->dark = !vmsi_reaches(s, hw, g);
+			g->dark = g->blind || !vmsi_reaches(s, hw, g);
 			if (was && !g->dark)
 				g->held = VMSI_HELD_ENTRIES;
 		} else if (g->msix && !g->retired && !g->gone && (self || below(s, g, bdf))) {

@@ -234,7 +234,7 @@ void vmsi_table_place_dark(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi
 {
 	if (f->table_pa || !f->last_pa || place_pa(s, hw, f, f->last_pa - (f->msix_table & ~7u), f->last_pa) != VR_NONE)
 		return;
-	f->dark = true;
+	f->dark = f->blind = true;
 }
 
 static unsigned place_pa(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, uint64_t bar, uint64_t pa)
@@ -243,8 +243,10 @@ static unsigned place_pa(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_f
 	/* Judged again where it stays too: the windows above may have moved
 	 * (a bridge written, buses renumbered); refused now, it is unplaced. */
 	unsigned r = pa ? place_check(s, hw, f, bar, pa) : VR_NONE;
-	if (pa == old && r == VR_NONE)
+	if (pa == old && r == VR_NONE) {
+		f->dark = f->blind = false;          /* its place known, from what it decodes now */
 		return VR_NONE;
+	}
 	if (r == VR_NONE && pa && hw->table_at && !hw->table_at(hw->ctx, pa, (uint32_t)table_len(f)))
 		r = VM_TABLE_NO_ROOM;
 	if (r != VR_NONE)
@@ -253,7 +255,7 @@ static unsigned place_pa(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_f
 		if (!page_listed(s, pg))
 			s->page[s->npages++] = pg;
 	f->table_pa = pa;
-	f->dark = false;
+	f->dark = f->blind = false;
 	for (uint64_t pg = first_page(old); old && pg < end_page(old, table_len(f)); pg += 0x1000) {
 		if (page_in_use(s, pg, NULL))
 			continue;

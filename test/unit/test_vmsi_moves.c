@@ -383,9 +383,8 @@ TEST(vmsi_first_access_marks_follow_a_renumbering)
  * port forwarded no memory, then out of reach of its registers (the
  * port's buses renumbered to none), decodes its table again once the port
  * forwards memory again: its table is placed where its BAR was last read
- * (its registers cannot be asked), its entries written once the port
- * forwards; where it is not forwarded it would stay dark, out of view and
- * unwritten. */
+ * (its registers cannot be asked), dark: out of view and unwritten (whether
+ * it decodes is not known) until a renumbering reaches it again. */
 TEST(vmsi_gone_function_table_kept_out_of_view)
 {
 	struct pfm_fn *rp;
@@ -400,7 +399,12 @@ TEST(vmsi_gone_function_table_kept_out_of_view)
 	CHECK(t->gone);
 	g_wr(RP, 0x04, 2, 0x0006);                         /* memory forwarded again */
 	CHECK(vmsi_trapped(&S, WIN + 0x1000));
-	CHECK(!t->dark);                                   /* reached by memory: its entries written again */
+	CHECK(t->dark);                                    /* whether it decodes cannot be asked: nothing written */
+	CHECK_EQ(M.n_mem_w, 0);
+	g_wr(RP, 0x18, 4, 0x020200);                       /* reached again: placed as it decodes, its entries written */
+	CHECK(!t->gone);
+	CHECK(!t->dark);
+	CHECK_EQ(t->table_pa, WIN + 0x1000);
 	CHECK(M.n_mem_w > 0);
 	CHECK_EQ(M.n_mem_lost, 0);
 }
