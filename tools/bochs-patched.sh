@@ -82,7 +82,8 @@ cp "$PATCH_DIR/vtd.cc" "$PATCH_DIR/vtd.h" "$PATCH_DIR/vtd_core.h" "$tree/iodev/"
 # hooks.patch first (it wires in vmx_ipiv_timer.cc; the others may use its
 # lines as context), then every other *.patch of the directory in name
 # order (defects.patch: 3.0's VMX defects; profiles.patch: the CPU
-# profiles; reset.patch: the reset, the UART and the BIOS; xhci-msi.patch:
+# profiles; reset.patch: the reset, the UART and the BIOS; tsc.patch:
+# IA32_TSC_ADJUST 0 after a hard reset; xhci-msi.patch:
 # the xHCI's MSI; xhci-msix.patch, after it: its MSI-X; docs/bochs.md), and
 # vtd.patch last: it wires in the VT-d units
 # (vtd.cc) and hooks the devices the xhci-*.patch files shape.
