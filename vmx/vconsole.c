@@ -130,6 +130,7 @@ void vconsole_start_rx(uint32_t host_apic_id)
 		return;
 	}
 	rx_irq = true;
+	virq_console_rx = vconsole_rx_interrupt;
 	serial_rx_irq(true);
 	pr_info("console: input is taken as it arrives (the UART's IRQ %d, the hypervisor's, on APIC %u)\n", vc_gsi,
 		host_apic_id);

@@ -4,7 +4,6 @@
  * tiers' own run time is beside: virq_apic.c (EOIs, level-triggered
  * vectors, the x2APIC registers), virq_ipi.c, virq_timer.c. */
 #include "virq.h"
-#include "vconsole.h"
 #include "virq_int.h"
 #include "vcpu.h"
 #include "vmcs_ops.h"
@@ -378,6 +377,8 @@ void virq_before_entry(struct vcpu *v)
 
 /* With acknowledge-interrupt-on-exit the vector is in the exit information
  * and the physical APIC holds it in service. */
+void (*virq_console_rx)(struct vcpu *v);
+
 void exit_external_intr(struct vcpu *v)
 {
 	uint32_t info = (uint32_t)vmcs_read(VMCS_EXIT_INTR_INFO);
@@ -396,7 +397,8 @@ void exit_external_intr(struct vcpu *v)
 		return;
 	case CONSOLE_VECTOR:
 		lapic_eoi();
-		vconsole_rx_interrupt(v);
+		if (virq_console_rx)
+			virq_console_rx(v);
 		return;
 	case IOMMU_FAULT_VECTOR:
 		lapic_eoi();

@@ -6,14 +6,15 @@
 #define VMX_VIRQ_H
 #include "../lib/types.h"
 
-#define HOST_TIMER_VECTOR 0xf0   /* the host's TSC-deadline timer, serving the guest's */
-#define KICK_VECTOR       0xf1   /* makes a vCPU exit (a pending virtual NMI) */
-#define CONSOLE_VECTOR    0xf4   /* the console UART's receive interrupt (vmx/vconsole.c); 0xf2 is the posted-interrupt notification */
+#include "vectors.h"
 
 struct vcpu;
 struct ipi_domain;
 struct timer_service;
 
+/* CONSOLE_VECTOR's work (vmx/vconsole.c sets it when it takes the UART's
+ * receive interrupt), NULL: none. */
+extern void (*virq_console_rx)(struct vcpu *v);
 /* The housekeeping CPU's timer service, or NULL (each vCPU serves its own). */
 extern struct timer_service *virq_timer_service;
 /* Sets it up for every vCPU, served by the CPU with this APIC ID. */

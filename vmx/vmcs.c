@@ -1,19 +1,14 @@
 /* Building the VMCS: control words once, then per CPU area by area
  * (SDM Vol. 3C, "Virtual Machine Control Structures"). */
 #include "vmcs.h"
-#include "virq.h"
+#include "vectors.h"
 #include "vmcs_ops.h"
 #include "vmx_defs.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"
 #include "../lib/cpu.h"
 
-#define POSTED_INTR_VECTOR 0xf2     /* notification vector for posted interrupts */
-/* Every host vector its own (a notification that is another's is taken as
- * a notification, never as an exit: the console's input was lost so). */
-_Static_assert(POSTED_INTR_VECTOR != HOST_TIMER_VECTOR && POSTED_INTR_VECTOR != KICK_VECTOR &&
-	       POSTED_INTR_VECTOR != CONSOLE_VECTOR && CONSOLE_VECTOR != HOST_TIMER_VECTOR && CONSOLE_VECTOR != KICK_VECTOR,
-	       "host vectors collide");
+
 #define PAT_DEFAULT 0x0007040600070406ull
 #define EFER_LME_LMA ((1ull << 8) | (1ull << 10))
 

@@ -415,9 +415,3 @@ unsigned hw_msr_exits(void) { return msr_exits; }
 unsigned hw_guest_host_msr_writes(void) { return host_msr_writes; }
 unsigned hw_vtimer_fires(uint8_t vec) { return vtimer_fires[vec]; }
 
-/* vmx/vconsole.c is not in the unit build: the console's receive
- * interrupt (CONSOLE_VECTOR) has nothing to move here. */
-void vconsole_rx_interrupt(struct vcpu *v)
-{
-	(void)v;
-}
