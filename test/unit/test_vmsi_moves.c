@@ -40,6 +40,16 @@ static int deliver(uint16_t sid, const struct pfm_fn *f, struct irm_out *o)
 	return irm_msi(&u, sid, pfm_cfg(f, 0x54, 4), pfm_cfg(f, 0x58, 2), o);
 }
 
+/* The scan with owned remapping (64 IRTEs from 0), the log cleared. */
+static void scan_owned(void)
+{
+	memset(&S, 0, sizeof S);
+	S.irte_base = 0;
+	S.irte_count = 64;
+	vmsi_scan(&S, &H);
+	pfm_clear_log(&M);
+}
+
 #define RP    0x00e0                  /* 00:1c.0, a root port */
 #define WIN   0xe0000000u
 
@@ -61,11 +71,7 @@ static struct pfm_fn *setup(uint8_t sub, bool sw, uint16_t fn)
 	pfm_below(&M, f, up);
 	pfm_msi(f, 0x50, 0, false, false);
 	pfm_pcie(f, 0x60, 0x0);
-	memset(&S, 0, sizeof S);
-	S.irte_base = 0;
-	S.irte_count = 64;
-	vmsi_scan(&S, &H);
-	pfm_clear_log(&M);
+	scan_owned();
 	return f;
 }
 
@@ -268,11 +274,7 @@ static struct pfm_fn *setup_x(struct pfm_fn **rp)
 	pfm_below(&M, f, *rp);
 	pfm_msix(f, 0x70, 4, 0x1000, 0x2000);
 	pfm_pcie(f, 0x60, 0x0);
-	memset(&S, 0, sizeof S);
-	S.irte_base = 0;
-	S.irte_count = 64;
-	vmsi_scan(&S, &H);
-	pfm_clear_log(&M);
+	scan_owned();
 	return f;
 }
 
@@ -363,10 +365,7 @@ TEST(vmsi_first_access_marks_follow_a_renumbering)
 	struct pfm_fn *rp2 = pfm_bridge(&M, 0x00e8, NULL, 5, 5, WIN + 0x10000000u, WIN + 0x1fffffffu);
 	struct pfm_fn *w = pfm_add(&M, 0x0000, 0, WIN, false);
 	pfm_below(&M, w, rp);
-	memset(&S, 0, sizeof S);
-	S.irte_base = 0;
-	S.irte_count = 64;
-	vmsi_scan(&S, &H);
+	scan_owned();
 	CHECK_EQ(g_rd(0x0200, 0, 2), 0x8086);
 	g_wr(RP, 0x18, 4, 0x030300);
 	g_wr(0x00e8, 0x18, 4, 0x020200);

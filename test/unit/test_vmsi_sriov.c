@@ -225,6 +225,18 @@ static void setup(void)
 	CHECK(vmsi_scan(&S, &H));
 }
 
+/* A hot-added function at HOT with an MSI capability (32-bit, one vector)
+ * at 0x40: control's enable and multiple message enable writable. */
+static struct fn *hot_msi_fn(void)
+{
+	struct fn *h = fn_add(HOT, false);
+	put(h, 0x40, 4, 0x05, 0);
+	put(h, 0x42, 2, 0x0000, 0x0071);
+	put(h, 0x44, 4, 0, 0xfffffffcu);
+	put(h, 0x48, 2, 0, 0xffff);
+	return h;
+}
+
 /* The scan counts the VFs SR-IOV can enable and sizes for them; the PF's
  * VF BAR is sized at boot. */
 TEST(vmsi_sriov_counted_and_vf_bar_sized)
@@ -374,11 +386,7 @@ TEST(vmsi_sriov_vfs_found_at_first_access)
 TEST(vmsi_hot_added_function_trapped_at_first_access)
 {
 	setup();
-	struct fn *h = fn_add(HOT, false);
-	put(h, 0x40, 4, 0x05, 0);
-	put(h, 0x42, 2, 0x0000, 0x0071);
-	put(h, 0x44, 4, 0, 0xfffffffcu);
-	put(h, 0x48, 2, 0, 0xffff);
+	struct fn *h = hot_msi_fn();
 	CHECK_EQ(g_rd(HOT, 0, 2), 0x8086);
 	CHECK_EQ(S.hot_added, 1);
 	CHECK_EQ(S.nfn, 2);
@@ -479,11 +487,7 @@ TEST(vmsi_sriov_vf_geometry_follows_system_page_size)
 TEST(vmsi_hot_swapped_function_found_afresh)
 {
 	setup();
-	struct fn *h = fn_add(HOT, false);
-	put(h, 0x40, 4, 0x05, 0);
-	put(h, 0x42, 2, 0x0000, 0x0071);
-	put(h, 0x44, 4, 0, 0xfffffffcu);
-	put(h, 0x48, 2, 0, 0xffff);
+	struct fn *h = hot_msi_fn();
 	CHECK_EQ(g_rd(HOT, 0, 4), 0x10ed8086u);
 	struct vmsi_fn *f = vmsi_find(&S, HOT);
 	CHECK(f != NULL);
@@ -565,11 +569,7 @@ TEST(vmsi_sriov_vf_entries_written_once_vf_mse_is_back)
 TEST(vmsi_pulled_function_let_go_at_the_next_write)
 {
 	setup();
-	struct fn *h = fn_add(HOT, false);
-	put(h, 0x40, 4, 0x05, 0);
-	put(h, 0x42, 2, 0x0000, 0x0071);
-	put(h, 0x44, 4, 0, 0xfffffffcu);
-	put(h, 0x48, 2, 0, 0xffff);
+	struct fn *h = hot_msi_fn();
 	CHECK_EQ(g_rd(HOT, 0, 4), 0x10ed8086u);
 	g_wr(HOT, 0x44, 4, 0xfee00000u);
 	g_wr(HOT, 0x48, 2, 0x0051);
