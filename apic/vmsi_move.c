@@ -18,6 +18,7 @@
  * check) until a renumbering reaches it again. */
 #include "vmsi.h"
 #include "vmsi_alias.h"
+#include "../lib/string.h"
 
 bool vmsi_touches_bus(uint16_t off, unsigned size)
 {
@@ -91,10 +92,9 @@ static bool trapped_at(const struct vmsi *s, uint16_t bdf)
 
 static void forget_buses(struct vmsi *s, uint16_t bdf, uint8_t a, uint8_t a_sub, uint8_t b, uint8_t b_sub)
 {
-	for (unsigned bus = (bdf >> 8) + 1u; bus < 256; bus++)
+	for (unsigned bus = (bdf >> 8) + 1u; s->seen && bus < 256; bus++)
 		if ((bus >= a && bus <= a_sub) || (bus >= b && bus <= b_sub))
-			for (unsigned df = 0; df < 256; df++)
-				vmsi_unsee(s, (uint16_t)(bus << 8 | df));
+			memset(s->seen + bus * 32, 0, 32);      /* the bus's 256 functions, a bit each */
 }
 
 bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
