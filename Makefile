@@ -11,7 +11,7 @@ Q       := $(if $(V),,@)
 
 # Sources, per folder (shared by both images).
 BOOT_SRCS := boot/main.c boot/smp.c boot/probe.c boot/probe_verdict.c boot/irtest.c
-LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/acpi.c lib/mcfg.c \
+LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/spcr.c lib/acpi.c lib/mcfg.c \
              lib/desc.c lib/trap.c lib/percpu.c lib/paging.c lib/tsc.c lib/tsc_choose.c lib/tsc_ref.c lib/tsc_skew.c lib/tsc_sync.c lib/cpusum.c lib/acpi_print.c lib/power.c lib/panic.c lib/canary.c lib/mtrr.c \
              lib/dmar.c lib/srat.c lib/nodemem.c
 APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c apic/level.c apic/vhpet.c apic/vioapic.c apic/vmsi.c apic/vmsi_scan.c apic/vmsi_place.c apic/vmsi_move.c apic/vmsi_alias.c
@@ -31,7 +31,7 @@ EFI_SRCS  := boot/efi.c boot/cfg.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
 UNIT_SRCS := apic/level.c apic/vhpet.c apic/vioapic.c apic/vmsi.c apic/vmsi_scan.c apic/vmsi_place.c apic/vmsi_move.c apic/vmsi_alias.c guest/mmio_width.c guest/startup.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c vmx/tsc.c \
-             vmx/hang.c vmx/virq_hang.c vmx/ept_sync.c vmx/ept_live.c lib/hist.c lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mcfg.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
+             vmx/hang.c vmx/virq_hang.c vmx/ept_sync.c vmx/ept_live.c lib/hist.c lib/string.c lib/memmap.c lib/options.c lib/spcr.c lib/serial.c lib/acpi.c lib/mcfg.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
              vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c boot/mb2_info.c apic/pi.c apic/vapic.c apic/swapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c guest/vuart.c guest/mmio.c boot/cfg.c \
              boot/probe_verdict.c lib/paging.c lib/dmar.c lib/srat.c lib/nodemem.c lib/tsc_choose.c lib/tsc_ref.c lib/tsc_skew.c lib/tsc_sync.c lib/cpusum.c lib/acpi_print.c iommu/tables.c iommu/irte.c iommu/iommu.c iommu/vtd.c $(wildcard test/unit/*.c)
 
@@ -144,7 +144,7 @@ $(B)/bochstest.bin: guest/test/bochstest/bochstest.asm
 # FUZZ_LONG seconds, keeping what it finds in build/fuzz/NAME.corpus.
 FUZZ_CC ?= $(shell command -v clang-14 || command -v clang)
 FUZZ_TARGETS := options cfg mb2 memmap acpi linux guest dmar irq srat mmio vmsi wall
-FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/acpi.c lib/mcfg.c lib/dmar.c lib/srat.c iommu/irte.c guest/mmio.c apic/vioapic.c apic/vmsi.c apic/vmsi_scan.c apic/vmsi_place.c apic/vmsi_move.c apic/vmsi_alias.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c apic/vapic.c \
+FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/spcr.c lib/acpi.c lib/mcfg.c lib/dmar.c lib/srat.c iommu/irte.c guest/mmio.c apic/vioapic.c apic/vmsi.c apic/vmsi_scan.c apic/vmsi_place.c apic/vmsi_move.c apic/vmsi_alias.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c apic/vapic.c \
              guest/hypercall.c guest/msr.c guest/io.c guest/cpuid.c vmx/event.c boot/cfg.c test/fuzz/stubs.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer -Wall -Werror

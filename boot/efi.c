@@ -52,6 +52,15 @@ static EFI_STATUS read_file(EFI_FILE_HANDLE root, const char *path, paddr_t *add
 	return st;
 }
 
+/* console= of a command line, else COM1 (hv_main follows the SPCR later). */
+static const struct uart_desc *early_console(const char *line)
+{
+	static struct uart_desc d;
+	uart_desc_com(&d, COM1_PORT);
+	options_console(line, &d);
+	return &d;
+}
+
 static void load_config(EFI_FILE_HANDLE root)
 {
 	paddr_t cfg_text = 0;
@@ -105,10 +114,10 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	CHAR16 *lo = li->LoadOptions;
 	for (UINTN i = 0; lo && i < li->LoadOptionsSize / 2 && lo[i] && i + 1 < sizeof opts; i++)
 		opts[i] = lo[i] < 128 ? (char)lo[i] : '?';
-	serial_init(options_serial_port(opts));
+	serial_init_desc(early_console(opts));
 	if (root)
 		load_config(root);
-	serial_init(options_serial_port(bi.cmdline));
+	serial_init_desc(early_console(bi.cmdline));
 	/* A shell passes the program name first; keep only key=value words. */
 	for (char *w = opts; *w;) {
 		char *e = w;

@@ -173,15 +173,38 @@ static void vmx_smoke_lines(void)
 	cpusum_end(&sum);
 }
 
+/* With no console=, the port the firmware's SPCR names (as Linux's earlycon
+ * reads it), said on the old port and on the new one. */
+static void console_follow_spcr(void)
+{
+	char was[80], now[80];
+	uart_desc_str(serial_desc(), was, sizeof was);
+	if (!acpi.spcr_ok) {
+		pr_info("console: %s (%s)\n", was, opts.console_set ? "console=" : acpi.spcr ? "the SPCR's port not taken" : "no SPCR: COM1");
+		return;
+	}
+	uart_desc_str(&acpi.spcr_uart, now, sizeof now);
+	if (opts.console_set) {
+		pr_info("console: %s (console=; the firmware's SPCR names %s)\n", was, now);
+		return;
+	}
+	pr_info("console: moving to %s, the port the firmware's SPCR names\n", now);
+	opts.console = acpi.spcr_uart;
+	opts.serial_port = opts.console.space == UART_IO ? (uint16_t)opts.console.base : 0;
+	serial_flush();
+	serial_init_desc(&opts.console);
+	pr_info("console: %s, named by the firmware's SPCR (the boot's first lines went to %s)\n", now, was);
+}
+
 __noreturn void hv_main(struct boot_info *bi)
 {
 	char err[256];
 	int bad_opts;
 	uint32_t a, b, c, d;
 
-	serial_init(options_serial_port(bi->cmdline));
 	options_defaults(&opts);
 	bad_opts = options_parse(bi->cmdline, &opts, err, sizeof err);
+	serial_init_desc(&opts.console);
 	log_level = opts.loglevel;
 	cpusum_set_limit(opts.report_cpus);
 	power_init(opts.exit_mode, NULL);
@@ -255,6 +278,7 @@ __noreturn void hv_main(struct boot_info *bi)
 			acpi_print(&acpi);
 		}
 	}
+	console_follow_spcr();
 	power_init(opts.exit_mode, &acpi);
 	power_policy(opts.on_reboot, opts.on_poweroff);
 	numa_setup(bi);

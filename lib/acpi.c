@@ -566,7 +566,16 @@ int acpi_parse(paddr_t rsdp, struct acpi_info *out, char *err, size_t errlen)
 			out->srat = pa;
 		else if (!out->mcfg && memcmp(sig, "MCFG", 4) == 0)
 			out->mcfg = pa;
+		else if (!out->spcr && memcmp(sig, "SPCR", 4) == 0)
+			out->spcr = pa;
 	}
+	struct sdt sp;
+	char e[96];
+	if (out->spcr && (load_sdt(out->spcr, "SPCR", "SPCR", SPCR_MIN_LEN, &sp, e, sizeof e) ||
+			  spcr_decode(sp.p, sp.len, &out->spcr_uart, e, sizeof e)))
+		pr_warn("%s: the console stays where it is\n", e);
+	else if (out->spcr)
+		out->spcr_ok = true;
 	if (out->mcfg)
 		parse_mcfg(out);
 	if (out->hpet)

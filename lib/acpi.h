@@ -4,6 +4,7 @@
 #ifndef LIB_ACPI_H
 #define LIB_ACPI_H
 #include "types.h"
+#include "spcr.h"
 
 /* Room kept in acpi_info.cpu[] beyond the MADT's own CPUs (phantomcpu=). */
 #define ACPI_CPU_SPARE 1
@@ -34,6 +35,9 @@ struct acpi_info {
 	uint64_t hpet_base;                     /* its first block's registers (memory); 0 = none usable */
 	uint8_t hpet_number;
 	paddr_t mcfg;                           /* PCI Express's ECAM table; 0 = absent */
+	paddr_t spcr;                           /* the firmware's console port (lib/spcr.h); 0 = absent */
+	bool spcr_ok;                           /* spcr_uart decoded: a 16550 the hypervisor can drive */
+	struct uart_desc spcr_uart;
 	/* Its entry for segment 0 (PCI Firmware Specification 3.0, "MCFG
 	 * Table Description"): the window's base and bus range; base 0 = none. */
 	uint64_t mcfg_base;

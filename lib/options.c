@@ -25,6 +25,7 @@ void options_defaults(struct hv_options *o)
 {
 	memset(o, 0, sizeof *o);
 	o->serial_port = com_ports[0];
+	uart_desc_com(&o->console, com_ports[0]);
 	o->loglevel = LOG_INFO;
 	o->exit_mode = EXIT_NONE;
 	o->ap_timeout_us = 200000;
@@ -55,23 +56,77 @@ static void list_names(char *buf, size_t size, const char *const *names)
 		len += snprintf(buf + len, size - len, "%s%s", i ? ", " : "", names[i]);
 }
 
-static bool parse_port(const char *v, size_t n, uint16_t *port)
+/* console=: com1..com4, an I/O port (0x2f8), or "io,PORT", "mmio,ADDR" (1-byte
+ * registers 1 apart), "mmio32,ADDR" (4-byte registers 4 apart), each with
+ * ",BAUD" (a number, Linux's "115200n8" taken too, or "keep": the divisor
+ * the firmware left) and ",stride=1|2|4" after it. Baud 115200 unless said.
+ * An MMIO UART must lie below 4 GiB (the hypervisor's map of the machine
+ * before it knows the RAM's end). */
+static bool parse_console(const char *v, size_t n, struct uart_desc *d)
 {
+	const char *f[4];
+	size_t fl[4], nf = 0;
+	for (size_t i = 0, s = 0; i <= n; i++)
+		if (i == n || v[i] == ',') {
+			if (nf == 4)
+				return false;
+			f[nf] = v + s;
+			fl[nf++] = i - s;
+			s = i + 1;
+		}
 	uint64_t x;
-	if (n == 4 && !strncmp(v, "com", 3) && v[3] >= '1' && v[3] <= '4') {
-		*port = com_ports[v[3] - '1'];
-		return true;
+	struct uart_desc t;
+	size_t next = 1;
+	if (fl[0] == 4 && !strncmp(f[0], "com", 3) && f[0][3] >= '1' && f[0][3] <= '4') {
+		uart_desc_com(&t, com_ports[f[0][3] - '1']);
+	} else if (str_to_u64(f[0], fl[0], &x)) {
+		if (!x || x > 0xfff8)
+			return false;
+		uart_desc_com(&t, (uint16_t)x);
+	} else if (nf >= 2 && (word_eq(f[0], fl[0], "io") || word_eq(f[0], fl[0], "mmio") || word_eq(f[0], fl[0], "mmio32"))) {
+		if (!str_to_u64(f[1], fl[1], &x) || !x)
+			return false;
+		next = 2;
+		if (f[0][0] == 'i') {
+			if (x > 0xfff8)
+				return false;
+			uart_desc_com(&t, (uint16_t)x);
+		} else {
+			bool w32 = fl[0] == 6;
+			if (x >= (1ull << 32) - 0x20 || x & (w32 ? 3 : 0))
+				return false;
+			t = (struct uart_desc){ .space = UART_MMIO, .width = w32 ? 4 : 1, .shift = w32 ? 2 : 0,
+						.base = x, .baud = 115200, .gsi = -1 };
+		}
+	} else {
+		return false;
 	}
-	if (str_to_u64(v, n, &x) && x && x <= 0xfff8) {
-		*port = (uint16_t)x;
-		return true;
+	for (; next < nf; next++) {
+		const char *w = f[next];
+		size_t l = fl[next];
+		if (l > 7 && !strncmp(w, "stride=", 7)) {
+			if (!str_to_u64(w + 7, l - 7, &x) || (x != 1 && x != 2 && x != 4) || t.space != UART_MMIO ||
+			    x < t.width)
+				return false;
+			t.shift = (uint8_t)(x == 4 ? 2 : x == 2 ? 1 : 0);
+		} else if (word_eq(w, l, "keep")) {
+			t.baud = 0;
+		} else {
+			if (l > 2 && w[l - 2] == 'n' && w[l - 1] == '8')
+				l -= 2;             /* Linux's 115200n8: no parity, 8 bits, what the UART is set to */
+			if (!str_to_u64(w, l, &x) || x < 50 || x > 4000000)
+				return false;
+			t.baud = (uint32_t)x;
+		}
 	}
-	return false;
+	*d = t;
+	return true;
 }
 
-uint16_t options_serial_port(const char *cmdline)
+/* The last valid console= word; false (and *d untouched) when none. */
+bool options_console(const char *cmdline, struct uart_desc *d)
 {
-	uint16_t port = com_ports[0];
+	bool found = false;
 	const char *p = cmdline;
 	while (p && *p) {
 		while (*p == ' ' || *p == '\t')
@@ -79,10 +134,18 @@ uint16_t options_serial_port(const char *cmdline)
 		const char *w = p;
 		while (*p && *p != ' ' && *p != '\t')
 			p++;
-		if (p - w > 8 && !strncmp(w, "console=", 8))
-			parse_port(w + 8, p - w - 8, &port);
+		if (p - w > 8 && !strncmp(w, "console=", 8) && parse_console(w + 8, p - w - 8, d))
+			found = true;
 	}
-	return port;
+	return found;
+}
+
+uint16_t options_serial_port(const char *cmdline)
+{
+	struct uart_desc d;
+	uart_desc_com(&d, com_ports[0]);
+	options_console(cmdline, &d);
+	return d.space == UART_IO ? (uint16_t)d.base : 0;
 }
 
 static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err, size_t errlen);
@@ -157,10 +220,13 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			o->vmx_smoke_only = g == 1;
 			return 0;
 		} else if (word_eq(w, kl, "console")) {
-			if (!parse_port(v, vl, &o->serial_port)) {
-				snprintf(err, errlen, "option '%.*s': expected com1..com4 or an I/O port like 0x3f8", (int)wl, w);
+			if (!parse_console(v, vl, &o->console)) {
+				snprintf(err, errlen, "option '%.*s': expected com1..com4, an I/O port like 0x2f8, or io,PORT / mmio,ADDR / mmio32,ADDR, then ,BAUD (or ,keep) and ,stride=1|2|4",
+					 (int)wl, w);
 				return -1;
 			}
+			o->console_set = true;
+			o->serial_port = o->console.space == UART_IO ? (uint16_t)o->console.base : 0;
 			return 0;
 		} else if (word_eq(w, kl, "loglevel")) {
 			if (!str_to_u64(v, vl, &num) || num > LOG_DEBUG) {

@@ -3,6 +3,7 @@
 #ifndef LIB_OPTIONS_H
 #define LIB_OPTIONS_H
 #include "types.h"
+#include "spcr.h"
 
 enum ipi_tier   { IPI_AUTO = 0, IPI_IPIV, IPI_FAST, IPI_PV, IPI_TRAP };
 enum eoi_tier   { EOI_AUTO = 0, EOI_VID, EOI_PV, EOI_TRAP };
@@ -43,7 +44,9 @@ extern const char *const reboot_opt_names[];
 extern const char *const poweroff_opt_names[];
 
 struct hv_options {
-	uint16_t serial_port;   /* console=com1|com2|com3|com4|0xNNNN (default com1) */
+	uint16_t serial_port;   /* the console's I/O port (0: it is in memory); console=, default com1 */
+	struct uart_desc console; /* console=com1..com4|PORT|io,PORT|mmio,ADDR|mmio32,ADDR[,BAUD|keep][,stride=N] */
+	bool console_set;       /* console= given: the firmware's SPCR is not followed */
 	int loglevel;           /* loglevel=0..3 (default 2, info) */
 	int ipi;                /* ipi=auto|ipiv|fast|pv|trap */
 	int eoi;                /* eoi=auto|vid|pv|trap */
@@ -106,4 +109,6 @@ void options_defaults(struct hv_options *o);
 int options_parse(const char *cmdline, struct hv_options *o, char *err, size_t errlen);
 /* Finds the serial console option alone, before anything else can print. */
 uint16_t options_serial_port(const char *cmdline);
+/* The last valid console= of the line into *d; false when none. */
+bool options_console(const char *cmdline, struct uart_desc *d);
 #endif

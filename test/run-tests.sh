@@ -592,13 +592,15 @@ qemu_probe() {
 # bochs_run NAME MODEL CPUS HV_CMDLINE [TIMEOUT [KERNEL INITRD [GUEST_OPTS]]]: GRUB ISO under Bochs 3.0;
 # sets $log and $rc. GUEST_OPTS: words added to the guest's command line (console=ttyS0).
 # LX_BARE=1: no hypervisor, GRUB boots the kernel itself; LX_ACPI: ACPI
-# table files GRUB adds (tools/mkiso.sh's HV_ACPI_TABLES).
+# table files GRUB adds (tools/mkiso.sh's HV_ACPI_TABLES); LX_CONSOLE: the
+# guest's console= instead of ttyS0 (Linux binds one 8250 console: the
+# first console=ttyS word wins, a second one is not a second console).
 bochs_run() {
   local iso=$B/$1.iso megs=256 elf=$B/hv.elf
   log=$LOGS/$1.ser
   [ -n "${6:-}" ] && megs=512
   [ -n "${LX_BARE:-}" ] && elf=-
-  HV_ACPI_TABLES="${LX_ACPI:-}" HV_CMDLINE="$4" GUEST_CMDLINE="console=ttyS0${8:+ $8}" tools/mkiso.sh "$iso" "$elf" ${6:-} ${7:-} || { rc=255; return; }
+  HV_ACPI_TABLES="${LX_ACPI:-}" HV_CMDLINE="$4" GUEST_CMDLINE="console=${LX_CONSOLE:-ttyS0}${8:+ $8}" tools/mkiso.sh "$iso" "$elf" ${6:-} ${7:-} || { rc=255; return; }
   local t0=$SECONDS
   tools/run-bochs.sh "$iso" "$log" "$2" "$3" "${5:-180}" $megs; rc=$?
   echo "  $1: Bochs $2 x$3${HV_BOCHS:+ (patched: $HV_BOCHS)} seed=${HV_BOCHS_SEED:-946684800} exit $rc after $((SECONDS - t0)) s"
@@ -1331,6 +1333,25 @@ hv_reboot_checks() {
   echo "  ${n#linux/}: $(tr -d '\r' < "$log" | grep -c 'Booting .hv.') GRUB boots, $(tr -d '\r' < "$log" | grep -c '^hv: guest reboots the machine') resets by the hypervisor; $(tr -d '\r' < "$log" | grep -m1 'came back')"
 }
 
+# spcr_checks NAME: the console the firmware names (issue 48): GRUB added an
+# SPCR naming COM2 (tools/mkspcr.py), the hypervisor had no console=. Its
+# first lines are on COM1 up to the move, said there; everything after,
+# the guest's virtual 16550A at 0x2f8 (IRQ 3) and the guest's own console
+# (console=ttyS1, the serial-over-LAN port), is on COM2; nothing after the
+# move reaches COM1.
+spcr_checks() {
+  local n=$1 com2=${log%.ser}.com2
+  expect_order "$n/com1-until-the-move" "$log" '^hv: thin hypervisor for Intel VT-x' '^hv: phase acpi' \
+    '^console: moving to I/O port 0x2f8, 115200 baud, the port the firmware.s SPCR names$'
+  expect_not "$n/com1-nothing-after" "$log" '^(hv: result=|vmx: cpu0 VMLAUNCH|console: the guest.s UART|hvstat: begin|guest: )|Linux version'
+  expect_order "$n/com2-the-rest" "$com2" '^console: I/O port 0x2f8, 115200 baud, named by the firmware.s SPCR \(the boot.s first lines went to I/O port 0x3f8, 115200 baud\)$' \
+    '^console: the guest.s UART at 0x2f8 is a virtual 16550A \(IRQ 3\)' '^vmx: cpu0 VMLAUNCH: vCPU enters the Linux kernel' \
+    'Linux version' '^guest: init started' '^guest: verdict pass$' '^hv: result=pass'
+  expect "$n/com2-input-taken" "$com2" '^console: input is taken as it arrives \(the UART.s IRQ 3, the hypervisor.s'
+  expect_not "$n/no-death" "$com2" '^hv: guest died|^PANIC|^guest: check failed|Kernel panic'
+  echo "  ${n#linux/}: COM1 $(tr -d '\r' < "$log" | grep -c .) lines, COM2 $(tr -d '\r' < "$com2" 2>/dev/null | grep -c .) lines; $(tr -d '\r' < "$com2" 2>/dev/null | grep -m1 '^hv: result=')"
+}
+
 # vtd_bare_checks NAME: Linux's own intel-iommu driver on the patched
 # Bochs's two VT-d units (tools/bochs-patch/vtd.cc, issue 34), bare: the
 # DMAR GRUB added found, both units probed, interrupt remapping on in x2APIC
@@ -1918,6 +1939,13 @@ level_linux() {
     LX_BOCHS=$hvb linux_spawn linux-hv-reboot "corei7_skylake_x" 2 "exit=bochs hlt=guest on_reboot=reset" \
       "quiet hv.reboot=kbd,pci,triple hv.ipirounds=0 hv.noprobe=1 tsc_early_khz=50000" "${LINUX_REBOOT_TIMEOUT:-900}" \
       "hv_reboot_checks linux/hv-reboot kbd,pci,triple"
+    # The console port the firmware names (issue 48): an SPCR naming COM2,
+    # no console=; COM2 a file beside COM1's (spcr_checks).
+    if python3 tools/mkspcr.py $B/spcr-com2.bin --port 0x2f8; then
+      LX_ACPI=$B/spcr-com2.bin LX_BOCHS=$hvb LX_CONSOLE=ttyS1 LX_BOCHSRC="com2: enabled=1, mode=file, dev=$LOGS/linux-spcr.com2" \
+        linux_spawn linux-spcr "corei7_skylake_x" 2 "exit=bochs hlt=guest" \
+        "hv.ipirounds=0 hv.noprobe=1 tsc_early_khz=50000" "$tmo" "spcr_checks linux/spcr"
+    else bad linux/spcr "tools/mkspcr.py failed"; fi
     # The same units as pre-boot DMA protection leaves them (issue 34 F):
     # vtd_preboot_checks.
     if python3 tools/mkdmar.py $B/dmar-bochs-2cpu-optin.bin --ioapic-id 2 --opt-in; then

@@ -168,8 +168,10 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	msr_bitmap_build(msr_bitmap, virt, virt && tiers->ipi == IPI_IPIV);
 	uint16_t guest_uart = s->opts->vuart ? serial_base() : 0;   /* vuart=0: the guest shares the real one */
 	io_bitmaps_build(io_a, io_b, acpi, guest_uart);
-	vconsole_init(guest_uart, acpi);
-	if (!guest_uart)
+	vconsole_init(guest_uart, serial_desc()->gsi, acpi);
+	if (serial_desc()->space == UART_MMIO)
+		pr_warn("console: the UART is in memory: the guest drives it itself (no virtual 16550A there yet); lines may splice\n");
+	else if (!guest_uart)
 		pr_warn("console: vuart=0: the guest drives the hypervisor's UART itself; lines may splice\n");
 	res.msr_bitmap = (paddr_t)(uintptr_t)msr_bitmap;
 	res.io_bitmap_a = (paddr_t)(uintptr_t)io_a;

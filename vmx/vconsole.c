@@ -41,15 +41,15 @@ static void emit(void *ctx, const char *s, size_t n, bool whole)
 	printk_guest_line(s, n, false);   /* a part leaves the row open (lib/printk.c) */
 }
 
-void vconsole_init(uint16_t port, const struct acpi_info *acpi)
+void vconsole_init(uint16_t port, int32_t gsi, const struct acpi_info *acpi)
 {
 	vc_port = port;
 	vc_acpi = acpi;
 	vuart_init(&vu, emit, NULL);
-	/* The PC's ISA wiring: COM1 and COM3 on IRQ 4, COM2 and COM4 on IRQ 3,
-	 * taken as GSIs 4 and 3 (ISA IRQs 3 and 4 keep their numbers: the
-	 * MADT's overrides move IRQ 0 and the SCI). */
-	vc_gsi = port == 0x3f8 || port == 0x3e8 ? 4 : port == 0x2f8 || port == 0x2e8 ? 3 : -1;
+	/* The SPCR's GSI, else the PC's ISA wiring (lib/spcr.c: COM1 and COM3
+	 * on IRQ 4, COM2 and COM4 on IRQ 3, taken as GSIs 4 and 3: ISA IRQs 3
+	 * and 4 keep their numbers, the MADT's overrides move IRQ 0 and the SCI). */
+	vc_gsi = gsi;
 	if (port)
 		pr_info("console: the guest's UART at 0x%x is a virtual 16550A (IRQ %d); its lines are forwarded whole\n",
 			port, vc_gsi);

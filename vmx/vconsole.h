@@ -19,7 +19,7 @@ struct vconsole_stats {
 };
 
 /* Before the guest starts: the virtual UART at 'port' (0: no console). */
-void vconsole_init(uint16_t port, const struct acpi_info *acpi);
+void vconsole_init(uint16_t port, int32_t gsi, const struct acpi_info *acpi);
 bool vconsole_owns(uint16_t port);
 /* An IN or OUT of 'size' bytes at one of its ports, by vCPU v. */
 uint32_t vconsole_in(struct vcpu *v, uint16_t port, unsigned size);

@@ -68,7 +68,7 @@ TEST(options_name_tables_match_enums)
 	CHECK(exit_mode_names[EXIT_BOCHS + 1] == NULL);
 }
 
-TEST(options_console)
+TEST(options_console_ports)
 {
 	struct hv_options o;
 	static const struct { const char *w; uint16_t port; } cases[] = {
