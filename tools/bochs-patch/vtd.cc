@@ -78,7 +78,13 @@ static struct {
   Bit16u ioapic_sid;
   bool preboot;                                  // firmware left TE, IR, QI and a PMR on
   bool log_dma;                                  // every translated DMA page in the log
-} cfg = { false, VTD_UNITS, { 0 }, 0, 0xF0F8, false, false };
+  unsigned defer;                                // deferred completion: device ticks a command takes (0: at once)
+} cfg = { false, VTD_UNITS, { 0 }, 0, 0xF0F8, false, false, 0 };
+
+// Deferred completion (defer=N): one device tick every VTD_TICK_US of
+// emulated time; a command completes N ticks after its write, the queue
+// is read VTD_QI_PER_TICK descriptors a tick.
+static const unsigned VTD_TICK_US = 1, VTD_QI_PER_TICK = 2;
 
 // A translation whose output lands in the interrupt address range (the
 // specification's legacy-mode condition LGN.4).
@@ -159,6 +165,9 @@ public:
   Bit64u syncs;                        // invalidations known complete: waits done, CCMD/IOTLB commands done
   bool cc_due;                         // SRTP since the last context-cache invalidation
   std::map<std::string, Bit64u> violated;
+  // Deferred completion: what was written and the ticks left (0: none).
+  Bit32u cmd_v, prs;
+  unsigned cmd_ticks, ccmd_ticks, iotlb_ticks, prs_ticks;
   struct {
     Bit64u dma_pages, dma_blocked, pmr_blocked, faults, fault_overflows, faults_unrecorded;
     Bit64u tlb_hits, tlb_misses, ctx_misses;
@@ -171,7 +180,11 @@ public:
   Bit32u read32(unsigned off);
   void write32(unsigned off, Bit32u v);
   void command(Bit32u v);
-  void run_queue();
+  void gcmd_write(Bit32u v);
+  void ccmd_do();
+  void iotlb_do();
+  void tick();
+  void run_queue(unsigned budget = ~0u);
   bool do_descriptor(Bit64u lo, Bit64u hi);
   void cc_invalidate(unsigned g, Bit16u did, Bit16u sid, unsigned fm);
   void iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am);
@@ -220,6 +233,7 @@ void vtd_unit::reset()
   fault_next = 0;
   ccache.clear(); tlb.clear(); iec.clear();
   syncs = 0; cc_due = false; violated.clear();
+  cmd_v = prs = 0; cmd_ticks = ccmd_ticks = iotlb_ticks = prs_ticks = 0;
   cap = keep[0]; ecap = keep[1]; id = keep_id; base = keep_base;
 }
 
@@ -253,7 +267,7 @@ Bit32u vtd_unit::read32(unsigned off)
   case VTD_REG_FEDATA: return fedata;
   case VTD_REG_FEADDR: return feaddr;
   case VTD_REG_FEUADDR: return feuaddr;
-  case VTD_REG_PMEN: return pmen | ((pmen >> 31) & 1);   // PRS follows EPM at once
+  case VTD_REG_PMEN: return pmen | prs;         // PRS follows EPM (at once, or defer ticks later)
   case VTD_REG_PLMBASE: return plmbase;
   case VTD_REG_PLMLIMIT: return plmlimit;
   case VTD_REG_PHMBASE: return (Bit32u) phmbase;
@@ -296,23 +310,16 @@ void vtd_unit::write32(unsigned off, Bit32u v)
     return;
   }
   switch (off) {
-  case VTD_REG_GCMD: command(v); break;
+  case VTD_REG_GCMD: gcmd_write(v); break;
   case VTD_REG_RTADDR: rtaddr = set_lo(rtaddr, v & 0xFFFFF000); break;   // TTM (11:10) RsvdZ: no SMTS, no ADMS
   case VTD_REG_RTADDR + 4: rtaddr = set_hi(rtaddr, v) & haw_mask; break;
   case VTD_REG_CCMD: ccmd = set_lo(ccmd, v); break;
   case VTD_REG_CCMD + 4:
+    if (ccmd_ticks) violation("ccmd-written-before-icc-cleared");
     ccmd = set_hi(ccmd, v & 0xE0000003);         // ICC, CIRG, FM; CAIG is the unit's
     if (ccmd >> 63) {
-      unsigned g = (unsigned) vtd_bits(ccmd, 62, 61), caig = g;
-      if (gsts & VTD_GCMD_QIE) {
-        BX_ERROR(("%s: CCMD written while queued invalidation is on: not performed", name()));
-        violation("register-invalidation-under-qie");
-        caig = 0;
-      } else if (g) {
-        cc_invalidate(g, (Bit16u) ccmd, (Bit16u) (ccmd >> 16), (unsigned) vtd_bits(ccmd, 33, 32));
-        syncs++;                                 // complete when ICC reads 0: at once here
-      }
-      ccmd = (ccmd & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 59)) | ((Bit64u) caig << 59);
+      if (cfg.defer) ccmd_ticks = cfg.defer;     // ICC reads 1 until then
+      else ccmd_do();
     }
     break;
   case VTD_REG_FSTS: {
@@ -321,7 +328,7 @@ void vtd_unit::write32(unsigned off, Bit32u v)
     fsts &= ~clear;
     if (resume) iqercd = 0;
     fault_status_changed();
-    if (resume) run_queue();                     // fetching resumes at IQH
+    if (resume && !cfg.defer) run_queue();       // fetching resumes at IQH (defer: at the next tick)
     break;
   }
   case VTD_REG_FECTL: {
@@ -338,6 +345,8 @@ void vtd_unit::write32(unsigned off, Bit32u v)
   case VTD_REG_FEUADDR: feuaddr = v; break;
   case VTD_REG_PMEN:
     pmen = v & 0x80000000;
+    if (cfg.defer) prs_ticks = cfg.defer;
+    else prs = pmen >> 31;
     BX_INFO(("%s: protected memory regions %s (low 0x%08x-0x%08x, high 0x" FMT_ADDRX64 "-0x" FMT_ADDRX64 ")", name(),
              pmr_on() ? "on" : "off", plmbase, plmlimit | 0x1FFFFF, phmbase, phmlimit | 0x1FFFFF));
     break;
@@ -349,7 +358,7 @@ void vtd_unit::write32(unsigned off, Bit32u v)
   case VTD_REG_PHMLIMIT + 4: phmlimit = set_hi(phmlimit, v) & haw_mask; break;
   case VTD_REG_IQT:
     iqt = v & 0x7FFF0;                           // 18:4
-    if (gsts & VTD_GCMD_QIE) run_queue();
+    if ((gsts & VTD_GCMD_QIE) && !cfg.defer) run_queue();   // defer: read at the ticks
     break;
   case VTD_REG_IQT + 4: break;
   // IQA under QIE: software programs it with the queue off; counted, and
@@ -386,26 +395,79 @@ void vtd_unit::write32(unsigned off, Bit32u v)
   case VTD_REG_IVA + 4: iva = set_hi(iva, v) & (haw_mask | 0xFFF); break;
   case VTD_REG_IOTLB: iotlb = set_lo(iotlb, v & 0); break;
   case VTD_REG_IOTLB + 4:
+    if (iotlb_ticks) violation("iotlb-written-before-ivt-cleared");
     iotlb = set_hi(iotlb, v & 0xB003FFFF);       // IVT, IIRG, DR, DW, DID
     if (iotlb >> 63) {
-      unsigned g = (unsigned) vtd_bits(iotlb, 61, 60), iaig = g;
-      unsigned am = (unsigned) vtd_bits(iva, 5, 0);
-      if (gsts & VTD_GCMD_QIE) {
-        BX_ERROR(("%s: IOTLB register written while queued invalidation is on: not performed", name()));
-        violation("register-invalidation-under-qie");
-        iaig = 0;
-      } else if (g == 3 && am > vtd_bits(cap, 53, 48)) {
-        iaig = 0;                                // beyond CAP.MAMV
-      } else if (g) {
-        iotlb_invalidate(g, (Bit16u) (iotlb >> 32), iva & ~BX_CONST64(0xFFF), am);
-        syncs++;
-      }
-      iotlb = (iotlb & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 57)) | ((Bit64u) iaig << 57);
+      if (cfg.defer) iotlb_ticks = cfg.defer;
+      else iotlb_do();
     }
     break;
   default:
     break;                                       // read-only or reserved
   }
+}
+
+// The register-based invalidations, when they complete: ICC or IVT clear,
+// CAIG or IAIG the granularity done (00b: refused).
+void vtd_unit::ccmd_do()
+{
+  unsigned g = (unsigned) vtd_bits(ccmd, 62, 61), caig = g;
+  if (gsts & VTD_GCMD_QIE) {
+    BX_ERROR(("%s: CCMD written while queued invalidation is on: not performed", name()));
+    violation("register-invalidation-under-qie");
+    caig = 0;
+  } else if (g) {
+    cc_invalidate(g, (Bit16u) ccmd, (Bit16u) (ccmd >> 16), (unsigned) vtd_bits(ccmd, 33, 32));
+    syncs++;                                     // complete: ICC reads 0
+  }
+  ccmd = (ccmd & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 59)) | ((Bit64u) caig << 59);
+}
+
+void vtd_unit::iotlb_do()
+{
+  unsigned g = (unsigned) vtd_bits(iotlb, 61, 60), iaig = g;
+  unsigned am = (unsigned) vtd_bits(iva, 5, 0);
+  if (gsts & VTD_GCMD_QIE) {
+    BX_ERROR(("%s: IOTLB register written while queued invalidation is on: not performed", name()));
+    violation("register-invalidation-under-qie");
+    iaig = 0;
+  } else if (g == 3 && am > vtd_bits(cap, 53, 48)) {
+    iaig = 0;                                // beyond CAP.MAMV
+  } else if (g) {
+    iotlb_invalidate(g, (Bit16u) (iotlb >> 32), iva & ~BX_CONST64(0xFFF), am);
+    syncs++;
+  }
+  iotlb = (iotlb & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 57)) | ((Bit64u) iaig << 57);
+}
+
+// GCMD written: at once, or (defer) some ticks later. RTPS and IRTPS read 0
+// from the SRTP or SIRTP write until the pointer is latched ("Global Status
+// Register": cleared when software sets SRTP, set when the operation
+// completes); every other status changes at completion. A second write
+// before the first completed is a violation: the first completes then.
+void vtd_unit::gcmd_write(Bit32u v)
+{
+  Bit32u changed = ((v ^ gsts) & VTD_GCMD_PERSISTENT) | (v & VTD_GCMD_ONESHOT);
+  if (!cfg.defer || !(changed & ~(VTD_GCMD_EAFL | VTD_GCMD_SFL | VTD_GCMD_WBF))) { command(v); return; }
+  if (cmd_ticks) {
+    violation("gcmd-written-before-the-last-command-completed");
+    command(cmd_v);
+  }
+  cmd_v = v;
+  cmd_ticks = cfg.defer;
+  if (v & VTD_GCMD_SRTP) gsts &= ~VTD_GCMD_SRTP;
+  if (v & VTD_GCMD_SIRTP) gsts &= ~VTD_GCMD_SIRTP;
+}
+
+// One device tick (defer): commands whose time has come complete; the
+// queue is read a few descriptors further.
+void vtd_unit::tick()
+{
+  if (cmd_ticks && !--cmd_ticks) command(cmd_v);
+  if (ccmd_ticks && !--ccmd_ticks) ccmd_do();
+  if (iotlb_ticks && !--iotlb_ticks) iotlb_do();
+  if (prs_ticks && !--prs_ticks) prs = pmen >> 31;
+  run_queue(VTD_QI_PER_TICK);
 }
 
 // GCMD: software writes the status (one-shot bits clear) with one command
@@ -443,7 +505,7 @@ void vtd_unit::command(Bit32u v)
       gsts |= VTD_GCMD_QIE;
       BX_INFO(("%s: queued invalidation on (queue 0x" FMT_ADDRX64 ", %u entries)", name(), (Bit64u) (iqa & ~BX_CONST64(0xFFF)),
                256u << (iqa & 7)));
-      run_queue();
+      if (!cfg.defer) run_queue();
     } else {
       if (iqh != iqt) {
         BX_ERROR(("%s: queued invalidation turned off with descriptors not fetched (IQH 0x%x, IQT 0x%x)", name(),
@@ -559,7 +621,7 @@ bool vtd_unit::do_descriptor(Bit64u lo, Bit64u hi)
   return true;
 }
 
-void vtd_unit::run_queue()
+void vtd_unit::run_queue(unsigned budget)
 {
   if (!(gsts & VTD_GCMD_QIE) || (fsts & VTD_FSTS_IQE)) return;
   Bit64u size = BX_CONST64(4096) << (iqa & 7);
@@ -586,7 +648,7 @@ void vtd_unit::run_queue()
     return;
   }
   Bit64u q = iqa & ~BX_CONST64(0xFFF);
-  while (iqh != iqt) {
+  while (iqh != iqt && budget--) {
     Bit64u lo, hi;
     if (!rd64_cb(NULL, q + iqh, &lo) || !rd64_cb(NULL, q + iqh + 8, &hi)) {
       bool was_any = any_status();
@@ -1061,6 +1123,7 @@ bool bx_vtd_parse_option(const char *context, int num_params, char *params[])
     else if (!strncmp(p, "units=", 6)) cfg.units = atoi(p + 6);
     else if (!strncmp(p, "preboot=", 8)) cfg.preboot = atoi(p + 8) != 0;
     else if (!strncmp(p, "log_dma=", 8)) cfg.log_dma = atoi(p + 8) != 0;
+    else if (!strncmp(p, "defer=", 6)) cfg.defer = (unsigned) atoi(p + 6);
     else if (!strncmp(p, "ioapic=", 7)) {
       if (!parse_bdf(p + 7, &cfg.ioapic_sid)) { fprintf(stderr, "%s: vtd: bad ioapic=%s\n", context, p + 7); return false; }
     } else if (!strncmp(p, "scope1=", 7)) {
@@ -1115,6 +1178,11 @@ static void print_stats(void)
   print_latency();
 }
 
+static void vtd_tick_all(void *)
+{
+  for (unsigned n = 0; n < cfg.units; n++) units[n].tick();
+}
+
 void bx_vtd_init(void)
 {
   if (!cfg.enabled) return;
@@ -1143,6 +1211,12 @@ void bx_vtd_init(void)
     BX_INFO(("VT-d unit 1 scope: %02x:%02x.%u", cfg.scope1[i] >> 8, (cfg.scope1[i] >> 3) & 0x1F, cfg.scope1[i] & 7));
   vtd_active = true;
   atexit(print_stats);
+#ifndef BX_VTD_HOST_TEST
+  if (cfg.defer) bx_pc_system.register_timer(theVtd, vtd_tick_all, VTD_TICK_US, 1, 1, "vtd");
+#endif
+  if (cfg.defer)
+    BX_INFO(("VT-d: deferred completion: commands %u ticks of %u us, the queue %u descriptors a tick", cfg.defer,
+             VTD_TICK_US, VTD_QI_PER_TICK));
 }
 
 // The state a firmware with pre-boot DMA protection leaves ("DMA_CTRL_
@@ -1169,6 +1243,7 @@ static void preboot(vtd_unit *u)
   u->plmbase = 0;
   u->plmlimit = 0x00E00000;
   u->write32(VTD_REG_PMEN, 0x80000000);
+  u->prs = 1; u->prs_ticks = 0;                    // the firmware waited for PRS
   memset(&u->st, 0, sizeof(u->st));                // the counts are the OS's
   u->violated.clear();
   BX_INFO(("VT-d %s: pre-boot DMA protection: root table 0x" FMT_ADDRX64 ", GSTS 0x%08x, PMR 0-16 MiB", u->name(),
