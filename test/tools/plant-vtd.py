@@ -6,8 +6,13 @@ entry used or left, a protocol violation) or by what the guest sees.
 
   test/tools/plant-vtd.py --list      what each plant takes out
   test/tools/plant-vtd.py NAME...     those plants (each about as long as
-                                      one linux/hv-vtd run); run it through
-                                      the machine's emulator slot
+                                      one linux/hv-vtd run)
+  test/tools/plant-vtd.py none        no plant: the same run on the tree as
+                                      it is (it must pass)
+
+PLANT_REV=COMMIT takes the tree from that commit (git archive) instead of
+the working files; PLANT_WRAP=CMD runs each emulator run under CMD (a
+machine's emulator slot), the copy and the build outside it.
 
 A plant is an exact text substitution (as test/tools/plant-faults.py),
 reported GONE when its text is not found once. Prints, per plant, CAUGHT
@@ -43,6 +48,11 @@ PLANTS = [
 
 
 def copy_tree(dst):
+    rev = os.environ.get("PLANT_REV")
+    if rev:
+        a = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-C", dst, "-xf", "-"], input=a, check=True)
+        return
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True).stdout.split(b"\0")
     for f in files:
         if not f:
@@ -59,7 +69,7 @@ def main(argv):
         return 0
     missed = 0
     for want in argv:
-        plant = [p for p in PLANTS if p[0] == want]
+        plant = [p for p in PLANTS if p[0] == want] or ([("none", "Makefile", "", "", "nothing taken out")] if want == "none" else [])
         if not plant:
             print(f"{want}: no such plant (--list)")
             return 2
@@ -68,19 +78,24 @@ def main(argv):
         copy_tree(tree)
         p = os.path.join(tree, f)
         s = open(p).read()
-        if s.count(text) != 1:
+        if name != "none" and s.count(text) != 1:
             print(f"GONE {name}: the text is not in {f} once")
             continue
-        open(p, "w").write(s.replace(text, repl))
+        if name != "none":
+            open(p, "w").write(s.replace(text, repl))
         b = subprocess.run(["make", "-s", "all", "build/ipiv-verdict"], cwd=tree, capture_output=True, text=True)
         if b.returncode:
             print(f"BUILD-FAILED {name}\n{b.stdout[-800:]}{b.stderr[-800:]}")
             continue
         env = dict(os.environ, LINUX_ONLY="^linux-hv-vtd$")
-        r = subprocess.run(["test/run-tests.sh", "linux"], cwd=tree, env=env, capture_output=True, text=True)
+        wrap = os.environ.get("PLANT_WRAP", "").split()
+        r = subprocess.run(wrap + ["test/run-tests.sh", "linux"], cwd=tree, env=env, capture_output=True, text=True)
+        open(os.path.join(tree, "plant-run.out"), "w").write(r.stdout + r.stderr)
         fails = [l for l in r.stdout.split("\n") if l.startswith("FAIL ")]
         passes = [l for l in r.stdout.split("\n") if l.startswith("PASS linux/hv-vtd")]
-        if fails:
+        if name == "none":
+            print(f"{'PASSED' if not fails and passes else 'FAILED'} none: {len(passes)} checks passed\n  " + "\n  ".join(fails[:12]))
+        elif fails:
             print(f"CAUGHT {name} ({why}):\n  " + "\n  ".join(fails[:12]))
         else:
             missed += 1
