@@ -79,7 +79,8 @@ static struct {
   bool preboot;                                  // firmware left TE, IR, QI and a PMR on
   bool log_dma;                                  // every translated DMA page in the log
   unsigned defer;                                // deferred completion: device ticks a command takes (0: at once)
-} cfg = { false, VTD_UNITS, { 0 }, 0, 0xF0F8, false, false, 0 };
+  bool strict;                                   // strict caches: the least every invalidation must do
+} cfg = { false, VTD_UNITS, { 0 }, 0, 0xF0F8, false, false, 0, false };
 
 // Deferred completion (defer=N): one device tick every VTD_TICK_US of
 // emulated time; a command completes N ticks after its write, the queue
@@ -540,7 +541,11 @@ void vtd_unit::cc_invalidate(unsigned g, Bit16u did, Bit16u sid, unsigned fm)
   if (g == 1) { ccache.clear(); return; }
   Bit16u mask = fm == 0 ? 0xFFFF : fm == 1 ? 0xFFFB : fm == 2 ? 0xFFF9 : 0xFFF8;
   for (std::map<Bit16u, ctx_entry>::iterator i = ccache.begin(); i != ccache.end(); ) {
-    bool drop = g == 2 ? i->second.c.did == did : ((i->first & mask) == (sid & mask));
+    // Device-selective: the source (FM's function mask) and, strict, the
+    // domain ID too ("Context-cache Invalidate Descriptor": device-
+    // selective invalidation is of the source ID within the domain).
+    bool drop = g == 2 ? i->second.c.did == did
+                       : ((i->first & mask) == (sid & mask)) && (!cfg.strict || i->second.c.did == did);
     if (drop) ccache.erase(i++); else ++i;
   }
 }
@@ -556,7 +561,9 @@ void vtd_unit::iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am
     if (drop && g == 3) {
       unsigned shift = (unsigned) ((i->first >> 40) & 0xFF);
       Bit64u start = (i->first & ((BX_CONST64(1) << 40) - 1)) << shift, end = start + (BX_CONST64(1) << shift);
-      drop = start < hi && end > lo;
+      // Strict: an entry larger than the range (a superpage under a mask
+      // that covers a part of it) is kept: software names the whole page.
+      drop = cfg.strict ? start >= lo && end <= hi : start < hi && end > lo;
     }
     if (drop) tlb.erase(i++); else ++i;
   }
@@ -779,6 +786,15 @@ bool vtd_unit::translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit6
   bool hit = false;
   for (unsigned shift = 12; shift <= 30 && !hit; shift += 9) {
     std::map<Bit64u, tlb_entry>::iterator ti = tlb.find(((Bit64u) c.did << 48) | ((Bit64u) shift << 40) | (addr >> shift));
+    if (ti != tlb.end() && cfg.strict && !(write ? ti->second.w : ti->second.r)) {
+      // Strict: the cached entry lacks the right: the fault is reported
+      // from it, no walk (hardware may do either).
+      stale_hit(ti->second.seen, tlb_differs(ti->second, c, addr), st.stale_iotlb, "IOTLB entry", ti->first);
+      st.dma_blocked++;
+      if (c.fpd) st.faults_unrecorded++;
+      else record_fault(sid, addr, write ? VTD_FR_WRITE : VTD_FR_READ, !write);
+      return false;
+    }
     if (ti != tlb.end() && (write ? ti->second.w : ti->second.r)) {
       stale_hit(ti->second.seen, tlb_differs(ti->second, c, addr), st.stale_iotlb, "IOTLB entry", ti->first);
       t = ti->second;
@@ -1124,6 +1140,7 @@ bool bx_vtd_parse_option(const char *context, int num_params, char *params[])
     else if (!strncmp(p, "preboot=", 8)) cfg.preboot = atoi(p + 8) != 0;
     else if (!strncmp(p, "log_dma=", 8)) cfg.log_dma = atoi(p + 8) != 0;
     else if (!strncmp(p, "defer=", 6)) cfg.defer = (unsigned) atoi(p + 6);
+    else if (!strncmp(p, "strict=", 7)) cfg.strict = atoi(p + 7) != 0;
     else if (!strncmp(p, "ioapic=", 7)) {
       if (!parse_bdf(p + 7, &cfg.ioapic_sid)) { fprintf(stderr, "%s: vtd: bad ioapic=%s\n", context, p + 7); return false; }
     } else if (!strncmp(p, "scope1=", 7)) {
