@@ -120,7 +120,8 @@ $(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h ti
 
 # The patched Bochs's VT-d unit as a device (tools/bochs-patch/vtd.cc with
 # test/unit/vtd_host.h for Bochs): a C++ host test beside the C ones.
-$(B)/vtd-device: test/unit/vtd_device_test.cc test/unit/vtd_host.h tools/bochs-patch/vtd.cc tools/bochs-patch/vtd.h tools/bochs-patch/vtd_core.h
+$(B)/vtd-device: test/unit/vtd_device_test.cc test/unit/vtd_device_strict.inc test/unit/vtd_host.h tools/bochs-patch/vtd.cc \
+                 tools/bochs-patch/vtd.h tools/bochs-patch/vtd_core.h tools/bochs-patch/vtd_strict.h
 	@mkdir -p $(B)
 	@echo "  HOSTCXX $@"
 	$(Q)$(CXX) -std=gnu++11 -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Itest/unit -o $@ test/unit/vtd_device_test.cc

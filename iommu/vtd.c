@@ -440,6 +440,7 @@ const char *vtd_fault_reason_name(uint8_t r)
 	case 0xb:              return "context entry reserved bits";
 	case 0xc:              return "second-level entry reserved bits";
 	case 0xd:              return "translation type blocked";
+	case 0xe:              return "translation into the interrupt address range";
 	case 0x20:             return "reserved field in an interrupt request";
 	case 0x21:             return "interrupt index beyond the table";
 	case 0x22:             return "IRTE not present";

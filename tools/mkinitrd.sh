@@ -627,6 +627,10 @@ xhci_read_at() {
 	devmem $((op + 0x18)) 32 $((($1 & 0xffffffc0) | 1))
 	devmem $((bar + dboff)) 32 0
 	sleep 1
+	# A read the IOMMU blocked completes with an error: a host system
+	# error (USBSTS.HSE, bit 2), the controller halted (HCH, bit 0).
+	sts=$(devmem $((op + 4)) 32)
+	echo "guest: vtd $2: xHCI USBSTS $sts after the read: $( [ $((sts & 4)) != 0 ] && echo 'host system error' || echo 'no host system error')"
 }
 
 # hv.vtd=1: Linux's own intel-iommu driver on the patched Bochs's VT-d units

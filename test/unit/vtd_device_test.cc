@@ -584,6 +584,8 @@ static void preboot_state_blocks_everything()
   CHECK_EQ(rd32(U1, 0x1000), 0);
 }
 
+#include "vtd_device_strict.inc"
+
 int main()
 {
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -602,6 +604,7 @@ int main()
     { "ioapic_remappable_entries", ioapic_remappable_entries },
     { "pmr_blocks_dma_without_translation", pmr_blocks_dma_without_translation },
     { "preboot_state_blocks_everything", preboot_state_blocks_everything },
+    VTD_STRICT_CASES
   };
   unsigned pass = 0, fail = 0;
   for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -20,6 +20,11 @@
 // write, so a missing or misordered invalidation shows as it would on
 // hardware. Everything happens at once: a command's status is set before
 // the write returns, a queued descriptor completes when IQT is written.
+// Strictness (issue 44, vtd_strict.h): every cache hit is compared with
+// memory (a copy still different after the next completed wait is a
+// stale hit, counted), misuse of the register protocol is counted as a
+// violation, a translation into 0xFEEx_xxxx is blocked, and a blocked read
+// completes as an error to the device.
 /////////////////////////////////////////////////////////////////////////
 
 #ifdef BX_VTD_HOST_TEST
@@ -36,6 +41,7 @@
 #include "vtd.h"
 #include "vtd_core.h"
 #include <map>
+#include <string>
 #include <vector>
 #include <algorithm>
 
@@ -72,7 +78,18 @@ static struct {
   Bit16u ioapic_sid;
   bool preboot;                                  // firmware left TE, IR, QI and a PMR on
   bool log_dma;                                  // every translated DMA page in the log
-} cfg = { false, VTD_UNITS, { 0 }, 0, 0xF0F8, false, false };
+  unsigned defer;                                // deferred completion: device ticks a command takes (0: at once)
+  bool strict;                                   // strict caches: the least every invalidation must do
+} cfg = { false, VTD_UNITS, { 0 }, 0, 0xF0F8, false, false, 0, false };
+
+// Deferred completion (defer=N): one device tick every VTD_TICK_US of
+// emulated time; a command completes N ticks after its write, the queue
+// is read VTD_QI_PER_TICK descriptors a tick.
+static const unsigned VTD_TICK_US = 1, VTD_QI_PER_TICK = 2;
+
+// A translation whose output lands in the interrupt address range (the
+// specification's legacy-mode condition LGN.4).
+static const unsigned VTD_FR_INTR_ADDR = 0xe;
 
 static Bit64u rd64(bx_phy_address pa)
 {
@@ -137,23 +154,38 @@ public:
   unsigned fault_next;
   // The caches: context entries by source ID, translations by domain and
   // page, IRTEs by index. Present and valid entries only (CAP.CM 0).
-  std::map<Bit16u, vtd_ctx> ccache;
-  struct tlb_entry { Bit64u hpa; unsigned shift; bool r, w; };
+  // Each entry keeps what it was made from (the raw root and context
+  // entries; the tables walked) and "seen": 0, or 1 + syncs when a hit
+  // first found memory different (vtd_strict.h).
+  struct ctx_entry { vtd_ctx c; Bit64u rlo, rhi, clo, chi, seen; };
+  std::map<Bit16u, ctx_entry> ccache;
+  struct tlb_entry { Bit64u hpa; unsigned shift; bool r, w; Bit64u slpt; unsigned levels, agaw; Bit64u seen; };
   std::map<Bit64u, tlb_entry> tlb;     // key: did << 48 | shift << 40 | page number
-  struct irte_entry { Bit64u lo, hi; };
+  struct irte_entry { Bit64u lo, hi, seen; };
   std::map<Bit16u, irte_entry> iec;
+  Bit64u syncs;                        // invalidations known complete: waits done, CCMD/IOTLB commands done
+  bool cc_due;                         // SRTP since the last context-cache invalidation
+  std::map<std::string, Bit64u> violated;
+  // Deferred completion: what was written and the ticks left (0: none).
+  Bit32u cmd_v, prs;
+  unsigned cmd_ticks, ccmd_ticks, iotlb_ticks, prs_ticks;
   struct {
     Bit64u dma_pages, dma_blocked, pmr_blocked, faults, fault_overflows, faults_unrecorded;
     Bit64u tlb_hits, tlb_misses, ctx_misses;
     Bit64u ir_remapped, ir_posted, ir_notified, ir_notified_halted, ir_blocked, ir_compat_passed, iec_hits;
     Bit64u qi_descriptors, qi_errors, waits, cc_inv, iotlb_inv, iec_inv, commands;
+    Bit64u stale_ctx, stale_iotlb, stale_iec, violations, intr_addr_blocked;
   } st;
 
   void reset();
   Bit32u read32(unsigned off);
   void write32(unsigned off, Bit32u v);
   void command(Bit32u v);
-  void run_queue();
+  void gcmd_write(Bit32u v);
+  void ccmd_do();
+  void iotlb_do();
+  void tick();
+  void run_queue(unsigned budget = ~0u);
   bool do_descriptor(Bit64u lo, Bit64u hi);
   void cc_invalidate(unsigned g, Bit16u did, Bit16u sid, unsigned fm);
   void iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am);
@@ -166,6 +198,13 @@ public:
   bool translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit64u *hpa);
   int interrupt(Bit16u sid, bool rte, Bit64u addr, Bit32u data, Bit64u rte_value);
   bool pmr_on() const { return (pmen >> 31) & 1; }
+  // vtd_strict.h: the violation counter and the stale-entry audit
+  void violation(const char *what);
+  bool ctx_differs(Bit16u sid, const ctx_entry &e);
+  bool tlb_differs(const tlb_entry &t, const vtd_ctx &c, Bit64u addr);
+  bool irte_differs(Bit16u index, const irte_entry &e);
+  void stale_hit(Bit64u &seen, bool differs, Bit64u &count, const char *what, Bit64u key);
+  void audit_at_exit();
   const char *name() const { return id ? "unit 1" : "unit 0"; }
 };
 
@@ -194,6 +233,8 @@ void vtd_unit::reset()
   memset(frcd, 0, sizeof(frcd));
   fault_next = 0;
   ccache.clear(); tlb.clear(); iec.clear();
+  syncs = 0; cc_due = false; violated.clear();
+  cmd_v = prs = 0; cmd_ticks = ccmd_ticks = iotlb_ticks = prs_ticks = 0;
   cap = keep[0]; ecap = keep[1]; id = keep_id; base = keep_base;
 }
 
@@ -227,7 +268,7 @@ Bit32u vtd_unit::read32(unsigned off)
   case VTD_REG_FEDATA: return fedata;
   case VTD_REG_FEADDR: return feaddr;
   case VTD_REG_FEUADDR: return feuaddr;
-  case VTD_REG_PMEN: return pmen | ((pmen >> 31) & 1);   // PRS follows EPM at once
+  case VTD_REG_PMEN: return pmen | prs;         // PRS follows EPM (at once, or defer ticks later)
   case VTD_REG_PLMBASE: return plmbase;
   case VTD_REG_PLMLIMIT: return plmlimit;
   case VTD_REG_PHMBASE: return (Bit32u) phmbase;
@@ -270,21 +311,16 @@ void vtd_unit::write32(unsigned off, Bit32u v)
     return;
   }
   switch (off) {
-  case VTD_REG_GCMD: command(v); break;
+  case VTD_REG_GCMD: gcmd_write(v); break;
   case VTD_REG_RTADDR: rtaddr = set_lo(rtaddr, v & 0xFFFFF000); break;   // TTM (11:10) RsvdZ: no SMTS, no ADMS
   case VTD_REG_RTADDR + 4: rtaddr = set_hi(rtaddr, v) & haw_mask; break;
   case VTD_REG_CCMD: ccmd = set_lo(ccmd, v); break;
   case VTD_REG_CCMD + 4:
+    if (ccmd_ticks) violation("ccmd-written-before-icc-cleared");
     ccmd = set_hi(ccmd, v & 0xE0000003);         // ICC, CIRG, FM; CAIG is the unit's
     if (ccmd >> 63) {
-      unsigned g = (unsigned) vtd_bits(ccmd, 62, 61), caig = g;
-      if (gsts & VTD_GCMD_QIE) {
-        BX_ERROR(("%s: CCMD written while queued invalidation is on: not performed", name()));
-        caig = 0;
-      } else if (g) {
-        cc_invalidate(g, (Bit16u) ccmd, (Bit16u) (ccmd >> 16), (unsigned) vtd_bits(ccmd, 33, 32));
-      }
-      ccmd = (ccmd & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 59)) | ((Bit64u) caig << 59);
+      if (cfg.defer) ccmd_ticks = cfg.defer;     // ICC reads 1 until then
+      else ccmd_do();
     }
     break;
   case VTD_REG_FSTS: {
@@ -293,7 +329,7 @@ void vtd_unit::write32(unsigned off, Bit32u v)
     fsts &= ~clear;
     if (resume) iqercd = 0;
     fault_status_changed();
-    if (resume) run_queue();                     // fetching resumes at IQH
+    if (resume && !cfg.defer) run_queue();       // fetching resumes at IQH (defer: at the next tick)
     break;
   }
   case VTD_REG_FECTL: {
@@ -310,6 +346,8 @@ void vtd_unit::write32(unsigned off, Bit32u v)
   case VTD_REG_FEUADDR: feuaddr = v; break;
   case VTD_REG_PMEN:
     pmen = v & 0x80000000;
+    if (cfg.defer) prs_ticks = cfg.defer;
+    else prs = pmen >> 31;
     BX_INFO(("%s: protected memory regions %s (low 0x%08x-0x%08x, high 0x" FMT_ADDRX64 "-0x" FMT_ADDRX64 ")", name(),
              pmr_on() ? "on" : "off", plmbase, plmlimit | 0x1FFFFF, phmbase, phmlimit | 0x1FFFFF));
     break;
@@ -321,11 +359,19 @@ void vtd_unit::write32(unsigned off, Bit32u v)
   case VTD_REG_PHMLIMIT + 4: phmlimit = set_hi(phmlimit, v) & haw_mask; break;
   case VTD_REG_IQT:
     iqt = v & 0x7FFF0;                           // 18:4
-    if (gsts & VTD_GCMD_QIE) run_queue();
+    if ((gsts & VTD_GCMD_QIE) && !cfg.defer) run_queue();   // defer: read at the ticks
     break;
   case VTD_REG_IQT + 4: break;
-  case VTD_REG_IQA: iqa = set_lo(iqa, v & 0xFFFFF007); break;   // DW (bit 11) RsvdZ: no scalable mode
-  case VTD_REG_IQA + 4: iqa = set_hi(iqa, v) & (haw_mask | 0xFFF); break;
+  // IQA under QIE: software programs it with the queue off; counted, and
+  // taken. DW (bit 11) is kept: a 256-bit width stops the queue (IQEI 5).
+  case VTD_REG_IQA:
+    if (gsts & VTD_GCMD_QIE) violation("iqa-written-under-qie");
+    iqa = set_lo(iqa, v & 0xFFFFF807);
+    break;
+  case VTD_REG_IQA + 4:
+    if (gsts & VTD_GCMD_QIE) violation("iqa-written-under-qie");
+    iqa = set_hi(iqa, v) & (haw_mask | 0xFFF);
+    break;
   case VTD_REG_ICS:
     if (v & 1) {
       ics = 0;
@@ -350,24 +396,79 @@ void vtd_unit::write32(unsigned off, Bit32u v)
   case VTD_REG_IVA + 4: iva = set_hi(iva, v) & (haw_mask | 0xFFF); break;
   case VTD_REG_IOTLB: iotlb = set_lo(iotlb, v & 0); break;
   case VTD_REG_IOTLB + 4:
+    if (iotlb_ticks) violation("iotlb-written-before-ivt-cleared");
     iotlb = set_hi(iotlb, v & 0xB003FFFF);       // IVT, IIRG, DR, DW, DID
     if (iotlb >> 63) {
-      unsigned g = (unsigned) vtd_bits(iotlb, 61, 60), iaig = g;
-      unsigned am = (unsigned) vtd_bits(iva, 5, 0);
-      if (gsts & VTD_GCMD_QIE) {
-        BX_ERROR(("%s: IOTLB register written while queued invalidation is on: not performed", name()));
-        iaig = 0;
-      } else if (g == 3 && am > vtd_bits(cap, 53, 48)) {
-        iaig = 0;                                // beyond CAP.MAMV
-      } else if (g) {
-        iotlb_invalidate(g, (Bit16u) (iotlb >> 32), iva & ~BX_CONST64(0xFFF), am);
-      }
-      iotlb = (iotlb & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 57)) | ((Bit64u) iaig << 57);
+      if (cfg.defer) iotlb_ticks = cfg.defer;
+      else iotlb_do();
     }
     break;
   default:
     break;                                       // read-only or reserved
   }
+}
+
+// The register-based invalidations, when they complete: ICC or IVT clear,
+// CAIG or IAIG the granularity done (00b: refused).
+void vtd_unit::ccmd_do()
+{
+  unsigned g = (unsigned) vtd_bits(ccmd, 62, 61), caig = g;
+  if (gsts & VTD_GCMD_QIE) {
+    BX_ERROR(("%s: CCMD written while queued invalidation is on: not performed", name()));
+    violation("register-invalidation-under-qie");
+    caig = 0;
+  } else if (g) {
+    cc_invalidate(g, (Bit16u) ccmd, (Bit16u) (ccmd >> 16), (unsigned) vtd_bits(ccmd, 33, 32));
+    syncs++;                                     // complete: ICC reads 0
+  }
+  ccmd = (ccmd & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 59)) | ((Bit64u) caig << 59);
+}
+
+void vtd_unit::iotlb_do()
+{
+  unsigned g = (unsigned) vtd_bits(iotlb, 61, 60), iaig = g;
+  unsigned am = (unsigned) vtd_bits(iva, 5, 0);
+  if (gsts & VTD_GCMD_QIE) {
+    BX_ERROR(("%s: IOTLB register written while queued invalidation is on: not performed", name()));
+    violation("register-invalidation-under-qie");
+    iaig = 0;
+  } else if (g == 3 && am > vtd_bits(cap, 53, 48)) {
+    iaig = 0;                                // beyond CAP.MAMV
+  } else if (g) {
+    iotlb_invalidate(g, (Bit16u) (iotlb >> 32), iva & ~BX_CONST64(0xFFF), am);
+    syncs++;
+  }
+  iotlb = (iotlb & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 57)) | ((Bit64u) iaig << 57);
+}
+
+// GCMD written: at once, or (defer) some ticks later. RTPS and IRTPS read 0
+// from the SRTP or SIRTP write until the pointer is latched ("Global Status
+// Register": cleared when software sets SRTP, set when the operation
+// completes); every other status changes at completion. A second write
+// before the first completed is a violation: the first completes then.
+void vtd_unit::gcmd_write(Bit32u v)
+{
+  Bit32u changed = ((v ^ gsts) & VTD_GCMD_PERSISTENT) | (v & VTD_GCMD_ONESHOT);
+  if (!cfg.defer || !(changed & ~(VTD_GCMD_EAFL | VTD_GCMD_SFL | VTD_GCMD_WBF))) { command(v); return; }
+  if (cmd_ticks) {
+    violation("gcmd-written-before-the-last-command-completed");
+    command(cmd_v);
+  }
+  cmd_v = v;
+  cmd_ticks = cfg.defer;
+  if (v & VTD_GCMD_SRTP) gsts &= ~VTD_GCMD_SRTP;
+  if (v & VTD_GCMD_SIRTP) gsts &= ~VTD_GCMD_SIRTP;
+}
+
+// One device tick (defer): commands whose time has come complete; the
+// queue is read a few descriptors further.
+void vtd_unit::tick()
+{
+  if (cmd_ticks && !--cmd_ticks) command(cmd_v);
+  if (ccmd_ticks && !--ccmd_ticks) ccmd_do();
+  if (iotlb_ticks && !--iotlb_ticks) iotlb_do();
+  if (prs_ticks && !--prs_ticks) prs = pmen >> 31;
+  run_queue(VTD_QI_PER_TICK);
 }
 
 // GCMD: software writes the status (one-shot bits clear) with one command
@@ -380,11 +481,18 @@ void vtd_unit::command(Bit32u v)
   changed &= ~(VTD_GCMD_EAFL | VTD_GCMD_SFL | VTD_GCMD_WBF);   // no advanced fault log; CAP.RWBF 0
   if (!changed) return;
   st.commands++;
-  if (changed & (changed - 1))
+  if (changed & (changed - 1)) {
     BX_ERROR(("%s: GCMD 0x%08x changes several commands at once (GSTS 0x%08x)", name(), v, gsts));
+    violation("several-commands-in-one-gcmd-write");
+  }
+  if ((changed & VTD_GCMD_TE) && (v & VTD_GCMD_TE) && !(gsts & VTD_GCMD_SRTP) && !(changed & VTD_GCMD_SRTP))
+    violation("te-without-rtps");
+  if ((changed & VTD_GCMD_IRE) && (v & VTD_GCMD_IRE) && !(gsts & VTD_GCMD_SIRTP) && !(changed & VTD_GCMD_SIRTP))
+    violation("ire-without-irtps");
   if (changed & VTD_GCMD_SRTP) {
     root = rtaddr;                               // no cache is flushed: software invalidates (CAP.ESRTPS 0)
     gsts |= VTD_GCMD_SRTP;                       // RTPS
+    cc_due = true;
     BX_INFO(("%s: root table 0x" FMT_ADDRX64 " (translation %s)", name(), root, (gsts & VTD_GCMD_TE) ? "on" : "off"));
   }
   if (changed & VTD_GCMD_SIRTP) {
@@ -398,11 +506,13 @@ void vtd_unit::command(Bit32u v)
       gsts |= VTD_GCMD_QIE;
       BX_INFO(("%s: queued invalidation on (queue 0x" FMT_ADDRX64 ", %u entries)", name(), (Bit64u) (iqa & ~BX_CONST64(0xFFF)),
                256u << (iqa & 7)));
-      run_queue();
+      if (!cfg.defer) run_queue();
     } else {
-      if (iqh != iqt)
+      if (iqh != iqt) {
         BX_ERROR(("%s: queued invalidation turned off with descriptors not fetched (IQH 0x%x, IQT 0x%x)", name(),
                   (unsigned) iqh, (unsigned) iqt));
+        violation("qie-off-with-iqh-not-iqt");
+      }
       gsts &= ~VTD_GCMD_QIE;
       iqh = 0;                                   // reset whenever the queue is off
       BX_INFO(("%s: queued invalidation off", name()));
@@ -427,10 +537,15 @@ void vtd_unit::command(Bit32u v)
 void vtd_unit::cc_invalidate(unsigned g, Bit16u did, Bit16u sid, unsigned fm)
 {
   st.cc_inv++;
+  cc_due = false;
   if (g == 1) { ccache.clear(); return; }
   Bit16u mask = fm == 0 ? 0xFFFF : fm == 1 ? 0xFFFB : fm == 2 ? 0xFFF9 : 0xFFF8;
-  for (std::map<Bit16u, vtd_ctx>::iterator i = ccache.begin(); i != ccache.end(); ) {
-    bool drop = g == 2 ? i->second.did == did : ((i->first & mask) == (sid & mask));
+  for (std::map<Bit16u, ctx_entry>::iterator i = ccache.begin(); i != ccache.end(); ) {
+    // Device-selective: the source (FM's function mask) and, strict, the
+    // domain ID too ("Context-cache Invalidate Descriptor": device-
+    // selective invalidation is of the source ID within the domain).
+    bool drop = g == 2 ? i->second.c.did == did
+                       : ((i->first & mask) == (sid & mask)) && (!cfg.strict || i->second.c.did == did);
     if (drop) ccache.erase(i++); else ++i;
   }
 }
@@ -438,6 +553,7 @@ void vtd_unit::cc_invalidate(unsigned g, Bit16u did, Bit16u sid, unsigned fm)
 void vtd_unit::iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am)
 {
   st.iotlb_inv++;
+  if (cc_due) violation("iotlb-before-context-after-srtp");
   if (g == 1) { tlb.clear(); return; }
   Bit64u lo = addr & ~((BX_CONST64(1) << (12 + am)) - 1), hi = lo + (BX_CONST64(1) << (12 + am));
   for (std::map<Bit64u, tlb_entry>::iterator i = tlb.begin(); i != tlb.end(); ) {
@@ -445,7 +561,9 @@ void vtd_unit::iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am
     if (drop && g == 3) {
       unsigned shift = (unsigned) ((i->first >> 40) & 0xFF);
       Bit64u start = (i->first & ((BX_CONST64(1) << 40) - 1)) << shift, end = start + (BX_CONST64(1) << shift);
-      drop = start < hi && end > lo;
+      // Strict: an entry larger than the range (a superpage under a mask
+      // that covers a part of it) is kept: software names the whole page.
+      drop = cfg.strict ? start >= lo && end <= hi : start < hi && end > lo;
     }
     if (drop) tlb.erase(i++); else ++i;
   }
@@ -490,6 +608,7 @@ bool vtd_unit::do_descriptor(Bit64u lo, Bit64u hi)
     // Every earlier descriptor is complete (they complete in order, at
     // once), so FN has nothing to hold back.
     st.waits++;
+    syncs++;
     if ((lo >> 5) & 1) {                         // SW: status write, not remapped
       Bit32u data = (Bit32u) (lo >> 32);
       DEV_MEM_WRITE_PHYSICAL((bx_phy_address) (hi & ~BX_CONST64(3)), 4, (Bit8u *) &data);
@@ -509,10 +628,11 @@ bool vtd_unit::do_descriptor(Bit64u lo, Bit64u hi)
   return true;
 }
 
-void vtd_unit::run_queue()
+void vtd_unit::run_queue(unsigned budget)
 {
   if (!(gsts & VTD_GCMD_QIE) || (fsts & VTD_FSTS_IQE)) return;
   Bit64u size = BX_CONST64(4096) << (iqa & 7);
+  if (iqh == iqt) return;
   if (iqt >= size) {
     bool was_any = any_status();
     fsts |= VTD_FSTS_IQE;
@@ -522,8 +642,20 @@ void vtd_unit::run_queue()
     fault_event(was_any);
     return;
   }
+  if ((iqa >> 11) & 1) {
+    // IQA.DW 1 (256-bit descriptors) on a unit without scalable mode:
+    // "invalid descriptor width", IQEI 5.
+    bool was_any = any_status();
+    fsts |= VTD_FSTS_IQE;
+    iqercd = VTD_IQEI_WIDTH;
+    st.qi_errors++;
+    violation("descriptor-width-256");
+    BX_ERROR(("%s: invalidation queue with 256-bit descriptors (IQA.DW 1): not offered", name()));
+    fault_event(was_any);
+    return;
+  }
   Bit64u q = iqa & ~BX_CONST64(0xFFF);
-  while (iqh != iqt) {
+  while (iqh != iqt && budget--) {
     Bit64u lo, hi;
     if (!rd64_cb(NULL, q + iqh, &lo) || !rd64_cb(NULL, q + iqh + 8, &hi)) {
       bool was_any = any_status();
@@ -602,6 +734,8 @@ void vtd_unit::record_fault(Bit16u sid, Bit64u info, unsigned reason, bool read)
   fault_event(was_any);
 }
 
+#include "vtd_strict.h"   // the violation counter and the stale-entry audit
+
 // ---- DMA remapping ----
 
 bool vtd_unit::translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit64u *hpa)
@@ -615,21 +749,24 @@ bool vtd_unit::translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit6
     return true;
   }
   vtd_ctx c;
-  std::map<Bit16u, vtd_ctx>::iterator ci = ccache.find(sid);
+  std::map<Bit16u, ctx_entry>::iterator ci = ccache.find(sid);
   if (ci != ccache.end()) {
-    c = ci->second;
+    stale_hit(ci->second.seen, ctx_differs(sid, ci->second), st.stale_ctx, "context entry", sid);
+    c = ci->second.c;
   } else {
     st.ctx_misses++;
     Bit64u re = (root & ~BX_CONST64(0xFFF)) + 16 * (sid >> 8), lo, hi, ctp = 0;
+    ctx_entry ent = ctx_entry();
     int fr;
     if (!rd64_cb(NULL, re, &lo) || !rd64_cb(NULL, re + 8, &hi)) {
       fr = VTD_FR_ROOT_ACCESS;
-    } else if (!(fr = vtd_root_entry(lo, hi, VTD_HAW, &ctp))) {
+    } else if (!(fr = vtd_root_entry(ent.rlo = lo, ent.rhi = hi, VTD_HAW, &ctp))) {
       Bit64u ce = ctp + 16 * (sid & 0xFF);
       if (!rd64_cb(NULL, ce, &lo) || !rd64_cb(NULL, ce + 8, &hi)) {
         fr = VTD_FR_CTX_ACCESS;
       } else {
         c.fpd = false;
+        ent.clo = lo; ent.chi = hi;
         fr = vtd_context_entry(lo, hi, cap, VTD_HAW, &c);
         if (fr == VTD_FR_CTX_INVALID && c.fpd) {
           st.dma_blocked++; st.faults_unrecorded++;   // FPD: the entry asks for no record
@@ -642,13 +779,27 @@ bool vtd_unit::translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit6
       record_fault(sid, addr, fr, !write);
       return false;
     }
-    ccache[sid] = c;
+    ent.c = c;
+    ccache[sid] = ent;
   }
   tlb_entry t;
   bool hit = false;
   for (unsigned shift = 12; shift <= 30 && !hit; shift += 9) {
     std::map<Bit64u, tlb_entry>::iterator ti = tlb.find(((Bit64u) c.did << 48) | ((Bit64u) shift << 40) | (addr >> shift));
-    if (ti != tlb.end() && (write ? ti->second.w : ti->second.r)) { t = ti->second; hit = true; }
+    if (ti != tlb.end() && cfg.strict && !(write ? ti->second.w : ti->second.r)) {
+      // Strict: the cached entry lacks the right: the fault is reported
+      // from it, no walk (hardware may do either).
+      stale_hit(ti->second.seen, tlb_differs(ti->second, c, addr), st.stale_iotlb, "IOTLB entry", ti->first);
+      st.dma_blocked++;
+      if (c.fpd) st.faults_unrecorded++;
+      else record_fault(sid, addr, write ? VTD_FR_WRITE : VTD_FR_READ, !write);
+      return false;
+    }
+    if (ti != tlb.end() && (write ? ti->second.w : ti->second.r)) {
+      stale_hit(ti->second.seen, tlb_differs(ti->second, c, addr), st.stale_iotlb, "IOTLB entry", ti->first);
+      t = ti->second;
+      hit = true;
+    }
   }
   if (hit) {
     st.tlb_hits++;
@@ -665,10 +816,21 @@ bool vtd_unit::translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit6
       return false;
     }
     t.hpa = x.hpa; t.shift = x.shift; t.r = x.r; t.w = x.w;
+    t.slpt = c.slpt; t.levels = c.levels; t.agaw = c.agaw; t.seen = 0;
     if (tlb.size() >= 4096) tlb.clear();         // a full IOTLB drops entries, as hardware may
     tlb[((Bit64u) c.did << 48) | ((Bit64u) t.shift << 40) | (addr >> t.shift)] = t;
   }
   *hpa = t.hpa | (addr & ((BX_CONST64(1) << t.shift) - 1));
+  // An output in the interrupt address range is blocked ("Software must
+  // not program paging-structure entries to remap any address to the
+  // interrupt address range"; LGN.4): recorded unless the context has FPD.
+  if (*hpa <= BX_CONST64(0xFEEFFFFF) && *hpa + len - 1 >= BX_CONST64(0xFEE00000)) {
+    st.dma_blocked++;
+    st.intr_addr_blocked++;
+    if (c.fpd) st.faults_unrecorded++;
+    else record_fault(sid, addr, VTD_FR_INTR_ADDR, !write);
+    return false;
+  }
   // With translation on, PMRs "may or may not" block remapped requests:
   // this unit blocks them, on the translated address.
   if (pmr_on() && vtd_pmr_hit(plmbase, plmlimit, phmbase, phmlimit, *hpa, len)) {
@@ -713,6 +875,7 @@ int vtd_unit::interrupt(Bit16u sid, bool rte, Bit64u addr, Bit32u data, Bit64u r
   Bit64u lo, hi;
   std::map<Bit16u, irte_entry>::iterator ii = iec.find((Bit16u) index);
   if (ii != iec.end()) {
+    stale_hit(ii->second.seen, irte_differs((Bit16u) index, ii->second), st.stale_iec, "IRTE", index);
     lo = ii->second.lo; hi = ii->second.hi;
     st.iec_hits++;
   } else {
@@ -734,9 +897,14 @@ int vtd_unit::interrupt(Bit16u sid, bool rte, Bit64u addr, Bit32u data, Bit64u r
     return 1;
   }
   if (ii == iec.end()) {                         // a present, valid entry is cached
-    irte_entry ent = { lo, hi };
+    irte_entry ent = { lo, hi, 0 };
     iec[(Bit16u) index] = ent;
   }
+  // An I/OxAPIC's remappable entry: its vector and trigger mode must be
+  // the IRTE's ("I/OxAPIC Programming": the EOI the IOAPIC matches is by
+  // the RTE's vector; level EOIs need the RTE's TM). Counted.
+  if (rte && (Bit8u) rte_value != r.vector) violation("rte-vector-not-the-irtes");
+  if (rte && !r.posted && (bool) ((rte_value >> 15) & 1) != r.tm) violation("rte-trigger-mode-not-the-irtes");
   if (r.posted) {
     // One update of the descriptor: PIR bit, ON; the notification after it.
     Bit64u pid[5];
@@ -887,24 +1055,31 @@ static void plain_write(bx_phy_address a, unsigned len, Bit8u *data, bool dma)
   if (dma) DEV_MEM_WRITE_PHYSICAL_DMA(a, len, data); else DEV_MEM_WRITE_PHYSICAL(a, len, data);
 }
 
-void bx_vtd_dma_read(Bit16u rid, bx_phy_address addr, unsigned len, Bit8u *data, bool dma)
+// A blocked read completes with an error (a PCIe unsupported request):
+// false, the data zeros; the device answers as its own specification says
+// (the xHCI: a host system error, vtd.patch).
+bool bx_vtd_dma_read(Bit16u rid, bx_phy_address addr, unsigned len, Bit8u *data, bool dma)
 {
-  if (!vtd_active) { plain_read(addr, len, data, dma); return; }
+  if (!vtd_active) { plain_read(addr, len, data, dma); return true; }
   vtd_unit *u = unit_of(rid);
+  bool ok = true;
   while (len) {
     unsigned n = 0x1000 - (unsigned) (addr & 0xFFF);
     if (n > len) n = len;
     Bit64u hpa;
     if ((addr >> 20) == 0xFEE) {
       memset(data, 0, n);                        // a read of the interrupt range: no memory there
+      ok = false;
     } else if (u->translate(rid, addr, n, false, &hpa)) {
       u->st.dma_pages++;
       plain_read((bx_phy_address) hpa, n, data, dma);
     } else {
-      memset(data, 0, n);                        // blocked: the device sees zeros, memory unread
+      memset(data, 0, n);                        // blocked: memory unread
+      ok = false;
     }
     addr += n; data += n; len -= n;
   }
+  return ok;
 }
 
 void bx_vtd_dma_write(Bit16u rid, bx_phy_address addr, unsigned len, Bit8u *data, bool dma)
@@ -964,6 +1139,8 @@ bool bx_vtd_parse_option(const char *context, int num_params, char *params[])
     else if (!strncmp(p, "units=", 6)) cfg.units = atoi(p + 6);
     else if (!strncmp(p, "preboot=", 8)) cfg.preboot = atoi(p + 8) != 0;
     else if (!strncmp(p, "log_dma=", 8)) cfg.log_dma = atoi(p + 8) != 0;
+    else if (!strncmp(p, "defer=", 6)) cfg.defer = (unsigned) atoi(p + 6);
+    else if (!strncmp(p, "strict=", 7)) cfg.strict = atoi(p + 7) != 0;
     else if (!strncmp(p, "ioapic=", 7)) {
       if (!parse_bdf(p + 7, &cfg.ioapic_sid)) { fprintf(stderr, "%s: vtd: bad ioapic=%s\n", context, p + 7); return false; }
     } else if (!strncmp(p, "scope1=", 7)) {
@@ -1009,8 +1186,18 @@ static void print_stats(void)
             (unsigned long long) u->st.qi_descriptors, (unsigned long long) u->st.qi_errors, (unsigned long long) u->st.waits,
             (unsigned long long) u->st.cc_inv, (unsigned long long) u->st.iotlb_inv, (unsigned long long) u->st.iec_inv,
             (unsigned long long) u->st.commands);
+    fprintf(stderr, "bochs-vtd: unit=%u stale_ctx=%llu stale_iotlb=%llu stale_iec=%llu violations=%llu intr_addr_blocked=%llu audited=%s\n",
+            n, (unsigned long long) u->st.stale_ctx, (unsigned long long) u->st.stale_iotlb, (unsigned long long) u->st.stale_iec,
+            (unsigned long long) u->st.violations, (unsigned long long) u->st.intr_addr_blocked, audited ? "exit" : "hits-only");
+    for (std::map<std::string, Bit64u>::iterator i = u->violated.begin(); i != u->violated.end(); ++i)
+      fprintf(stderr, "bochs-vtd: unit=%u violation=%s count=%llu\n", n, i->first.c_str(), (unsigned long long) i->second);
   }
   print_latency();
+}
+
+static void vtd_tick_all(void *)
+{
+  for (unsigned n = 0; n < cfg.units; n++) units[n].tick();
 }
 
 void bx_vtd_init(void)
@@ -1041,6 +1228,12 @@ void bx_vtd_init(void)
     BX_INFO(("VT-d unit 1 scope: %02x:%02x.%u", cfg.scope1[i] >> 8, (cfg.scope1[i] >> 3) & 0x1F, cfg.scope1[i] & 7));
   vtd_active = true;
   atexit(print_stats);
+#ifndef BX_VTD_HOST_TEST
+  if (cfg.defer) bx_pc_system.register_timer(theVtd, vtd_tick_all, VTD_TICK_US, 1, 1, "vtd");
+#endif
+  if (cfg.defer)
+    BX_INFO(("VT-d: deferred completion: commands %u ticks of %u us, the queue %u descriptors a tick", cfg.defer,
+             VTD_TICK_US, VTD_QI_PER_TICK));
 }
 
 // The state a firmware with pre-boot DMA protection leaves ("DMA_CTRL_
@@ -1067,7 +1260,9 @@ static void preboot(vtd_unit *u)
   u->plmbase = 0;
   u->plmlimit = 0x00E00000;
   u->write32(VTD_REG_PMEN, 0x80000000);
+  u->prs = 1; u->prs_ticks = 0;                    // the firmware waited for PRS
   memset(&u->st, 0, sizeof(u->st));                // the counts are the OS's
+  u->violated.clear();
   BX_INFO(("VT-d %s: pre-boot DMA protection: root table 0x" FMT_ADDRX64 ", GSTS 0x%08x, PMR 0-16 MiB", u->name(),
            (Bit64u) t, u->gsts));
 }
@@ -1087,8 +1282,9 @@ void bx_vtd_reset(unsigned)
 bool bx_vtd_parse_option(const char *, int, char *[]) { return false; }
 void bx_vtd_init(void) {}
 void bx_vtd_reset(unsigned) {}
-void bx_vtd_dma_read(Bit16u, bx_phy_address a, unsigned len, Bit8u *d, bool dma)
-{ if (dma) DEV_MEM_READ_PHYSICAL_DMA(a, len, d); else DEV_MEM_READ_PHYSICAL(a, len, d); }
+bool bx_vtd_dma_read(Bit16u, bx_phy_address a, unsigned len, Bit8u *d, bool dma)
+{ if (dma) DEV_MEM_READ_PHYSICAL_DMA(a, len, d); else DEV_MEM_READ_PHYSICAL(a, len, d); return true; }
+void bx_vtd_exit_audit(void) {}
 void bx_vtd_dma_write(Bit16u, bx_phy_address a, unsigned len, Bit8u *d, bool dma)
 { if (dma) DEV_MEM_WRITE_PHYSICAL_DMA(a, len, d); else DEV_MEM_WRITE_PHYSICAL(a, len, d); }
 bool bx_vtd_msi(Bit16u, Bit64u, Bit32u) { return false; }

@@ -12,10 +12,12 @@ void bx_vtd_reset(unsigned type);
 
 // A PCI function's memory access (requester ID rid = bus << 8 | devfunc)
 // through the unit whose scope holds it: translated, blocked (a read then
-// returns zeros) or, with no unit enabled, done as DEV_MEM_READ_PHYSICAL
-// (dma false) or DEV_MEM_READ_PHYSICAL_DMA (dma true) would. A DWORD write
-// to 0xFEEx_xxxx is an interrupt request, as on the bus.
-void bx_vtd_dma_read(Bit16u rid, bx_phy_address addr, unsigned len, Bit8u *data, bool dma);
+// returns zeros and false: the read completed with an error, which the
+// device answers as its specification says) or, with no unit enabled, done
+// as DEV_MEM_READ_PHYSICAL (dma false) or DEV_MEM_READ_PHYSICAL_DMA (dma
+// true) would. A DWORD write to 0xFEEx_xxxx is an interrupt request, as on
+// the bus.
+bool bx_vtd_dma_read(Bit16u rid, bx_phy_address addr, unsigned len, Bit8u *data, bool dma);
 void bx_vtd_dma_write(Bit16u rid, bx_phy_address addr, unsigned len, Bit8u *data, bool dma);
 
 // A message-signalled interrupt of rid (address 0xFEEx_xxxx): true when a
@@ -39,5 +41,10 @@ int bx_vtd_ioapic(Bit64u rte);
 // by source and kind and printed at exit ("bochs-vtd: latency ...").
 extern unsigned bx_vtd_stamps;
 void bx_vtd_taken(Bit32u apic_id, Bit8u vector, unsigned vmx);
+
+// Before Bochs frees the guest's memory (bx_atexit): every cached context
+// entry, IOTLB entry and IRTE compared with memory; one that differs is
+// stale, counted on the "bochs-vtd: ... stale_*" lines.
+void bx_vtd_exit_audit(void);
 
 #endif

@@ -215,16 +215,21 @@ static inline int vtd_sl_walk(vtd_read64_fn rd, void *rctx, const struct vtd_ctx
 /* An interrupt request: a DWORD write to 0xFEEx_xxxx ("Interrupt Requests
  * in Compatibility Format" / "... in Remappable Format"). Address bit 4 is
  * the format. Remappable: 19:5 handle 14:0, 3 SHV, 2 handle 15, 1:0 don't
- * care; data 15:0 the subhandle, added when SHV. 1 for compatibility
- * format, 0 and *index for remappable, or 0x21 when handle plus subhandle
- * passes 16 bits (no table holds such an index). */
+ * care; data 15:0 the subhandle, added when SHV, and 31:16 reserved then
+ * (0x20: a request field the remappable format reserves; without SHV the
+ * data register is not decoded). 1 for compatibility format, 0 and *index
+ * for remappable, or 0x21 when handle plus subhandle passes 16 bits (no
+ * table holds such an index). */
 static inline int vtd_msi_request(uint64_t addr, uint32_t data, uint32_t *index)
 {
   if (!((addr >> 4) & 1))
     return 1;
   uint32_t handle = (uint32_t) (vtd_bits(addr, 19, 5) | (vtd_bits(addr, 2, 2) << 15));
-  if ((addr >> 3) & 1)
+  if ((addr >> 3) & 1) {
+    if (data >> 16)
+      return VTD_FR_IR_REQ_RSVD;
     handle += data & 0xffff;
+  }
   *index = handle & 0xffff;
   /* the sum past 16 bits reaches no entry (the table holds at most 2^16) */
   return (handle >> 16) ? VTD_FR_IR_INDEX : 0;
