@@ -30,6 +30,7 @@ struct cpuid_policy cpuid_policy;
 /* Leaf 0xD */
 #define XCR0_AMX (BIT(17) | BIT(18))
 #define CPUIDD1_EAX_XSAVES   BIT(3)
+#define CPUIDD1_EAX_XFD      BIT(4)
 /* 0x80000001 EDX */
 #define CPUIDX1_EDX_RDTSCP   BIT(27)
 /* IA32_VMX_PROCBASED_CTLS2 (SDM Vol. 3C, "Secondary Processor-Based
@@ -52,7 +53,12 @@ unsigned cpuid_features_decide(const struct cpufeat_host *h, struct cpuid_policy
 	unsigned n = 0;
 	const char *ds = "the debug store (BTS, PEBS) is not switched between guest and host: IA32_DS_AREA #GPs";
 	const char *sgx = "SGX is not virtualized (no EPC for the guest; ENCLS not handled)";
-	const char *amx = "tile state (XCR0 bits 17-18, XFD) is not passed to the guest yet";
+	/* AMX's tile data is Linux's dynamic state, which needs XFD
+	 * (CPUID.(0DH,1):EAX[4]); without it Linux 6.1 sets XCR0's TILECFG
+	 * without TILEDATA, an XSETBV #GP (seen bare on Bochs 3.0's
+	 * sapphire_rapids, which has AMX and no XFD). */
+	const char *amx = (h->d1a & CPUIDD1_EAX_XFD) ? "tile state (XCR0 bits 17-18, XFD) is not passed to the guest yet"
+		: "the CPU has AMX without XFD (CPUID.(0DH,1):EAX[4] = 0): Linux cannot enable tile data without it (its XSETBV #GPs); tile state is not passed either";
 	n = feat(out, n, h->l1c & CPUID1_ECX_VMX, "VMX", false, "the hypervisor's own: no nested VMX (its MSRs #GP)");
 	n = feat(out, n, h->l1c & CPUID1_ECX_SMX, "SMX", false, "GETSEC (a measured launch) is the platform's, not virtualized");
 	n = feat(out, n, h->l1d & CPUID1_EDX_DS, "DS", false, ds);

@@ -83,6 +83,21 @@ TEST(cpufeat_waitpkg_needs_user_wait_and_no_rdtsc_exiting)
 	CHECK(!p.waitpkg);
 }
 
+/* AMX: hidden either way; the reason names a CPU without XFD. */
+TEST(cpufeat_amx_reason_names_missing_xfd)
+{
+	struct cpufeat f[CPUFEAT_MAX];
+	struct cpuid_policy p = { 0 };
+	struct cpufeat_host h = spr();
+	unsigned n = cpuid_features_decide(&h, &p, f);
+	const struct cpufeat *x = find(f, n, "AMX-TILE");
+	CHECK(x && !x->given && strstr(x->why, "without XFD"));
+	h.d1a |= BIT(4);
+	n = cpuid_features_decide(&h, &p, f);
+	x = find(f, n, "AMX-TILE");
+	CHECK(x && !x->given && strstr(x->why, "not passed to the guest yet"));
+}
+
 /* Every feature the CPU has is listed, each one hidden with a reason. */
 TEST(cpufeat_every_hidden_feature_has_a_reason)
 {
