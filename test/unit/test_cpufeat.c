@@ -39,7 +39,8 @@ TEST(cpufeat_fsrm_follows_fast_strings)
 	x = find(f, n, "FSRM");
 	CHECK(x && !x->given && strstr(x->why, "fast strings off"));
 	CHECK(!p.fsrm);
-	/* The MSR faults (stock Bochs 3.0 has none): hidden, said so. */
+	/* The MSR faults (a CPU without it; stock Bochs 3.0 reads its unknown
+	 * MSRs as 0, the case above): hidden, said so. */
 	h.misc_enable_ok = false;
 	h.misc_enable = 0x1801;
 	n = cpuid_features_decide(&h, &p, f);
