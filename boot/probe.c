@@ -15,8 +15,10 @@
 #include "../lib/power.h"
 #include "../apic/lapic.h"
 #include "../iommu/iommu.h"
+#include "../guest/cpuid.h"
+#include "../vmx/setup.h"
 
-#define MAX_ROWS 48
+#define MAX_ROWS 64
 
 static struct probe_row rows[MAX_ROWS];
 static unsigned nrows;
@@ -137,6 +139,22 @@ static void iommu_rows(bool eim_needed)
 	}
 }
 
+/* Each feature this CPU has that the guest may not get: passed (ok), or
+ * hidden with the reason (degraded), as the boot decides it. */
+static void feature_rows(const struct probe_in *in)
+{
+	struct cpufeat f[CPUFEAT_MAX];
+	char item[40];
+	unsigned n = vmx_guest_features(in->caps, f);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(item, sizeof item, "guest %s", f[i].name);
+		if (f[i].given)
+			row(item, PROBE_OK, NULL, "passed%s%s", f[i].why ? ": " : "", f[i].why ? f[i].why : "");
+		else
+			row(item, PROBE_DEGRADED, f[i].why, "hidden");
+	}
+}
+
 static struct probe_layout cpu_rows_layout(const struct acpi_info *acpi)
 {
 	uint32_t n = acpi->ncpus, self = lapic_id();
@@ -183,6 +201,7 @@ __noreturn void probe_finish(const struct probe_in *in)
 	pr_info("hv: phase probe: building the verdict table\n");
 	cpu_rows();
 	vmx_rows(in);
+	feature_rows(in);
 	struct probe_layout l = cpu_rows_layout(in->acpi);
 	iommu_rows(l.above_255 > 0);
 	time_rows();

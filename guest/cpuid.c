@@ -30,8 +30,76 @@ struct cpuid_policy cpuid_policy;
 /* Leaf 0xD */
 #define XCR0_AMX (BIT(17) | BIT(18))
 #define CPUIDD1_EAX_XSAVES   BIT(3)
+#define CPUIDD1_EAX_XFD      BIT(4)
 /* 0x80000001 EDX */
 #define CPUIDX1_EDX_RDTSCP   BIT(27)
+/* IA32_VMX_PROCBASED_CTLS2 (SDM Vol. 3C, "Secondary Processor-Based
+ * VM-Execution Controls") and IA32_MISC_ENABLE (Vol. 4, 1A0H) */
+#define PROC2_RDTSCP         BIT(3)
+#define PROC2_INVPCID        BIT(12)
+#define PROC2_XSAVES         BIT(20)
+#define PROC2_USER_WAIT      BIT(26)
+#define MISC_FAST_STRINGS    BIT(0)
+
+static unsigned feat(struct cpufeat *out, unsigned n, bool has, const char *name, bool given, const char *why)
+{
+	if (has && n < CPUFEAT_MAX)
+		out[n++] = (struct cpufeat){ name, given, why };
+	return n;
+}
+
+unsigned cpuid_features_decide(const struct cpufeat_host *h, struct cpuid_policy *p, struct cpufeat *out)
+{
+	unsigned n = 0;
+	const char *ds = "the debug store (BTS, PEBS) is not switched between guest and host: IA32_DS_AREA #GPs";
+	const char *sgx = "SGX is not virtualized (no EPC for the guest; ENCLS not handled)";
+	/* AMX's tile data is Linux's dynamic state, which needs XFD
+	 * (CPUID.(0DH,1):EAX[4]); without it Linux 6.1 sets XCR0's TILECFG
+	 * without TILEDATA, an XSETBV #GP (seen bare on Bochs 3.0's
+	 * sapphire_rapids, which has AMX and no XFD). */
+	const char *amx = (h->d1a & CPUIDD1_EAX_XFD) ? "tile state (XCR0 bits 17-18, XFD) is not passed to the guest yet"
+		: "the CPU has AMX without XFD (CPUID.(0DH,1):EAX[4] = 0): Linux cannot enable tile data without it (its XSETBV #GPs); tile state is not passed either";
+	n = feat(out, n, h->l1c & CPUID1_ECX_VMX, "VMX", false, "the hypervisor's own: no nested VMX (its MSRs #GP)");
+	n = feat(out, n, h->l1c & CPUID1_ECX_SMX, "SMX", false, "GETSEC (a measured launch) is the platform's, not virtualized");
+	n = feat(out, n, h->l1d & CPUID1_EDX_DS, "DS", false, ds);
+	n = feat(out, n, h->l1c & CPUID1_ECX_DTES64, "DTES64", false, ds);
+	n = feat(out, n, h->l1c & CPUID1_ECX_DS_CPL, "DS-CPL", false, ds);
+	n = feat(out, n, h->l7b & CPUID7_EBX_SGX, "SGX", false, sgx);
+	n = feat(out, n, h->l7c & CPUID7_ECX_SGX_LC, "SGX-LC", false, sgx);
+	n = feat(out, n, h->l7b & CPUID7_EBX_PT, "PT", false,
+		 "Intel PT writes its trace to physical addresses, around EPT; its VMX controls (guest physical addresses, conceal VMX) are not used");
+	n = feat(out, n, h->l7c & CPUID7_ECX_LA57, "LA57", false,
+		 "the hypervisor walks the guest's page tables in 4 levels only (guest/gwalk.c): no 5-level paging for the guest");
+	n = feat(out, n, h->l7d & CPUID7_EDX_AMX_TILE, "AMX-TILE", false, amx);
+	n = feat(out, n, h->l7d & CPUID7_EDX_AMX_INT8, "AMX-INT8", false, amx);
+	n = feat(out, n, h->l7d & CPUID7_EDX_AMX_BF16, "AMX-BF16", false, amx);
+	/* FSRM: Linux reads IA32_MISC_ENABLE and, with fast strings off (or the
+	 * MSR absent, read as 0), drops ERMS but keeps FSRM, and its memmove
+	 * takes FSRM to imply ERMS: its 32-byte loop then ran on shorter copies
+	 * (Debian's 6.1 hung after "LSM: Security Framework initializing"). */
+	bool fast = h->misc_enable_ok && (h->misc_enable & MISC_FAST_STRINGS);
+	p->fsrm = (h->l7d & CPUID7_EDX_FSRM) && fast;
+	n = feat(out, n, h->l7d & CPUID7_EDX_FSRM, "FSRM", p->fsrm,
+		 p->fsrm ? "fast strings on (IA32_MISC_ENABLE bit 0)" :
+		 !h->misc_enable_ok ? "IA32_MISC_ENABLE faults on this CPU: a guest takes fast strings for off and drops ERMS, and FSRM without ERMS breaks Linux's memmove"
+				    : "fast strings off in IA32_MISC_ENABLE (bit 0): a guest drops ERMS, and FSRM without ERMS breaks Linux's memmove");
+	/* WAITPKG: "enable user wait and pause" lets TPAUSE, UMONITOR and UMWAIT
+	 * run in the guest; with RDTSC exiting they would exit instead (SDM
+	 * Vol. 3C, "Instructions That Cause VM Exits Conditionally"). */
+	bool uw = h->proc2_allowed1 & PROC2_USER_WAIT;
+	p->waitpkg = (h->l7c & CPUID7_ECX_WAITPKG) && uw && !h->rdtsc_exiting_forced;
+	n = feat(out, n, h->l7c & CPUID7_ECX_WAITPKG, "WAITPKG", p->waitpkg,
+		 p->waitpkg ? "\"enable user wait and pause\" on, RDTSC exiting off: TPAUSE and UMWAIT never exit; IA32_UMWAIT_CONTROL passed" :
+		 !uw ? "the CPU's VMX does not allow \"enable user wait and pause\" (IA32_VMX_PROCBASED_CTLS2 bit 26)"
+		     : "the CPU forces RDTSC exiting on: TPAUSE and UMWAIT would exit");
+	n = feat(out, n, h->l7b & CPUID7_EBX_INVPCID, "INVPCID", h->proc2_allowed1 & PROC2_INVPCID,
+		 h->proc2_allowed1 & PROC2_INVPCID ? NULL : "the CPU's VMX does not allow \"enable INVPCID\"");
+	n = feat(out, n, h->x1d & CPUIDX1_EDX_RDTSCP, "RDTSCP", h->proc2_allowed1 & PROC2_RDTSCP,
+		 h->proc2_allowed1 & PROC2_RDTSCP ? NULL : "the CPU's VMX does not allow \"enable RDTSCP\"");
+	n = feat(out, n, h->d1a & CPUIDD1_EAX_XSAVES, "XSAVES", h->proc2_allowed1 & PROC2_XSAVES,
+		 h->proc2_allowed1 & PROC2_XSAVES ? NULL : "the CPU's VMX does not allow \"enable XSAVES/XRSTORS\"");
+	return n;
+}
 
 uint64_t cpuid_guest_xcr0_mask(uint64_t host)
 {
@@ -92,16 +160,19 @@ void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
 		break;
 	case 7:
 		if (sub == 0) {
-			/* FSRM hangs Debian's kernel under Bochs (TESTING.md); AMX and
-			 * LA57 need state and paging modes this hypervisor does not
-			 * virtualize; SGX and PT are not virtualized either. */
+			/* cpuid_features_decide says why each is hidden: FSRM
+			 * without fast strings, WAITPKG without "enable user wait
+			 * and pause"; AMX and LA57 need state and paging modes this
+			 * hypervisor does not virtualize; SGX and PT neither. */
 			*b &= ~(CPUID7_EBX_SGX | CPUID7_EBX_PT);
 			if (!p->invpcid)
 				*b &= ~CPUID7_EBX_INVPCID;
 			*c &= ~(CPUID7_ECX_LA57 | CPUID7_ECX_SGX_LC);
 			if (!p->waitpkg)
 				*c &= ~CPUID7_ECX_WAITPKG;
-			*d &= ~(CPUID7_EDX_FSRM | CPUID7_EDX_AMX_BF16 | CPUID7_EDX_AMX_TILE | CPUID7_EDX_AMX_INT8);
+			if (!p->fsrm)
+				*d &= ~CPUID7_EDX_FSRM;
+			*d &= ~(CPUID7_EDX_AMX_BF16 | CPUID7_EDX_AMX_TILE | CPUID7_EDX_AMX_INT8);
 		}
 		break;
 	case 0xd:

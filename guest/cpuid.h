@@ -15,6 +15,7 @@ struct cpuid_policy {
 	bool tsc_host_leaf;        /* the rate came from the CPU's leaf 0x15: show it as it is */
 	bool xsaves;               /* the VMCS enables XSAVES */
 	bool invpcid, rdtscp, waitpkg;
+	bool fsrm;                 /* cpuid_features_decide: fast strings on, so the guest keeps ERMS too */
 	bool hide_mwait;           /* hlt=exit (the guest idles in HLT, which exits), timer=preempt (no deep C-states) */
 };
 extern struct cpuid_policy cpuid_policy;
@@ -36,6 +37,28 @@ void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
  * the guest reads it ('guest_cr4': the read shadow for the bits the guest
  * does not own). */
 void cpuid_guest_cr4(uint32_t leaf, uint32_t sub, uint64_t guest_cr4, uint32_t *c);
+/* The guest's CPU features, decided from what the boot probed of this CPU
+ * (the issue-45 rule: a feature is hidden only where the hypervisor cannot
+ * make it correct on this CPU, and says why). */
+struct cpufeat_host {
+	uint32_t l1c, l1d;            /* CPUID.1 ECX, EDX as the CPU answers */
+	uint32_t l7b, l7c, l7d;       /* CPUID.(7,0) EBX, ECX, EDX */
+	uint32_t x1d, d1a;            /* CPUID.80000001H EDX, CPUID.(0DH,1) EAX */
+	bool misc_enable_ok;          /* RDMSR of IA32_MISC_ENABLE did not fault */
+	uint64_t misc_enable;
+	uint32_t proc2_allowed1;      /* IA32_VMX_PROCBASED_CTLS2 allowed-1 (0: no secondary controls) */
+	bool rdtsc_exiting_forced;    /* the primary controls' allowed-0 has RDTSC exiting */
+};
+struct cpufeat {
+	const char *name;
+	bool given;
+	const char *why;              /* hidden: the reason; given: how, or NULL */
+};
+#define CPUFEAT_MAX 20
+/* Fills out[] with every feature the CPU has that the guest may not get
+ * (what it gets, and why not where it does not), sets p->fsrm and
+ * p->waitpkg; returns the count. Pure: tests give it host values. */
+unsigned cpuid_features_decide(const struct cpufeat_host *h, struct cpuid_policy *p, struct cpufeat *out);
 /* XCR0 bits the guest may set (host-supported minus hidden AMX state). */
 uint64_t cpuid_guest_xcr0_mask(uint64_t host_xcr0_supported);
 /* Whether XSETBV(ecx, val) is legal for the guest (the SDM's XSETBV #GP

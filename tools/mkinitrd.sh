@@ -78,6 +78,8 @@
 #   hv.cyclictest=L -> "guest: cyclictest loops=L": cyclictest -q -m -S -p 80 -i 1000 -l L
 #                      (one thread per CPU), its "T: ..." lines, "guest: cyclictest done rc=N"
 #   hv.hackbench=L  -> hackbench -g 2 -f 10 -l L: "guest: hackbench time=S rc=N"
+#   hv.waitpkg=1   -> "guest: umwait_control ..." and guest/test/waitpkg.c's line: TPAUSE and
+#                      UMWAIT waited, with this vCPU's exits over them and over a spin
 #   runs "ipitest ROUNDS" (ROUNDS from hv.ipirounds=, default 2000; 0 skips it)
 #   hv.probe=0xADDR -> reads that page of /dev/mem with dd and prints
 #                      "guest: devmem read of 0xADDR failed (rc=N): <error>" or
@@ -148,6 +150,11 @@ fi
 if ! "$CC" -static -O2 -Wall -o "$STAGE/bin/hvcall" "$HERE/guest/test/hvcall.c" 2>"$STAGE/cc.log"; then
 	cat "$STAGE/cc.log" >&2
 	die "building hvcall failed"
+fi
+# waitpkg: TPAUSE and UMWAIT in user mode (hv.waitpkg=1)
+if ! "$CC" -static -O2 -Wall -o "$STAGE/bin/waitpkg" "$HERE/guest/test/waitpkg.c" 2>"$STAGE/cc.log"; then
+	cat "$STAGE/cc.log" >&2
+	die "building waitpkg failed"
 fi
 rm -f "$STAGE/cc.log"
 is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
@@ -859,6 +866,14 @@ if [ -n "$TCHECK" ]; then
 	[ -n "$idle" ] && echo "$idle"
 	echo "$l0|$l1" | awk -F'|' '{ n = split($1, a, " "); split($2, b, " "); line = "guest: idle timer interrupts";
 		for (i = 1; i <= n; i++) line = line sprintf(" cpu%d=+%d", i - 1, b[i] - a[i]); print line }'
+fi
+
+# hv.waitpkg=1: TPAUSE and UMONITOR/UMWAIT in user mode, their waits and
+# this vCPU's exits over them (guest/test/waitpkg.c); the kernel's own
+# IA32_UMWAIT_CONTROL as it set it.
+if [ "$(opt hv.waitpkg)" = 1 ]; then
+	echo "guest: umwait_control max_time=$(cat /sys/devices/system/cpu/umwait_control/max_time 2>/dev/null || echo none) c02=$(cat /sys/devices/system/cpu/umwait_control/enable_c02 2>/dev/null || echo none)"
+	/bin/waitpkg 200 20000 || check_failed waitpkg
 fi
 
 ROUNDS=$(opt hv.ipirounds)

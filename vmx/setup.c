@@ -29,6 +29,7 @@
 #include "../lib/paging.h"
 #include "../guest/gwalk.h"
 #include "../guest/msr.h"
+#include "../lib/msr.h"
 #include "../guest/io.h"
 #include "../timer/service.h"
 
@@ -77,6 +78,26 @@ static uint64_t ept_setup(const struct memmap *mem, const struct vmx_caps *caps,
 	return eptp;
 }
 
+unsigned vmx_guest_features(const struct vmx_caps *caps, struct cpufeat *out)
+{
+	struct cpufeat_host h = { 0 };
+	uint32_t max, a, b;
+	cpuid_count(0, 0, &max, &a, &b, &b);
+	cpuid_count(1, 0, &a, &b, &h.l1c, &h.l1d);
+	if (max >= 7)
+		cpuid_count(7, 0, &a, &h.l7b, &h.l7c, &h.l7d);
+	if (max >= 0xd)
+		cpuid_count(0xd, 1, &h.d1a, &a, &b, &b);
+	cpuid_count(0x80000000, 0, &max, &a, &b, &b);
+	if (max >= 0x80000001)
+		cpuid_count(0x80000001, 0, &a, &b, &b, &h.x1d);
+	h.misc_enable_ok = rdmsr_safe(MSR_IA32_MISC_ENABLE, &h.misc_enable);
+	if (caps && caps->vmx && caps->secondary)
+		h.proc2_allowed1 = caps->proc2.allowed1;
+	h.rdtsc_exiting_forced = caps && (caps->proc.allowed0 & VMX_PROC_RDTSC_EXITING);
+	return cpuid_features_decide(&h, &cpuid_policy, out);
+}
+
 /* What CPUID shows the guest follows what the VMCS lets it run. */
 static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_tiers *tiers, bool virt)
 {
@@ -85,7 +106,6 @@ static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_ti
 	cpuid_policy.xsaves = cfg->proc2 & VMX_PROC2_XSAVES;
 	cpuid_policy.invpcid = cfg->proc2 & VMX_PROC2_INVPCID;
 	cpuid_policy.rdtscp = cfg->proc2 & VMX_PROC2_RDTSCP;
-	cpuid_policy.waitpkg = false;
 	cpuid_policy.hide_mwait = tiers_hide_mwait(tiers, virt, cfg->proc & VMX_PROC_HLT_EXITING);
 	if (cpuid_policy.hide_mwait && !(cfg->proc & VMX_PROC_HLT_EXITING))
 		pr_info("timer: preempt: MONITOR/MWAIT hidden from the guest (the VMX-preemption timer stops in C-states deeper than C2)\n");
@@ -93,6 +113,13 @@ static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_ti
 	 * x2APIC (as KVM never arms it with APICv); MSI_EXT_DEST_ID only where
 	 * the hypervisor owns interrupt remapping (intremap=auto or on). */
 	cpuid_policy.kvm_features = cpuid_kvm_features(virt && tiers->ipi == IPI_PV, cfg->sw_apic, iommu_ir_owned());
+	/* Said once: each feature this CPU has that the guest may not get. */
+	struct cpufeat f[CPUFEAT_MAX];
+	unsigned n = vmx_guest_features(vmx_env.caps, f);
+	cpuid_policy.waitpkg = cpuid_policy.waitpkg && (cfg->proc2 & VMX_PROC2_USER_WAIT_PAUSE);
+	for (unsigned i = 0; i < n; i++)
+		pr_info("cpu: guest feature %s: %s%s%s\n", f[i].name, f[i].given ? "passed" : "hidden",
+			f[i].why ? ": " : "", f[i].why ? f[i].why : "");
 }
 
 /* The guest's physical-address width and the XCR0 bits it may set. */

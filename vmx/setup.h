@@ -30,6 +30,13 @@ struct vmx_start {
 	void (*post_work)(struct percpu *p, void (*fn)(void));
 };
 
+struct cpufeat;
+/* The guest's CPU features as this CPU (CPUID, IA32_MISC_ENABLE under
+ * an exception handler) and its VMX capabilities allow them
+ * (cpuid_features_decide), into out[] (CPUFEAT_MAX); the count. Sets the
+ * policy's fsrm and waitpkg. */
+unsigned vmx_guest_features(const struct vmx_caps *caps, struct cpufeat *out);
+
 /* Never returns: the boot CPU ends in its own vCPU. A setup error prints
  * its reason and ends the run (hv_fail). */
 __noreturn void vmx_start_guest(const struct vmx_start *s);

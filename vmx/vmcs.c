@@ -100,6 +100,11 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 			 VMX_PROC2_XSAVES;
 	if (c->vpid)
 		proc2 |= VMX_PROC2_VPID;
+	/* TPAUSE, UMONITOR, UMWAIT run in the guest (WAITPKG, guest/cpuid.c);
+	 * with RDTSC exiting they would exit (SDM Vol. 3C, "Instructions That
+	 * Cause VM Exits Conditionally"), which nothing handles: not then. */
+	if (!(c->proc.allowed0 & VMX_PROC_RDTSC_EXITING))
+		proc2 |= VMX_PROC2_USER_WAIT_PAUSE;
 	if (vid)
 		proc2 |= VMX_PROC2_VIRT_X2APIC_MODE | VMX_PROC2_APIC_REG_VIRT | VMX_PROC2_VIRT_INTR_DELIVERY;
 	/* The adjust helper reports every dropped bit; EPT and unrestricted guest may not drop. */
@@ -135,9 +140,11 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	/* A CPU that forces on an exiting control makes its exits happen: each
 	 * has a handler in vmx/exit.c, except these, which the hypervisor cannot
 	 * emulate and so refuses to run under, by name. */
-	const uint32_t unhandled2 = VMX_PROC2_DESC_TABLE_EXITING | VMX_PROC2_ENCLS_EXITING | VMX_PROC2_PML |
-				    VMX_PROC2_ENCLV_EXITING | VMX_PROC2_USER_WAIT_PAUSE | VMX_PROC2_BUS_LOCK_DETECTION |
-				    VMX_PROC2_INSTRUCTION_TIMEOUT | VMX_PROC2_EPT_VIOLATION_VE | VMX_PROC2_VMCS_SHADOWING;
+	uint32_t unhandled2 = VMX_PROC2_DESC_TABLE_EXITING | VMX_PROC2_ENCLS_EXITING | VMX_PROC2_PML |
+			      VMX_PROC2_ENCLV_EXITING | VMX_PROC2_BUS_LOCK_DETECTION |
+			      VMX_PROC2_INSTRUCTION_TIMEOUT | VMX_PROC2_EPT_VIOLATION_VE | VMX_PROC2_VMCS_SHADOWING;
+	if (cfg->proc & VMX_PROC_RDTSC_EXITING)      /* TPAUSE and UMWAIT would exit */
+		unhandled2 |= VMX_PROC2_USER_WAIT_PAUSE;
 	if (need(!(proc2 & unhandled2 & c->proc2.allowed0), "no forced-on descriptor-table, ENCLS, ENCLV, PML, "
 		 "UMWAIT/TPAUSE, bus-lock, instruction-timeout, #VE or VMCS-shadowing control (their exits have no handler)",
 		 err, errlen))
