@@ -40,6 +40,7 @@ if [ ! -f "$r/.hv-debootstrapped" ]; then
   touch "$r/.hv-debootstrapped"
 fi
 # The machine's own apt sources, so the chroot's apt reaches the updates too.
+rm -f "$r/etc/apt/sources.list"
 cp /etc/apt/sources.list "$r/etc/apt/" 2>/dev/null || true
 cp /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources "$r/etc/apt/sources.list.d/" 2>/dev/null || true
 rm -f "$r"/etc/apt/sources.list.d/*disabled*
