@@ -78,8 +78,8 @@ boot() {
   expect_not "deb/$n/healthy" "$log" '^guest: check failed|^PANIC|^EXCEPTION|Kernel panic|^hv: guest died|still here after'
   local t
   t=$(tr -d '\r' < "$log" | sed -n 's/^\[ *\([0-9.]*\)\] Run \/init as init process$/\1/p' | head -n1)
-  echo "  $n: the initramfs started at ${t:-?} s of guest time, the disk's init at $(tr -d '\r' < "$log" |
-    grep -B1 -m1 '^guest: init started' | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p') s"
+  echo "  $n: the initramfs started at ${t:-?} s of guest time, root mounted from the disk at $(tr -d '\r' < "$log" |
+    sed -n 's/^\[ *\([0-9.]*\)\] EXT4-fs (sda1): mounted.*/\1/p' | head -n1) s"
 }
 # 3. The first boot.
 boot boot1 "$k_old"
