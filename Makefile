@@ -48,7 +48,7 @@ HOST_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=address,undefined -fn
 MB2_OBJS := $(patsubst %.c,$(B)/mb2/%.o,$(CORE_SRCS) $(MB2_SRCS)) $(patsubst %.asm,$(B)/mb2/%.o,$(CORE_ASM) $(MB2_ASM))
 EFI_OBJS := $(patsubst %.c,$(B)/efi/%.o,$(CORE_SRCS) $(EFI_SRCS)) $(patsubst %.asm,$(B)/efi/%.o,$(CORE_ASM))
 
-.PHONY: all help run test soak test-unit test-qemu test-bochs test-linux usb iso qemu qemu-kvm deps clean bench bench-vtd bench-seeds bench-boot fuzz fuzz-build lint lint-includes
+.PHONY: all help run test soak test-unit test-qemu test-bochs test-linux usb iso deb test-deb qemu qemu-kvm deps clean bench bench-vtd bench-seeds bench-boot fuzz fuzz-build lint lint-includes
 all: $(B)/hv.elf $(B)/hv.efi
 
 help:
@@ -67,6 +67,8 @@ help:
 	@echo "make fuzz       each fuzz target for FUZZ_LONG seconds (default 600), corpus in build/fuzz/"
 	@echo "make usb        build/usb.img: FAT stick with \\EFI\\BOOT\\BOOTX64.EFI and \\hv\\hv.cfg"
 	@echo "                (KERNEL=path INITRD=path GUEST_CMDLINE='...' HV_CMDLINE='...' to add a guest)"
+	@echo "make deb        build/hv_VERSION_amd64.deb: hv in /boot and an /etc/grub.d entry per kernel (docs/usage.md, man 7 hv)"
+	@echo "make test-deb   the package installed on a Debian disk (apt, update-grub), booted under hv in Bochs, a kernel upgrade, removal (~6 min)"
 	@echo "make iso        build/hv.iso: GRUB (Multiboot2) image for Bochs or a CD"
 	@echo "make qemu       boot the UEFI path under QEMU+OVMF with 4 CPUs"
 	@echo "make deps       install the Debian packages the build and tests need"
@@ -196,6 +198,13 @@ iso: $(B)/hv.elf
 
 usb: $(B)/hv.efi
 	tools/mkusb.sh $(B)/usb.img $(B)/hv.efi
+
+# The Debian package (tools/mkdeb.sh, tools/deb/): hv in /boot, GRUB's entries.
+deb: $(B)/hv.elf $(B)/hv.efi
+	tools/mkdeb.sh $(B) $(B)/hv.elf $(B)/hv.efi
+# Installed on a Debian disk and booted under hv in Bochs (a CI step of its own).
+test-deb:
+	B=$(B) test/deb-test.sh
 
 qemu: $(B)/hv.efi
 	tools/run-qemu.sh

@@ -4,7 +4,7 @@
 # Not here: linux-headers-<release> for the guest test module (it must match the
 # guest kernel tools/guest-kernel.sh caches); tools/build-ipigen.sh installs it.
 set -euo pipefail
-PKGS="build-essential nasm gnu-efi qemu-system-x86 ovmf mtools dosfstools grub-pc-bin grub-common xorriso debootstrap busybox-static cpio gzip python3 python3-matplotlib clang-14 libclang-rt-14-dev cppcheck clang-tidy-14 patch xz-utils lz4 rt-tests bcc bin86 acpica-tools"
+PKGS="build-essential nasm gnu-efi lintian qemu-system-x86 ovmf mtools dosfstools grub-pc-bin grub-common xorriso debootstrap busybox-static cpio gzip python3 python3-matplotlib clang-14 libclang-rt-14-dev cppcheck clang-tidy-14 patch xz-utils lz4 rt-tests bcc bin86 acpica-tools"
 missing=()
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

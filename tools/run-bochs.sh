@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run-bochs.sh ISO SERIAL_LOG [MODEL] [CPUS] [TIMEOUT_S] [MEGS]
 # Boots an ISO under Bochs 3.0 (trixie chroot), headless, serial to a file.
+# An ISO named *.img is a hard disk instead (ATA, booted from its boot sector;
+# its size a whole number of 16x63 cylinders: tools/deb-disk.sh).
 # HV_BOCHS=PATH runs that Bochs binary on the host instead (the project's
 # patched build, tools/bochs-patched.sh), with the BIOS built beside it when
 # there is one (reset.patch), else the chroot's, and the chroot's VGA BIOS.
@@ -38,6 +40,12 @@ if [ -n "${HV_BOCHS:-}" ]; then
   # it has one beside the binary; else the chroot's (Debian's bochsbios).
   [ -f "$(dirname "$HV_BOCHS")/BIOS-bochs-latest" ] && bios=$(dirname "$HV_BOCHS")/BIOS-bochs-latest
 fi
+drive="ata0-master: type=cdrom, path=$iso, status=inserted
+boot: cdrom"
+case $iso in *.img)
+  drive="ata0-master: type=disk, path=$iso, mode=flat, cylinders=$(( $(stat -c %s "$iso") / 516096 )), heads=16, spt=63
+boot: disk" ;;
+esac
 cat > "$rc_file" <<RC
 megs: $megs
 romimage: file=$bios
@@ -45,8 +53,7 @@ vgaromimage: file=$vga
 cpu: model=$model, count=$cpus, ips=50000000, reset_on_triple_fault=0
 clock: sync=none, time0=946684800
 vga: realtime=0
-ata0-master: type=cdrom, path=$iso, status=inserted
-boot: cdrom
+$drive
 com1: enabled=1, ${HV_BOCHS_COM1:-mode=file, dev=$ser}
 display_library: $display
 panic: action=fatal

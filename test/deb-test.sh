@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The installed system boots under hv (issue 46), a CI step of its own
+# (.ci/run, make test-deb; about 6 minutes, too long for make test's budget):
+#   1. make deb; lintian: no error or warning (tools/deb/lintian-overrides
+#      says why its one override);
+#   2. tools/deb-disk.sh make: the cached Debian bookworm system
+#      (tools/deb-base.sh) on an ext4 disk image, GRUB in its boot sector,
+#      the package installed with apt, GRUB_DEFAULT=hv, update-grub;
+#   3. the patched Bochs boots the disk: GRUB's default entry is hv's, hv
+#      starts the installed kernel with its initramfs, which mounts root from
+#      the ATA disk and runs the test's init there (tools/deb-check-init:
+#      not systemd, see docs/usage.md), whose checks give hv's verdict;
+#   4. a newer kernel package installed (dpkg -i): its hooks regenerate the
+#      entry, and the second boot runs the new kernel under hv;
+#   5. apt-get remove hv: update-grub leaves no hv entry, Linux's stay.
+# Ends "N passed, N failed"; exit 1 on a failure. Logs: HV_DEB_CACHE/run/logs
+# (default /var/cache/hv-deb/run; the disk image is there too, never in the tree).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${B:-build}
+run=${HV_DEB_CACHE:-/var/cache/hv-deb}/run
+LOGS=$run/logs
+img=$run/disk.img
+mkdir -p "$LOGS"
+pass=0 fail=0 t_all=$SECONDS
+ok()  { pass=$((pass + 1)); echo "PASS $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1${2:+: $2}"; }
+expect() {
+  local name=$1 log=$2 miss=() text pat; shift 2
+  text=$(tr -d '\r' < "$log" 2>/dev/null)
+  for pat in "$@"; do grep -Eq -- "$pat" <<<"$text" || miss+=("$pat"); done
+  if [ ${#miss[@]} -eq 0 ]; then ok "$name"; else bad "$name" "missing /${miss[*]}/ in $log"; fi
+}
+expect_not() {
+  if tr -d '\r' < "$2" | grep -Eq -- "$3"; then bad "$1" "unexpected /$3/ in $2"; else ok "$1"; fi
+}
+finish() { echo "deb: $((SECONDS - t_all)) s in all"; echo "$pass passed, $fail failed"; [ $fail = 0 ]; exit $?; }
+step() { local t0=$SECONDS name=$1; shift; "$@" > "$LOGS/$name.out" 2>&1; local rc=$?
+  echo "  $name: exit $rc after $((SECONDS - t0)) s"; return $rc; }
+
+# 1. The package.
+rm -f $B/hv_*.deb
+if step make-deb make -s B=$B deb; then ok deb/build; else bad deb/build "make deb failed ($LOGS/make-deb.out)"; finish; fi
+deb=$(ls $B/hv_*_amd64.deb)
+if command -v lintian >/dev/null; then
+  lintian "$deb" > "$LOGS/lintian.out" 2>&1
+  expect_not deb/lintian "$LOGS/lintian.out" '^[EW]: '
+else bad deb/lintian "lintian not installed (make deps)"; fi
+dpkg-deb -c "$deb" > "$LOGS/contents.out"
+expect deb/contents "$LOGS/contents.out" ' \./boot/hv-0~' ' \./etc/grub\.d/20_linux_hv$' ' \./etc/default/grub\.d/hv\.cfg$' \
+  ' \./usr/lib/hv/hv\.efi$' ' \./usr/lib/hv/hvcall$' ' \./usr/share/man/man7/hv\.7\.gz$'
+
+# 2. The installed disk.
+hvb=$(tools/bochs-patched.sh) || { bad deb/bochs-patched "tools/bochs-patched.sh failed"; finish; }
+if DEB_TEST_HV="exit=bochs hlt=guest" step disk tools/deb-disk.sh make "$img" "$deb"; then ok deb/disk
+else bad deb/disk "tools/deb-disk.sh make failed ($LOGS/disk.out)"; tail -n 20 "$LOGS/disk.out"; finish; fi
+read -r k_old k_new < "${HV_DEB_CACHE:-/var/cache/hv-deb}/kernels"
+tools/deb-disk.sh cfg "$img" > "$LOGS/grub1.cfg" 2>/dev/null
+# (the hv entry's module2 line: the kernel, root by UUID, the knobs' words)
+expect deb/grub-entry "$LOGS/grub1.cfg" '^ *set default="hv"$' "^menuentry 'Debian GNU/Linux' " \
+  "--id 'hv' \{\$" "^	multiboot2	/boot/hv-0~[^ ]+ exit=bochs hlt=guest\$" \
+  "^	module2	/boot/vmlinuz-$k_old root=UUID=[0-9a-f-]+ ro console=ttyS0,115200 init=/usr/local/sbin/hv-check\$" \
+  "^	module2	--nounzip	/boot/initrd.img-$k_old\$" "--id 'hv-probe'"
+expect_not deb/grub-bare-root-uuid "$LOGS/grub1.cfg" '	linux	.* root=/dev/'
+
+# boot NAME KERNEL: Bochs boots the disk; hv's verdict, the guest's checks.
+boot() {
+  local n=$1 k=$2 log=$LOGS/$1.ser t0=$SECONDS
+  HV_BOCHS=$hvb /work/emu-slot tools/run-bochs.sh "$img" "$log" corei7_skylake_x 2 "${DEB_BOOT_TIMEOUT:-900}" 512 \
+    > "$LOGS/$n.run" 2>&1
+  echo "  $n: Bochs exit $? after $((SECONDS - t0)) s (patched: $hvb)"
+  expect "deb/$n/grub-default-is-hv" "$log" "Booting .Debian GNU/Linux, with hv 0~"
+  expect "deb/$n/result" "$log" '^hv: result=pass' '^hv: canary intact' 'hv: guest ends the machine'
+  expect "deb/$n/kernel" "$log" "^guest: kernel $k\$" '^guest: init started: /usr/local/sbin/hv-check as pid 1$'
+  expect "deb/$n/root-from-disk" "$log" '^guest: root /dev/sda1 ext4$' '^guest: root uuid ([0-9a-f-]+) \(root=UUID=\1\)$' \
+    'EXT4-fs \(sda1\): mounted filesystem'
+  expect "deb/$n/guest-checks" "$log" '^guest: cpus=2$' '^guest: verdict pass$' '^guest: hvcall verdict pass rc=0$'
+  expect_not "deb/$n/healthy" "$log" '^guest: check failed|^PANIC|^EXCEPTION|Kernel panic|^hv: guest died|still here after'
+  local t
+  t=$(tr -d '\r' < "$log" | sed -n 's/^\[ *\([0-9.]*\)\] Run \/init as init process$/\1/p' | head -n1)
+  echo "  $n: the initramfs started at ${t:-?} s of guest time, root mounted from the disk at $(tr -d '\r' < "$log" |
+    sed -n 's/^\[ *\([0-9.]*\)\] EXT4-fs (sda1): mounted.*/\1/p' | head -n1) s"
+}
+# 3. The first boot.
+boot boot1 "$k_old"
+
+# 4. The kernel upgrade regenerates the entry.
+if step kernel tools/deb-disk.sh kernel "$img"; then ok deb/kernel-install; else bad deb/kernel-install "($LOGS/kernel.out)"; fi
+tools/deb-disk.sh cfg "$img" > "$LOGS/grub2.cfg" 2>/dev/null
+expect deb/grub-regenerated "$LOGS/grub2.cfg" "^	module2	/boot/vmlinuz-$k_new root=UUID=" "--id 'hv-$k_new'" "--id 'hv-$k_old'"
+# (the "hv" entry, the first after 20_linux_hv's header, has the new kernel)
+expect deb/grub-hv-is-newest <(sed -n "/--id 'hv' {/,/^}/p" "$LOGS/grub2.cfg") "vmlinuz-$k_new "
+boot boot2 "$k_new"
+
+# 5. Removal.
+if step remove tools/deb-disk.sh remove "$img"; then ok deb/remove; else bad deb/remove "($LOGS/remove.out)"; fi
+tools/deb-disk.sh cfg "$img" > "$LOGS/grub3.cfg" 2>/dev/null
+expect_not deb/removed-entries "$LOGS/grub3.cfg" 'multiboot2|--id .hv'
+expect deb/bare-entries-kept "$LOGS/grub3.cfg" "^menuentry 'Debian GNU/Linux' " "	linux	/boot/vmlinuz-$k_new root=UUID="
+finish

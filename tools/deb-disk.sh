@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# deb-disk.sh make IMG DEB: a BIOS disk image holding the installed Debian
+# system of tools/deb-base.sh (cached), as an owner would have it: one MBR
+# partition, ext4, root and /boot on it; GRUB installed to the disk's boot
+# sector by the system's own grub-install (the image on a loop device); the
+# package DEB installed with apt inside, the test's settings in
+# /etc/default/grub.d/hv-test.cfg (DEB_TEST_HV, DEB_TEST_LINUX: hv's and the
+# kernel's extra options) and the test's init (tools/deb-check-init) in
+# /usr/local/sbin/hv-check; then update-grub, as root would type it.
+# deb-disk.sh kernel IMG: installs the newer kernel's .deb the cache keeps
+#   (dpkg -i; Debian's kernel hooks run update-initramfs and update-grub).
+# deb-disk.sh remove IMG: apt-get remove hv.
+# deb-disk.sh cfg IMG: prints the disk's /boot/grub/grub.cfg.
+# Each step prints what it ran; a failure exits non-zero naming it.
+# The image's size is a whole number of 16x63 cylinders (Bochs's geometry:
+# tools/run-bochs.sh reads it from the size).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+say() { echo "deb-disk: $*" >&2; }
+die() { echo "deb-disk: error: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (losetup, mount, chroot)"
+op=${1:?usage: deb-disk.sh make|kernel|remove|cfg IMG [DEB]} img=${2:?IMG}
+cyl=516096   # 16 heads x 63 sectors x 512 bytes
+mnt= loop= link=
+cleanup() {
+  [ -z "$link" ] || rm -f "$link"
+  if [ -n "$mnt" ]; then
+    for m in dev/pts dev proc sys ""; do umount "$mnt/$m" 2>/dev/null || true; done
+    rmdir "$mnt" 2>/dev/null || true
+  fi
+  [ -z "$loop" ] || losetup -d "$loop" 2>/dev/null || true
+}
+trap cleanup EXIT
+# The disk on a loop device, its partition as ${loop}p1 (partx adds it
+# where the kernel's own scan at losetup -P did not).
+loop_up() {
+  loop=$(losetup -f --show -P "$img") || die "losetup $img failed"
+  [ -b "${loop}p1" ] || partx -a "$loop" 2>/dev/null || true
+  [ -b "${loop}p1" ] || die "no partition device ${loop}p1 (losetup -P, partx -a)"
+}
+attach() {
+  loop_up
+  mnt=$(mktemp -d /tmp/hv-deb-mnt.XXXXXX)
+  mount "${loop}p1" "$mnt" || die "mount ${loop}p1 failed"
+}
+# /dev/disk/by-uuid/UUID, which udev makes on a real machine: GRUB's
+# 10_linux writes root=UUID=... only when it exists (the bare entries).
+chroot_up() {
+  local u
+  u=$(blkid -s UUID -o value "${loop}p1")
+  if [ -n "$u" ] && [ ! -e "/dev/disk/by-uuid/$u" ]; then
+    mkdir -p /dev/disk/by-uuid && ln -s "../../${loop#/dev/}p1" "/dev/disk/by-uuid/$u" && link=/dev/disk/by-uuid/$u
+  fi
+  mount --bind /dev "$mnt/dev" && mount --bind /dev/pts "$mnt/dev/pts" &&
+    mount -t proc proc "$mnt/proc" && mount -t sysfs sys "$mnt/sys" || die "mounting /dev, /proc, /sys in the chroot failed"
+}
+inroot() {
+  say "# $*"
+  chroot "$mnt" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@" >&2
+}
+case $op in
+make)
+  deb=${3:?deb-disk.sh make IMG DEB}
+  [ -f "$deb" ] || die "$deb: no such package"
+  cache=$("$here/deb-base.sh") || die "tools/deb-base.sh failed"
+  root=$cache/root
+  rm -f "$img"
+  truncate -s $((${DEB_DISK_CYLS:-6242} * cyl)) "$img"
+  # The partition table: one bootable Linux partition from 1 MiB to the end.
+  sectors=$(( $(stat -c %s "$img") / 512 - 2048 ))
+  python3 - "$img" "$sectors" <<'PY'
+import struct, sys
+img, n = sys.argv[1], int(sys.argv[2])
+mbr = bytearray(512)
+mbr[440:444] = struct.pack('<I', 0x68766465)          # the disk's signature ("hvde")
+mbr[446:462] = struct.pack('<B3sB3sII', 0x80, b'\xfe\xff\xff', 0x83, b'\xfe\xff\xff', 2048, n)
+mbr[510:512] = b'\x55\xaa'
+with open(img, 'r+b') as f:
+    f.write(mbr)
+PY
+  loop_up
+  mkfs.ext4 -q -L hv-deb "${loop}p1" || die "mkfs.ext4 failed"
+  mnt=$(mktemp -d /tmp/hv-deb-mnt.XXXXXX)
+  mount "${loop}p1" "$mnt" || die "mount ${loop}p1 failed"
+  say "copying the system ($(du -sh "$root" | cut -f1)) from $root"
+  cp -a "$root/." "$mnt/"
+  rm -f "$mnt/.hv-ready"
+  uuid=$(blkid -s UUID -o value "${loop}p1")
+  echo "UUID=$uuid / ext4 errors=remount-ro 0 1" > "$mnt/etc/fstab"
+  chroot_up
+  # GRUB to the disk's boot sector (core.img in the gap before the
+  # partition), as grub-pc's own setup does on a real disk.
+  inroot grub-install --target=i386-pc "$loop" || die "grub-install $loop failed"
+  inroot update-grub || die "update-grub (before hv) failed"
+  cp "$deb" "$mnt/tmp/" && inroot apt-get install -y -q "/tmp/$(basename "$deb")" || die "apt-get install $(basename "$deb") failed"
+  rm -f "$mnt/tmp/$(basename "$deb")"
+  install -m 755 "$here/deb-check-init" "$mnt/usr/local/sbin/hv-check"
+  # The machine's owner: GRUB on the serial console, hv the default.
+  cat > "$mnt/etc/default/grub.d/hv-test.cfg" <<CFG
+# written by tools/deb-disk.sh: the test's settings
+GRUB_TIMEOUT=1
+GRUB_TERMINAL=serial
+GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"
+GRUB_CMDLINE_LINUX="console=ttyS0,115200"
+GRUB_DEFAULT=hv
+GRUB_CMDLINE_HV="${DEB_TEST_HV:-}"
+GRUB_CMDLINE_LINUX_HV="${DEB_TEST_LINUX:-init=/usr/local/sbin/hv-check}"
+CFG
+  inroot update-grub || die "update-grub failed"
+  ;;
+kernel)
+  cache=$("$here/deb-base.sh") || die "tools/deb-base.sh failed"
+  k=$(ls "$cache"/debs/linux-image-*.deb | head -n1)
+  attach; chroot_up
+  cp "$k" "$mnt/tmp/" && inroot dpkg -i "/tmp/$(basename "$k")" || die "dpkg -i $(basename "$k") failed"
+  rm -f "$mnt/tmp/$(basename "$k")"
+  ;;
+remove)
+  attach; chroot_up
+  inroot apt-get remove -y -q hv || die "apt-get remove hv failed"
+  ;;
+cfg)
+  attach
+  cat "$mnt/boot/grub/grub.cfg"
+  ;;
+*) die "unknown step $op" ;;
+esac
