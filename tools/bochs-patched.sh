@@ -85,7 +85,9 @@ cp "$PATCH_DIR/vtd.cc" "$PATCH_DIR/vtd.h" "$PATCH_DIR/vtd_core.h" "$PATCH_DIR/vt
 # order (defects.patch: 3.0's VMX defects; profiles.patch: the CPU
 # profiles; reset.patch: the reset, the UART and the BIOS; tsc.patch:
 # IA32_TSC_ADJUST 0 after a hard reset; xhci-msi.patch:
-# the xHCI's MSI; xhci-msix.patch, after it: its MSI-X; docs/bochs.md), and
+# the xHCI's MSI; xhci-msix.patch, after it: its MSI-X; nested.patch: the
+# virtual interrupt in the IDT-vectoring information, CR0.WP = 0 writes
+# to read-only pages under CET; docs/bochs.md), and
 # vtd.patch last: it wires in the VT-d units
 # (vtd.cc) and hooks the devices the xhci-*.patch files shape.
 for p in "$PATCH_DIR/hooks.patch" $(ls "$PATCH_DIR"/*.patch | grep -v '/hooks\.patch$' | grep -v '/vtd\.patch$' | LC_ALL=C sort) \
