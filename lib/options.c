@@ -64,8 +64,8 @@ static void list_names(char *buf, size_t size, const char *const *names)
  * before it knows the RAM's end). */
 static bool parse_console(const char *v, size_t n, struct uart_desc *d)
 {
-	const char *f[4];
-	size_t fl[4], nf = 0;
+	const char *f[4] = { 0 };
+	size_t fl[4] = { 0 }, nf = 0;
 	for (size_t i = 0, s = 0; i <= n; i++)
 		if (i == n || v[i] == ',') {
 			if (nf == 4)
