@@ -160,8 +160,11 @@ void printk_level(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	int n = vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof buf)
+	if (n >= (int)sizeof buf) {
+		/* Cut, the line still ends: the next one never splices into it. */
 		n = sizeof buf - 1;
+		memcpy(buf + n - 5, " ...\n", 5);
+	}
 	/* While panicking, a CPU the panic stopped may hold the lock forever:
 	 * wait a bounded while, then print anyway, so that the verdict and the
 	 * exit port are always reached. */

@@ -28,12 +28,14 @@ void msi_trap_report(void)
 		if (by[r] && n < sizeof line)
 			n += (size_t)snprintf(line + n, sizeof line - n, " %s=%u", vmsi_refusal_name(r), by[r]);
 	struct ept_sync_stats es = ept_sync_stats();
-	pr_info("hvstat: msi functions=%u segments=%u hot_added=%u vfs_found=%u vfs_gone=%u ecam_given_back=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu untrapped=%u swapped=%u not_ready_writes=%u%s%s\n",
+	pr_info("hvstat: msi functions=%u segments=%u hot_added=%u vfs_found=%u vfs_gone=%u ecam_given_back=%u cfg_emulated=%llu cfg_passed=%llu ecam=%llu table=%llu bad_insns=%llu unaligned=%llu late_pages=%llu pages_now=%u gone_pages=%llu stray=%llu ept_tables=%llu ept_refused=%llu shootdowns=%llu kicks=%llu unanswered=%llu untrapped=%u swapped=%u not_ready_writes=%u\n",
 		nfn, msi_nsegs, hot, vfs, vfs_gone, given, (unsigned long long)emu, (unsigned long long)passed, (unsigned long long)msi_counts.ecam_accesses,
 		(unsigned long long)table, (unsigned long long)msi_counts.bad_insns, (unsigned long long)msi_counts.unaligned, (unsigned long long)msi_counts.late_pages,
 		npages, (unsigned long long)msi_counts.gone_pages, (unsigned long long)stray, (unsigned long long)ept_live_tables(),
 		(unsigned long long)ept_live_refused(), (unsigned long long)es.shootdowns, (unsigned long long)es.kicks,
-		(unsigned long long)es.timeouts, untrapped, swapped, not_ready, n ? " refusals" : "", n ? line : "");
+		(unsigned long long)es.timeouts, untrapped, swapped, not_ready);
+	if (n)   /* a line of its own: with them the line above outgrew printk's 512 bytes */
+		pr_info("hvstat: msi refusals%s\n", line);
 	for (uint32_t k = 0; k < msi_nsegs; k++) {
 		const struct msi_seg *g = &msi_segs[k];
 		if (g->s.moves || g->s.lost || g->s.resizes || g->ecam_unfollowed)
