@@ -163,7 +163,7 @@ void printk_level(int level, const char *fmt, ...)
 	if (n >= (int)sizeof buf) {
 		/* Cut, the line still ends: the next one never splices into it. */
 		n = sizeof buf - 1;
-		memcpy(buf + n - 5, " ...\n", 5);
+		memcpy(buf + n - 5, " ...\n", 6);   /* its NUL at buf[n], the last byte */
 	}
 	/* While panicking, a CPU the panic stopped may hold the lock forever:
 	 * wait a bounded while, then print anyway, so that the verdict and the
