@@ -10,27 +10,35 @@ B       := build
 Q       := $(if $(V),,@)
 
 # Sources, per folder (shared by both images).
-BOOT_SRCS := boot/main.c boot/smp.c boot/probe.c boot/probe_verdict.c boot/irtest.c
+BOOT_SRCS := boot/main.c boot/smp.c boot/probe.c boot/probe_verdict.c
 LIB_SRCS  := lib/hist.c lib/string.c lib/printk.c lib/serial.c lib/memmap.c lib/options.c lib/spcr.c lib/acpi.c lib/mcfg.c \
              lib/desc.c lib/trap.c lib/percpu.c lib/paging.c lib/tsc.c lib/tsc_choose.c lib/tsc_ref.c lib/tsc_skew.c lib/tsc_sync.c lib/cpusum.c lib/acpi_print.c lib/power.c lib/panic.c lib/canary.c lib/mtrr.c \
              lib/dmar.c lib/srat.c lib/nodemem.c
-APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c apic/level.c apic/vhpet.c apic/vioapic.c apic/vmsi.c apic/vmsi_scan.c apic/vmsi_place.c apic/vmsi_move.c apic/vmsi_alias.c
+APIC_SRCS := apic/lapic.c apic/pi.c apic/vapic.c apic/swapic.c apic/ioapic.c apic/level.c apic/vhpet.c apic/vioapic.c
+PCI_SRCS  := pci/bar.c pci/bridge.c pci/alias.c pci/fn.c pci/route.c pci/place.c pci/scan.c pci/msi.c pci/msix.c pci/sriov.c pci/bridge_write.c pci/cfg.c
 IPI_SRCS  := ipi/ipi.c
 TIMER_SRCS := timer/vtimer.c timer/service.c
-IOMMU_SRCS := iommu/tables.c iommu/vtd.c iommu/iommu.c iommu/edutest.c iommu/irte.c iommu/preon.c
-VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/exit_ept.c vmx/hpet_trap.c vmx/bochstest.c vmx/vcpu.c vmx/vcpu_launch.c \
+IOMMU_SRCS := iommu/tables.c iommu/vtd.c iommu/iommu.c iommu/irte.c
+VMX_SRCS  := vmx/caps.c vmx/tiers.c vmx/vmxon.c vmx/vmcs.c vmx/vmcs_ops.c vmx/ept.c vmx/exit.c vmx/exit_ept.c vmx/hpet_trap.c vmx/vcpu.c vmx/vcpu_launch.c \
              vmx/report.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c vmx/tsc.c \
-             vmx/exit_io.c vmx/vconsole.c vmx/event.c vmx/forced.c vmx/setup.c vmx/hang.c vmx/virq_hang.c vmx/vioapic_trap.c vmx/msi_trap.c vmx/msi_trap_report.c vmx/msi_edutest.c vmx/msi_sriovtest.c vmx/ept_sync.c vmx/ept_live.c
+             vmx/exit_io.c vmx/vconsole.c vmx/event.c vmx/forced.c vmx/setup.c vmx/hang.c vmx/virq_hang.c vmx/vioapic_trap.c vmx/msi_trap.c vmx/msi_trap_report.c vmx/ept_sync.c vmx/ept_live.c
 GUEST_SRCS := guest/startup.c guest/linux.c guest/boot.c guest/setup.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c \
               guest/acpi.c guest/gwalk.c guest/vuart.c guest/mmio.c guest/mmio_width.c
-CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(IOMMU_SRCS) $(VMX_SRCS) $(GUEST_SRCS)
+# The in-image test aids (testaid/: iommutest=, bochstest=; docs/layout.md),
+# reached only through boot/aids.c. In by default: make test runs them.
+# TEST_AIDS=0 leaves them out (boot/aids_none.c refuses those options by
+# name), for a build meant for a real machine; use another B= for it.
+TEST_AIDS ?= 1
+TESTAID_SRCS := testaid/irtest.c testaid/edutest.c testaid/preon.c testaid/msi_edutest.c testaid/msi_sriovtest.c testaid/bochstest.c
+AIDS_SRCS := $(if $(filter 0,$(TEST_AIDS)),boot/aids_none.c,boot/aids.c $(TESTAID_SRCS))
+CORE_SRCS := $(BOOT_SRCS) $(LIB_SRCS) $(APIC_SRCS) $(PCI_SRCS) $(IPI_SRCS) $(TIMER_SRCS) $(IOMMU_SRCS) $(VMX_SRCS) $(GUEST_SRCS) $(AIDS_SRCS)
 CORE_ASM  := lib/isr.asm boot/trampoline_blob.asm vmx/entry.asm
 MB2_SRCS  := boot/multiboot2.c boot/mb2_info.c
 MB2_ASM   := boot/mb2_entry.asm
 EFI_SRCS  := boot/efi.c boot/cfg.c
 
 # Host unit tests: the same files, built for the host with sanitizers.
-UNIT_SRCS := apic/level.c apic/vhpet.c apic/vioapic.c apic/vmsi.c apic/vmsi_scan.c apic/vmsi_place.c apic/vmsi_move.c apic/vmsi_alias.c guest/mmio_width.c guest/startup.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c vmx/tsc.c \
+UNIT_SRCS := boot/aids_none.c apic/level.c apic/vhpet.c apic/vioapic.c $(PCI_SRCS) guest/mmio_width.c guest/startup.c vmx/virq.c vmx/virq_apic.c vmx/virq_ipi.c vmx/virq_timer.c vmx/virq_report.c vmx/virq_startup.c vmx/tsc.c \
              vmx/hang.c vmx/virq_hang.c vmx/ept_sync.c vmx/ept_live.c lib/hist.c lib/string.c lib/memmap.c lib/options.c lib/spcr.c lib/serial.c lib/acpi.c lib/mcfg.c lib/mtrr.c vmx/caps.c vmx/tiers.c guest/linux.c \
              vmx/vmcs.c vmx/vmcs_ops.c vmx/event.c boot/mb2_info.c apic/pi.c apic/vapic.c apic/swapic.c ipi/ipi.c timer/vtimer.c timer/service.c vmx/ept.c guest/cpuid.c guest/msr.c guest/io.c guest/hypercall.c guest/acpi.c guest/gwalk.c guest/vuart.c guest/mmio.c boot/cfg.c \
              boot/probe_verdict.c lib/paging.c lib/dmar.c lib/srat.c lib/nodemem.c lib/tsc_choose.c lib/tsc_ref.c lib/tsc_skew.c lib/tsc_sync.c lib/cpusum.c lib/acpi_print.c iommu/tables.c iommu/irte.c iommu/iommu.c iommu/vtd.c $(wildcard test/unit/*.c)
@@ -39,9 +47,9 @@ WARN    := -Wall -Wextra -Werror
 FREE    := -std=gnu11 -O2 -g -ffreestanding -fno-stack-protector -mno-red-zone -mgeneral-regs-only \
            -fno-common -fno-builtin -fno-asynchronous-unwind-tables -nostdinc \
            -isystem $(shell $(CC) -print-file-name=include) $(WARN)
-MB2_CFLAGS := $(FREE) -MMD -fno-pie -mcmodel=small
+MB2_CFLAGS := $(FREE) -MMD -MP -fno-pie -mcmodel=small
 EFI_INC := /usr/include/efi
-EFI_CFLAGS := $(FREE) -MMD -fpic -fshort-wchar -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64
+EFI_CFLAGS := $(FREE) -MMD -MP -fpic -fshort-wchar -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64
 EFI_LIB := /usr/lib
 HOST_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN)
 
@@ -116,7 +124,7 @@ $(B)/hv.efi: $(B)/hv.so
 	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
 	    --target efi-app-x86_64 --subsystem=10 $< $@
 
-$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h ipi/*.h timer/*.h iommu/*.h test/unit/*.h) tools/bochs-patch/vtd_core.h
+$(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h pci/*.h ipi/*.h timer/*.h iommu/*.h test/unit/*.h) tools/bochs-patch/vtd_core.h
 	@mkdir -p $(B)
 	@echo "  HOSTCC $@"
 	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS)
@@ -148,12 +156,12 @@ $(B)/bochstest.bin: guest/test/bochstest/bochstest.asm
 # FUZZ_LONG seconds, keeping what it finds in build/fuzz/NAME.corpus.
 FUZZ_CC ?= $(shell command -v clang-14 || command -v clang)
 FUZZ_TARGETS := options cfg mb2 memmap acpi linux guest dmar irq srat mmio vmsi wall
-FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/spcr.c lib/acpi.c lib/mcfg.c lib/dmar.c lib/srat.c iommu/irte.c guest/mmio.c apic/vioapic.c apic/vmsi.c apic/vmsi_scan.c apic/vmsi_place.c apic/vmsi_move.c apic/vmsi_alias.c guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c apic/vapic.c \
+FUZZ_LIBS := lib/string.c lib/memmap.c lib/options.c lib/spcr.c lib/acpi.c lib/mcfg.c lib/dmar.c lib/srat.c iommu/irte.c guest/mmio.c apic/vioapic.c $(PCI_SRCS) guest/linux.c boot/mb2_info.c ipi/ipi.c apic/pi.c apic/vapic.c \
              guest/hypercall.c guest/msr.c guest/io.c guest/cpuid.c vmx/event.c boot/cfg.c test/fuzz/stubs.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHV_HOST_TEST -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                -fno-omit-frame-pointer -Wall -Werror
 
-$(B)/fuzz/%: test/fuzz/fuzz_%.c $(FUZZ_LIBS) $(wildcard lib/*.h guest/*.h boot/*.h ipi/*.h apic/*.h vmx/*.h iommu/*.h)
+$(B)/fuzz/%: test/fuzz/fuzz_%.c $(FUZZ_LIBS) $(wildcard lib/*.h guest/*.h boot/*.h ipi/*.h apic/*.h pci/*.h vmx/*.h iommu/*.h)
 	@mkdir -p $(B)/fuzz
 	@test -n "$(FUZZ_CC)" || { echo "fuzz: clang not found (apt-get install clang-14 libclang-rt-14-dev)"; exit 1; }
 	@echo "  FUZZCC  $@"
@@ -174,9 +182,9 @@ lint: lint-includes
 	@command -v cppcheck >/dev/null || { echo "lint: cppcheck not found (apt-get install cppcheck)"; exit 1; }
 	@command -v clang-tidy-14 >/dev/null || { echo "lint: clang-tidy-14 not found (apt-get install clang-tidy-14)"; exit 1; }
 	cppcheck --quiet --enable=warning,portability --inline-suppr --error-exitcode=1 -D__x86_64__ --std=c11 \
-	  --template='{file}:{line}: {severity}: {message} [{id}]' boot vmx guest apic ipi timer iommu lib
-	@echo "  clang-tidy (.clang-tidy) over $(words $(CORE_SRCS) $(MB2_SRCS) $(EFI_SRCS)) files"
-	$(Q)printf '%s\n' $(CORE_SRCS) $(MB2_SRCS) | xargs -P$$(nproc) -n4 sh -c \
+	  --template='{file}:{line}: {severity}: {message} [{id}]' boot vmx guest apic pci ipi timer iommu lib testaid
+	@echo "  clang-tidy (.clang-tidy) over $(words $(CORE_SRCS) boot/aids_none.c $(MB2_SRCS) $(EFI_SRCS)) files"
+	$(Q)printf '%s\n' $(CORE_SRCS) boot/aids_none.c $(MB2_SRCS) | xargs -P$$(nproc) -n4 sh -c \
 	  'clang-tidy-14 --quiet "$$@" -- -ffreestanding -fno-builtin -I. -D__x86_64__ -std=gnu11' sh
 	$(Q)clang-tidy-14 --quiet $(EFI_SRCS) -- -ffreestanding -fno-builtin -I. -D__x86_64__ -std=gnu11 \
 	  -fshort-wchar -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64

@@ -146,7 +146,7 @@ int vioapic_write(struct vioapic *a, const struct vioapic_dom *d, const struct v
 /* The physical entry for the guest's entry 'vrte', and VR_NONE; or a
  * refusal and a masked physical entry. Pure. Compatibility format; with
  * d->remap, the remappable entry pointing at IRTE 'index' and that IRTE
- * in *irte (source check 'src', VIOAPIC_SRC_ID or apic/vmsi_alias.h's
+ * in *irte (source check 'src', VIOAPIC_SRC_ID or pci/alias.h's
  * VMSI_SRC_*; not present when refused). */
 enum vioapic_refusal vioapic_route(const struct vioapic_dom *d, uint64_t vrte, uint64_t *prte);
 /* An IRTE's source fields as bits 19:0 of its upper quadword (VT-d,

@@ -4,10 +4,10 @@
  * (vmx/setup.c), or, without VMX, hands the machine to it (guest/setup.c). */
 #include "main.h"
 #include "smp.h"
+#include "aids.h"
 #include "../lib/printk.h"
 #include "../lib/serial.h"
 #include "../lib/options.h"
-#include "irtest.h"
 #include "../lib/memmap.h"
 #include "../lib/percpu.h"
 #include "../lib/desc.h"
@@ -34,11 +34,7 @@
 #include "../guest/setup.h"
 #include "../iommu/iommu.h"
 #include "../vmx/msi_trap.h"
-#include "../iommu/edutest.h"
-#include "../iommu/preon.h"
 #include "probe.h"
-#include "../vmx/msi_edutest.h"
-#include "../vmx/msi_sriovtest.h"
 
 #define HV_HEAP_SIZE MIB(48)
 
@@ -291,24 +287,13 @@ __noreturn void hv_main(struct boot_info *bi)
 	 * iommutest=preon first leaves the units on as firmware would.
 	 * The probe reports what is missing, never fails for it: require is
 	 * taken as auto there. */
-	if (opts.iommu_preon && iommu_preon(&acpi, err, sizeof err))
+	if (!aids_before_iommu(&opts, &acpi, err, sizeof err))
 		hv_fail(err);
 	pr_info("hv: phase iommu: %s\n", acpi.dmar ? "reading the DMAR and each VT-d unit's registers" : "no DMAR");
 	int iommu_opt = opts.probe && opts.iommu == IOMMU_OPT_REQUIRE ? IOMMU_OPT_AUTO : opts.iommu;
 	if (iommu_init(&acpi, iommu_opt, opts.iommu_qi, &bi->mem, err, sizeof err))
 		hv_fail(err);
-	if (opts.iommu_test && !opts.probe) {
-		/* The trapped MSI first: compatibility format, before the
-		 * interrupt-remapping checks turn remapping on. */
-		bool msi_ok = msi_edutest(&acpi, &bi->mem, lapic_requested, lapic_id());
-		hv_exit(iommu_edu_test(&bi->mem, lapic_requested, lapic_id()) && msi_ok);
-	}
-	if (opts.iommu_ioapic_test && !opts.probe) {
-		bool ok = ioapic_ir_test(&acpi, &bi->mem, lapic_requested, lapic_id());
-		hv_exit(msi_edutest_ir(&acpi, lapic_requested, lapic_id()) && ok);
-	}
-	if (opts.iommu_sriov_test && !opts.probe)
-		hv_exit(msi_sriovtest(&acpi, &bi->mem, lapic_requested, lapic_id()));
+	aids_after_iommu(&opts, &acpi, &bi->mem);   /* an iommutest= run ends here */
 
 	/* No VMX on the boot CPU: hand the machine to the kernel, before any AP
 	 * is started (Linux starts them itself), or stop (novmx=stop). */
@@ -439,6 +424,7 @@ __noreturn void hv_main(struct boot_info *bi)
 	struct vmx_start start = {
 		.bi = bi, .acpi = &acpi, .opts = &opts, .caps = &caps, .tiers = &tiers,
 		.housekeeper = smp_housekeeper, .housekeeper_start = smp_housekeeper_start, .post_work = smp_post_work,
+		.aid = aids_exit_hooks(&opts),
 	};
 	vmx_start_guest(&start);
 }

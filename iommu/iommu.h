@@ -76,7 +76,7 @@ uint32_t iommu_ioapic_irte_base(uint32_t k);
 void iommu_irte_owner(uint16_t seg, uint32_t first, uint32_t count, int unit);
 int iommu_unit_of_path(uint16_t seg, uint8_t start_bus, const uint8_t (*path)[2], uint32_t n);
 /* The IRTEs after the IOAPICs' for the trapped MSIs and MSI-X entries
- * (apic/vmsi.c takes 32 per MSI function and one per MSI-X entry): from
+ * (pci/ takes 32 per MSI function and one per MSI-X entry): from
  * the base, this many in segment seg's table (0: no table there). */
 uint32_t iommu_msi_irte_base(void);
 uint32_t iommu_msi_irte_count(uint16_t seg);

@@ -298,7 +298,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 			return 0;
 		} else if (word_eq(w, kl, "iommutest")) {
 			/* preon: the test aid with the units first left on as by
-			 * pre-boot DMA protection (iommu/preon.h). */
+			 * pre-boot DMA protection (testaid/preon.h). */
 			bool preon = vl == 5 && !memcmp(v, "preon", 5);
 			bool ioapic = vl == 6 && !memcmp(v, "ioapic", 6);
 			bool sriov = vl == 5 && !memcmp(v, "sriov", 5);

@@ -86,9 +86,9 @@ struct hv_options {
 	bool iommu_test;        /* iommutest=1: test aid, DMA remapping as for a guest, then the edu
 	                           device's DMA engine against it; no guest */
 	bool iommu_ioapic_test; /* iommutest=ioapic: test aid, owned interrupt remapping, a virtual IOAPIC
-	                           over the real one, the RTC's pin routed through it (boot/irtest.c); no guest */
+	                           over the real one, the RTC's pin routed through it (testaid/irtest.c); no guest */
 	bool iommu_sriov_test;  /* iommutest=sriov: test aid, owned interrupt remapping, an SR-IOV PF's VFs
-	                           enabled through the trap and a VF's MSI-X trapped (vmx/msi_sriovtest.c); no guest */
+	                           enabled through the trap and a VF's MSI-X trapped (testaid/msi_sriovtest.c); no guest */
 	bool iommu_preon;       /* iommutest=preon: iommutest=1 with every unit first left on as by
 	                           pre-boot DMA protection (TE, QI, IR on), for the hand-over */
 	bool vuart;             /* vuart=1 (default): the guest's console UART is virtual (docs/console.md);

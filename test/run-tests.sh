@@ -76,7 +76,7 @@ qemu_run() {
   local img=$B/$1.img
   log=$LOGS/$1.ser
   KERNEL="${4:-}" INITRD="${5:-}" GUEST_CMDLINE="${6:-console=ttyS0 quiet}" HV_CMDLINE="$2" \
-    tools/mkusb.sh "$img" $B/hv.efi >/dev/null || { rc=255; return; }
+    tools/mkusb.sh "$img" "${HV_EFI:-$B/hv.efi}" >/dev/null || { rc=255; return; }
   local t0=$SECONDS
   tools/run-qemu.sh "$img" "$log" "$3" "${HV_QEMU_TIMEOUT:-120}"; rc=$?
   echo "  $1: QEMU exit $rc after $((SECONDS - t0)) s${HV_QEMU_DEVICES:+ ($HV_QEMU_DEVICES)}"
@@ -107,6 +107,17 @@ level_qemu() {
   expect qemu/stick-files "$log" 'boot: guest kernel at 0x[0-9a-f]+ \(300000 bytes\), initrd at 0x[0-9a-f]+ \(70000 bytes\), cmdline "console=ttyS0 quiet"'
   [ "$rc" = 33 ] && ok qemu/boot-pass || { bad qemu/boot-pass "QEMU exit $rc (33 = pass)"; show_tail "$log"; }
   expect qemu/uefi-loader "$log" 'loader=uefi'
+  # A build without the in-image test aids (make TEST_AIDS=0, for a real
+  # machine): none of the aids' code in it, and an aid's option refused by
+  # name at boot, before the VT-d units are read.
+  if make -s B=$B/noaids TEST_AIDS=0 $B/noaids/hv.efi >$LOGS/noaids-build.log 2>&1; then
+    if nm $B/noaids/hv.so | grep -qE ' (bochs_test_aid|msi_edutest|iommu_edu_test|iommu_preon|ioapic_ir_test|msi_sriovtest)$'; then
+      bad qemu/noaids-build "build/noaids/hv.so holds a test aid's symbol"
+    else ok qemu/noaids-build; fi
+    HV_EFI=$B/noaids/hv.efi qemu_run qemu-noaids "exit=qemu novmx=stop iommutest=1" 2
+    [ "$rc" != 33 ] && ok qemu/noaids-refuses || bad qemu/noaids-refuses "QEMU exit $rc: iommutest=1 passed on a build without the aids"
+    expect qemu/noaids-named "$log" 'hv: iommutest=1: a test aid, not in this build \(built with TEST_AIDS=0'
+  else bad qemu/noaids-build "make B=$B/noaids TEST_AIDS=0 failed: $(tail -n1 $LOGS/noaids-build.log)"; fi
   expect qemu/four-cpus "$log" 'smp: 4 of 4 CPUs online' 'smp: cpu3 apic_id=3 online'
   expect qemu/memmap "$log" 'memmap: after the hypervisor.s claims, [0-9]+ ranges, [1-9][0-9]* MiB usable' 'hypervisor owns .* image' 'hypervisor owns .* heap'
   expect qemu/acpi "$log" 'acpi: RSDP at 0x[0-9a-f]+' 'ACPI: MADT 0x' 'ACPI: PM1a_CNT'
@@ -202,7 +213,7 @@ level_qemu() {
     expect "qemu/$name-msix-high" "$log" \
       'paging: MMIO 0x[0-9a-f]+-0x[0-9a-f]+ above the identity map mapped uncached' \
       "iommutest: msix-high: [0-9a-f:.]+ MSI-X table 0x[0-9a-f]+ \\(BAR0 0x[0-9a-f]+, [0-9]+ entries\\) above the identity map's end 0x[0-9a-f]+: placed, trapped, entry 0 vector control 0x[0-9a-f]*[13579bdf] through the uncached mapping: ok"
-    # Trapped MSI (msi=trap's code, apic/vmsi.c over the real ports): edu's
+    # Trapped MSI (msi=trap's code, pci/ over the real ports): edu's
     # MSI programmed as a guest programs it, routed to this CPU's APIC ID
     # or refused (the device left disabled), seen in the IRR.
     expect "qemu/$name-msi-trap" "$log" \
@@ -244,7 +255,7 @@ level_qemu() {
   qemu_probe
 }
 
-# VT-d hand-over from a unit left on (iommutest=preon, iommu/preon.h): the
+# VT-d hand-over from a unit left on (iommutest=preon, testaid/preon.h): the
 # aid turns translation (a root table with no entry), queued invalidation
 # and interrupt remapping on as pre-boot DMA protection would; the
 # hypervisor's hand-over (iommu/vtd.c) must find them on, turn IR off
@@ -477,7 +488,7 @@ qemu_many_functions() {
 # Issue 35 item 4, SR-IOV: QEMU 10's igb (82576: TotalVFs 8, First VF
 # Offset 128, VF Stride 2, 64-bit VF BAR0 and BAR3 of 16 KiB, the VF's
 # MSI-X table at BAR3 offset 0) under intel-iommu,intremap=on with the
-# remapping owned (iommutest=sriov, vmx/msi_sriovtest.c). The aid enables
+# remapping owned (iommutest=sriov, testaid/msi_sriovtest.c). The aid enables
 # two VFs as Linux's sriov_enable does, through the trap over segment 0's
 # ECAM; VF 2 must be found at the guest's first access to it (its own
 # Vendor ID reads FFFFh: only the PF tells it is there), its table trapped
@@ -2235,9 +2246,21 @@ level_lint() {
      ! out=$(python3 tools/check-includes.py --root $fx/folders 2>&1) &&
      grep -q '^folders include each other: apic <-> lib ' <<<"$out" &&
      grep -q '^layer: lib/panic.c -> apic/lapic.h ' <<<"$out" &&
+     ! out=$(python3 tools/check-includes.py --root $fx/order 2>&1) &&
+     grep -q '^order: pci/place.c -> pci/msix.h ' <<<"$out" &&
+     grep -q '^order: pci/extra is in no place ' <<<"$out" &&
      out=$(python3 tools/check-includes.py --root $fx/clean 2>&1) &&
      grep -qx 'includes: 7 files, 8 edges, layers ok' <<<"$out"; then ok lint/includes-selftest
-  else bad lint/includes-selftest "tools/check-includes.py on $fx: the circle and the folders must fail, named; clean must pass"; fi
+  else bad lint/includes-selftest "tools/check-includes.py on $fx: the circle, the folders and pci/'s order must fail, named; clean must pass"; fi
+  # pci/'s calls go one way, down its order (tools/pci-walk.py); the check
+  # can fail: the fixture's call up through a local declaration is named.
+  if out=$(python3 tools/pci-walk.py --check 2>&1); then ok lint/pci-walk; echo "  $(tail -n1 <<<"$out")"; else
+    bad lint/pci-walk "$(tail -n1 <<<"$out")"
+    grep '^climb:' <<<"$out" | head -20 | sed 's/^/  /'
+  fi
+  if ! out=$(python3 tools/pci-walk.py --check --root test/fixtures/pciwalk 2>&1) &&
+     grep -q '^climb: pci/place.c:vmsi_table_place calls pci/msix.c:vmsi_release ' <<<"$out"; then ok lint/pci-walk-selftest
+  else bad lint/pci-walk-selftest "tools/pci-walk.py --check on test/fixtures/pciwalk: the climb must fail, named"; fi
   echo "== static analysis (cppcheck)"
   if out=$(make -s -o lint-includes lint 2>&1); then ok lint/cppcheck; else
     bad lint/cppcheck "$(grep -c ': \(error\|warning\|portability\)' <<<"$out") findings"

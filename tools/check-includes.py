@@ -6,13 +6,16 @@
                                 fixtures in test/fixtures/includes/), with
                                 no allow-list
 
-Every .c and .h under boot lib apic ipi timer iommu vmx guest (not guest/test/) is
+Every .c and .h under boot lib apic pci ipi timer iommu vmx guest testaid (not guest/test/) is
 read; each `#include "..."` is resolved relative to the including file. A
 module is a .c with its .h (path without extension: lib/desc). Fails (exit 1)
 and names:
   - every module circle (lib/a -> lib/b -> lib/a),
   - every pair of folders that include each other,
   - every include against the layer order (LAYERS below),
+  - every include of testaid/ but by its dispatcher (ONLY_FROM below),
+  - inside a folder with an order of its own (ORDER below: pci/), every
+    include of a file that is not below the includer's,
   - every include that does not resolve to a file of the layers,
   - every hypervisor source file (.c .h .asm) over MAX_LINES lines.
 Clean: one line, "includes: N files, M edges, layers ok".
@@ -22,7 +25,7 @@ import os
 import re
 import sys
 
-FOLDERS = ["boot", "lib", "apic", "ipi", "timer", "iommu", "vmx", "guest"]
+FOLDERS = ["boot", "lib", "apic", "pci", "ipi", "timer", "iommu", "vmx", "guest", "testaid"]
 EXCLUDE = ["guest/test"]          # the test guest's programs (Linux modules, user tools)
 MAX_LINES = 650
 
@@ -31,19 +34,44 @@ MAX_LINES = 650
 #   apic, timer, ipi, iommu  may include lib; ipi may include apic (the
 #                            PID-pointer table), never the other way; timer
 #                            and iommu (VT-d) include neither
+#   pci                      the PCI configuration-space model, MSI and MSI-X
+#                            emulation: may include lib and apic (the
+#                            interrupt router, apic/vioapic.h) and nothing
+#                            else; only vmx (its traps), testaid and boot
+#                            include it
 #   guest, vmx               may include everything below; vmx may include
 #                            guest (the policies its exit handlers apply),
 #                            never the other way
+#   testaid                  the in-image test aids (iommutest=, bochstest=):
+#                            may include everything but boot; nothing but
+#                            boot (the dispatcher of those options) includes it
 #   boot                     on top: nothing includes boot/
 LAYERS = {
     "lib": set(),
     "apic": {"lib"},
+    "pci": {"lib", "apic"},
     "timer": {"lib"},
     "ipi": {"lib", "apic"},
     "iommu": {"lib"},
     "guest": {"lib", "apic", "ipi", "timer", "iommu"},
-    "vmx": {"lib", "apic", "ipi", "timer", "iommu", "guest"},
-    "boot": {"lib", "apic", "ipi", "timer", "iommu", "guest", "vmx"},
+    "vmx": {"lib", "apic", "pci", "ipi", "timer", "iommu", "guest"},
+    "testaid": {"lib", "apic", "pci", "ipi", "timer", "iommu", "guest", "vmx"},
+    "boot": {"lib", "apic", "pci", "ipi", "timer", "iommu", "guest", "vmx", "testaid"},
+}
+
+# Folders only the files named may include from outside: the test aids
+# are reached through their dispatcher alone (a build without them links
+# boot/aids_none.c instead).
+ONLY_FROM = {"testaid": {"boot/aids.c"}}
+
+# A folder's own order, bottom to top, by module (path without extension):
+# a file may include its own module's header and the modules listed before
+# its own, never one after it, so that no call inside the folder climbs
+# back up (C needs the declaration). A module of the folder not listed is
+# a problem too. pci/: docs/layout.md says what each one is.
+ORDER = {
+    "pci": ["model", "bar", "bridge", "alias", "fn", "route", "place", "scan",
+            "msi", "msix", "sriov", "bridge_write", "cfg", "vmsi"],
 }
 
 # ---------------------------------------------------------------------------
@@ -184,6 +212,25 @@ def check(root, allow):
             may = " ".join(sorted(LAYERS.get(a, set()))) or "nothing outside itself"
             for w in why:
                 problems.append(f"layer: {w} ({a}/ may include {may})")
+
+    for src, dst in sorted(edges):
+        only = ONLY_FROM.get(folder(dst))
+        if only is not None and folder(src) != folder(dst) and src not in only:
+            problems.append(f"only: {src} -> {dst} ({folder(dst)}/ is included only by {' '.join(sorted(only))})")
+
+    # (c) the order inside a folder
+    for top, order in ORDER.items():
+        rank = {f"{top}/{m}": i for i, m in enumerate(order)}
+        for m in sorted({module(f) for f in files if folder(f) == top}):
+            if m not in rank:
+                problems.append(f"order: {m} is in no place of {top}/'s order (ORDER in tools/check-includes.py)")
+        for src, dst in sorted(edges):
+            a, b = module(src), module(dst)
+            if folder(src) != top or folder(dst) != top or a == b or a not in rank or b not in rank:
+                continue
+            if rank[b] >= rank[a]:
+                problems.append(f"order: {src} -> {dst} ({a} may include only what is below it in {top}/: "
+                                f"{' '.join(order[:rank[a]]) or 'nothing'})")
 
     # sizes
     allowed_size = TEMPORARY_SIZE if allow else set()

@@ -7,7 +7,6 @@
 #include "virq.h"
 #include "forced.h"
 #include "exit_io.h"
-#include "bochstest.h"
 #include "tsc.h"
 #include "../guest/gwalk.h"
 #include "../guest/mmio_width.h"
@@ -420,7 +419,7 @@ static void exit_vmcall(struct vcpu *v)
 		.exits = hc_exits,
 		.exits_of = hc_exits_of,
 		.verdict = hc_verdict,
-		.bochs_test = vmx_env.bochs_test ? bochs_test_call : NULL,
+		.bochs_test = vmx_env.aid ? vmx_env.aid->call : NULL,
 	};
 	const struct hc_call c = { .nr = v->regs.rax, .a0 = v->regs.rbx, .a1 = v->regs.rcx, .a2 = v->regs.rdx,
 				   .a3 = v->regs.rsi, .user = (vmcs_read(VMCS_GUEST_SS_AR) >> 5 & 3) != 0,
@@ -509,14 +508,14 @@ void vmx_exit_handler(struct guest_regs *r)
 	if (!h)
 		exit_unhandled(v);
 	h(v);
-	if (vmx_env.bochs_test)
-		bochs_test_after_exit(v, basic);
+	if (vmx_env.aid)
+		vmx_env.aid->after_exit(v, basic);
 	events_commit(v);
 	virq_before_entry(v);
 	if (v->died)
 		vmx_guest_died(v, v->died);
-	if (vmx_env.bochs_test)
-		bochs_test_before_entry(v, basic);
+	if (vmx_env.aid)
+		vmx_env.aid->before_entry(v, basic);
 	if (basic < EXIT_REASON_MAX)
 		hist_add(&v->exit_time[basic], rdtsc() - t0);
 	report_tick(v);

@@ -8,9 +8,9 @@
 #include "ept.h"
 #include "ept_sync.h"
 #include "ept_live.h"
-#include "../apic/vmsi.h"
+#include "../pci/vmsi.h"
 #include "../apic/vhpet.h"
-#include "../apic/vmsi_alias.h"
+#include "../pci/alias.h"
 #include "../lib/dmar.h"
 #include "../guest/gwalk.h"
 #include "../guest/io.h"
@@ -171,7 +171,7 @@ static void *hw_alloc(void *ctx, size_t bytes)
 	return page_alloc(ALIGN_UP(bytes ? bytes : 1, PAGE_SIZE) / PAGE_SIZE);
 }
 
-/* Where a table may lie: apic/vmsi.h's wall over the memory map and the
+/* Where a table may lie: pci/vmsi.h's wall over the memory map and the
  * ranges the hypervisor claims (msi_trap_setup). */
 static struct vmsi_claims claims;
 
@@ -280,7 +280,7 @@ static bool ecam_is_out(const struct msi_seg *g, uint16_t bdf)
 }
 
 /* A function the trap follows answers at 'to' now (the guest renumbered a
- * bus, apic/vmsi_move.c): its ECAM page is taken out of every CPU's view.
+ * bus, pci/bridge_write.c): its ECAM page is taken out of every CPU's view.
  * The old one stays out: whatever answers there later is found at its
  * first access (vmsi_seen), as a page without a function at boot is.
  * Through the ports nothing is trapped by page. */

@@ -1,6 +1,6 @@
 /* Trapped MSI and MSI-X at run time (msi=trap, the virtual interrupt
  * model): the guest's PCI configuration ports 0xCF8-0xCFF exit and are
- * carried out by apic/vmsi.c, which emulates each function's MSI and MSI-X
+ * carried out by pci/, which emulates each function's MSI and MSI-X
  * capability and writes the device's real address/data itself; each MSI-X
  * table page leaves the guest's EPT and its accesses (EPT violations) are
  * decoded (guest/mmio.c) and emulated. */
@@ -33,7 +33,7 @@ bool msi_trap_exit(struct vcpu *v, uint64_t gpa);
 /* hvstat: one line per function the guest programmed, one summary. */
 void msi_trap_report(void);
 /* The physical side (ports, configuration mechanism #1, MMIO) for
- * apic/vmsi.c, also for the iommutest aid without a guest (no EPT). */
+ * pci/, also for the iommutest aid without a guest (no EPT). */
 const struct vmsi_hw *msi_trap_hw(void);
 /* What the guest's 0xCF8/0xCFC accesses are carried out through: segment
  * 0's ECAM side where the MCFG gives one, else the ports. */

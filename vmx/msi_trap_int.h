@@ -2,7 +2,7 @@
  * segments, its lock and its counts. */
 #ifndef VMX_MSI_TRAP_INT_H
 #define VMX_MSI_TRAP_INT_H
-#include "../apic/vmsi.h"
+#include "../pci/vmsi.h"
 #include "../lib/acpi.h"
 #include "../lib/spinlock.h"
 

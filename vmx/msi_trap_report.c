@@ -3,7 +3,7 @@
 #include "msi_trap_int.h"
 #include "ept_live.h"
 #include "ept_sync.h"
-#include "../apic/vmsi_alias.h"
+#include "../pci/alias.h"
 #include "../lib/printk.h"
 
 void msi_trap_report(void)

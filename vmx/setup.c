@@ -283,7 +283,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 
 	cpuid_policy_setup(&vmx_env.cfg, tiers, virt);
 	vmx_env.tiers_ipi = tiers->ipi;
-	vmx_env.bochs_test = s->opts->bochs_test && virt;
+	vmx_env.aid = virt ? s->aid : NULL;
 	gwalk_readable_end = paging_identity_end;   /* a guest walk never reads past the identity map */
 	vmx_env.acpi = acpi;
 

@@ -28,6 +28,8 @@ struct vmx_start {
 	void (*housekeeper_start)(void (*fn)(void), uint8_t wake_vector);
 	/* How an AP waiting in its mailbox (halted) is given its launch. */
 	void (*post_work)(struct percpu *p, void (*fn)(void));
+	/* bochstest=1: the aid's exit hooks (testaid/bochstest.h), NULL: none. */
+	const struct vmx_exit_aid *aid;
 };
 
 struct cpufeat;

@@ -146,6 +146,14 @@ _Static_assert(offsetof(struct guest_regs, rax) == 0 && offsetof(struct guest_re
 struct memmap;
 struct acpi_info;
 struct mtrr_state;
+/* What an in-image test aid may add to each exit: an answer to
+ * HC_HV_BOCHSTEST, a step after the exit's handler, one before the entry.
+ * vmx/ never includes testaid/: boot/ hands these in (struct vmx_start). */
+struct vmx_exit_aid {
+	int64_t (*call)(void *ctx, uint64_t what);
+	void (*after_exit)(struct vcpu *v, uint32_t basic);
+	void (*before_entry)(struct vcpu *v, uint32_t basic);
+};
 /* What the exit handlers need to know about the machine. */
 struct vmx_env {
 	struct vmcs_config cfg;          /* the control words every vCPU uses */
@@ -157,7 +165,9 @@ struct vmx_env {
 	const struct acpi_info *acpi;
 	uint64_t xcr0_mask;              /* XCR0 bits the guest may set */
 	int tiers_ipi;                   /* the IPI tier (enum ipi_tier) */
-	bool bochs_test;                 /* bochstest=1: HC_HV_BOCHSTEST answers */
+	/* bochstest=1: an in-image test aid's hooks into the exit loop
+	 * (testaid/bochstest.c, given by boot/'s dispatcher), NULL: none. */
+	const struct vmx_exit_aid *aid;
 };
 extern struct vmx_env vmx_env;
 extern struct vcpu *vcpus[];

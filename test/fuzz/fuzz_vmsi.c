@@ -1,4 +1,4 @@
-/* The trapped MSI and MSI-X (apic/vmsi.c) under any sequence of guest
+/* The trapped MSI and MSI-X (pci/) under any sequence of guest
  * accesses: configuration ports 0xCF8-0xCFF of any width and MSI-X table
  * dwords, against a fake bus of two functions (A: MSI 64-bit with
  * per-vector masking, 8 vectors capable; B: MSI-X, 4 entries in BAR0).
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 
 static uint8_t cfg[2][256], wmask[2][256];
 static uint32_t table[16];                     /* B's 4 entries */

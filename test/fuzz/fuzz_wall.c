@@ -105,7 +105,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 #include "wall_ept.h"
 
 #ifndef WALL_KNOWN_FAULT_1              /* a table BAR >= 4 GiB judged as zero bytes */

@@ -28,14 +28,14 @@ RUN_TIMEOUT = 300   # seconds: a run longer than this is a hang
 
 # (name, file, text, replacement): issue 36's list, numbered as there.
 FAULTS = [
-    ("1", "apic/vmsi.c", "uint64_t v = (rte & ~0xffull) | (base + i);",
+    ("1", "pci/route.c", "uint64_t v = (rte & ~0xffull) | (base + i);",
      "uint64_t v = (rte & ~0xffull) | (base);"),
-    ("2", "apic/vmsi.c", "unsigned mme = MSI_MME(ctl) < MSI_MMC(ctl) ?", "unsigned mme = MSI_MME(ctl) > MSI_MMC(ctl) ?"),
-    ("3", "apic/vmsi.c", "return off + size > bar && off < bar + 8;", "return off + size > bar && off < bar + 4;"),
-    ("4", "apic/vmsi.c", "bool on = !(old_x & MSIX_EN) && (f->msix_ctl & MSIX_EN);",
+    ("2", "pci/msi.c", "unsigned mme = MSI_MME(ctl) < MSI_MMC(ctl) ?", "unsigned mme = MSI_MME(ctl) > MSI_MMC(ctl) ?"),
+    ("3", "pci/bar.h", "return off + size > bar && off < bar + 8;", "return off + size > bar && off < bar + 4;"),
+    ("4", "pci/cfg.c", "bool on = !(old_x & MSIX_EN) && (f->msix_ctl & MSIX_EN);",
      "bool on = (!(old_x & MSIX_EN) || true) && (f->msix_ctl & MSIX_EN);"),
-    ("5", "apic/vmsi.c", "pa - f->table_pa < 16ull * f->nent", "pa - f->table_pa <= 16ull * f->nent"),
-    ("6", "apic/vmsi.c", "if ((pa & 0xc) == 12 || !(e->ctrl & MSIX_ENT_MASK))", "if (!(e->ctrl & MSIX_ENT_MASK))"),
+    ("5", "pci/msix.c", "pa - f->table_pa < 16ull * f->nent", "pa - f->table_pa <= 16ull * f->nent"),
+    ("6", "pci/msix.c", "if ((pa & 0xc) == 12 || !(e->ctrl & MSIX_ENT_MASK))", "if (!(e->ctrl & MSIX_ENT_MASK))"),
     ("8", "apic/vioapic.c", "if (host > 255)\n", "if (host > 256)\n"),
     ("9", "apic/vioapic.c",
      "\t\tif (!(p->prte & VIOAPIC_MASKED))\n\t\t\thw->write(hw->ctx, lo, (uint32_t)p->prte | (uint32_t)VIOAPIC_MASKED);\n", ""),

@@ -1,4 +1,4 @@
-/* PCI functions as apic/vmsi.c sees them through struct vmsi_hw, written
+/* PCI functions as pci/ sees them through struct vmsi_hw, written
  * from the PCI Local Bus Specification 3.0 alone (no constant from the
  * project's headers):
  *  - configuration space, 256 bytes, each byte with its writable bits; a
@@ -48,7 +48,7 @@
 #define TEST_UNIT_PCI_FN_MODEL_H
 #include <stdint.h>
 #include <stdbool.h>
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 
 #define PFM_FNS     8
 #define PFM_MEM     0x4000          /* each function's one memory BAR: 16 KiB */

@@ -158,7 +158,7 @@ TEST(guest_death_flag_cleared_by_init)
 }
 
 /* bochstest's HC_BT_HLT_PENDING enters the HLT state with IF = 0 on
- * purpose: the hypervisor wakes it (vmx/bochstest.c). */
+ * purpose: the hypervisor wakes it (testaid/bochstest.c). */
 TEST(guest_death_not_for_bochstest_hlt)
 {
 	hw_reset(1);

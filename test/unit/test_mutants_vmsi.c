@@ -1,4 +1,4 @@
-/* apic/vmsi.c where a mutation check found it unguarded (issue 36, faults
+/* pci/ where a mutation check found it unguarded (issue 36, faults
  * 1-6), against the PCI function model (pci_fn_model.h, from the PCI
  * Local Bus Specification 3.0) and the MSI formats of SDM Vol. 3A,
  * "Message Signalled Interrupts" (address 31:20 0xFEE, destination 19:12;
@@ -8,7 +8,7 @@
  * vectors 0xEB and 0xF0-0xFE. */
 #include "test.h"
 #include "pci_fn_model.h"
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 
 static const uint32_t gids[2] = { 0, 1 }, hids[2] = { 4, 9 };
 

@@ -13,16 +13,16 @@
  * The MSI-X part against the PCI function model (pci_fn_model.h, from the
  * PCI Local Bus Specification 3.0, the PCI-to-PCI Bridge Architecture
  * Specification and the PCI Express Base Specification): the wall around
- * a table (apic/vmsi_place.c), the functions that move (apic/vmsi_move.c),
+ * a table (pci/place.c), the functions that move (pci/bridge_write.c),
  * and the order in which the device is told to decode memory against the
- * trap of its table's pages (apic/vmsi.c), checked on a log of every
+ * trap of its table's pages (pci/), checked on a log of every
  * callback, not on the end state alone. No constant from the project's
  * headers but the refusal names, which are its interface. */
 #include "test.h"
 #include <stdarg.h>
 #include "pci_fn_model.h"
 #include "../../apic/vhpet.h"
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 
 /* ---- HPET: timer 0's configuration is filtered as the others' are ---- */
 
@@ -262,7 +262,7 @@ static void put(struct pfm_fn *f, unsigned off, unsigned size, uint32_t v, uint3
 	}
 }
 
-/* ---- apic/vmsi_place.c: the wall ---- */
+/* ---- pci/place.c: the wall ---- */
 
 /* A table over two pages whose second page holds another function's
  * table: refused, though its first page is free. X (00:03.0): 32 entries
@@ -413,7 +413,7 @@ TEST(mutant_wall_page_still_in_use_not_given_back)
 	CHECK(vmsi_trapped(&S, 0xfe310000u));
 }
 
-/* ---- apic/vmsi_move.c: the functions that move ---- */
+/* ---- pci/bridge_write.c: the functions that move ---- */
 
 /* The root port 00:1c.0 (buses 1-2), a switch port at 01:00.0 (bus 2), F
  * at 02:00.0 with MSI (at 0x50) below it. */
@@ -510,7 +510,7 @@ TEST(mutant_wall_rebar_size_byte_write_followed)
 	CHECK_EQ(taken(0x0028)->table_pa, 0xc0180000u);
 }
 
-/* ---- apic/vmsi.c: memory decoding reaches the device after the trap ---- */
+/* ---- pci/: memory decoding reaches the device after the trap ---- */
 
 /* P (00:08.0), MSI-X 4 entries at 0x2000 of BAR0, memory decoding off at
  * boot: no table placed. At every device write the invariant holds: a

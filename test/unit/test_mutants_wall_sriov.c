@@ -1,5 +1,5 @@
-/* Issue 43: SR-IOV lines a mutation check found unguarded (apic/vmsi_scan.c's
- * VF range, apic/vmsi.c's VF MSE and VF BAR writes), against a model of
+/* Issue 43: SR-IOV lines a mutation check found unguarded (pci/scan.c's
+ * VF range, pci/'s VF MSE and VF BAR writes), against a model of
  * two SR-IOV physical functions written from the PCI Express Base
  * Specification, "Single Root I/O Virtualization and Sharing", alone (no
  * constant from the project's headers):
@@ -23,7 +23,7 @@
  * writes against table_at, not the end state alone. */
 #include "test.h"
 #include <stdarg.h>
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 
 #define SR      0x100u
 #define SLICE   0x4000u

@@ -1,4 +1,4 @@
-/* apic/vmsi.c against a model of PCI functions written here from the PCI
+/* pci/ against a model of PCI functions written here from the PCI
  * Local Bus Specification 3.0: configuration mechanism #1 ("Configuration
  * Mechanism #1": CONFIG_ADDRESS 0xCF8 taken only as a dword, bit 31
  * enable, 30:24 and 1:0 read 0; a non-existent function reads all ones),
@@ -13,7 +13,7 @@
  * 31:20, destination 19:12, DM bit 2; vector 7:0, delivery mode 10:8).
  * No constant comes from the project's headers. */
 #include "test.h"
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 #include "irte_model.h"
 
 struct mfn {                     /* one function of the model */

@@ -31,8 +31,8 @@
 #include "test.h"
 #include "pci_fn_model.h"
 #include "irte_model.h"
-#include "../../apic/vmsi.h"
-#include "../../apic/vmsi_alias.h"
+#include "../../pci/vmsi.h"
+#include "../../pci/alias.h"
 
 /* PCI Express Base Specification, "PCI Express Capabilities Register":
  * Device/Port Type. */
@@ -307,7 +307,7 @@ TEST(vmsi_alias_quirk_below_a_conventional_bridge_the_bridges_id)
 	CHECK_EQ(sid(), BDF(0, 0x1e, 0));
 }
 
-/* The rule alone (apic/vmsi_alias.h's pure function), hop by hop; the
+/* The rule alone (pci/alias.h's pure function), hop by hop; the
  * expected fields from the IRTE's layout above: SVT 01b whole ID, 10b bus
  * range with the start bus in SID 15:8 and the end bus in 7:0. */
 #define WANT_ID(sid)       ((uint32_t)(sid) | 1u << (82 - 64))

@@ -8,7 +8,7 @@
  * MSI-X with 4 entries at 0x2000 of its 64-bit BAR2 at 0x38_0000_0000. */
 #include "test.h"
 #include "pci_fn_model.h"
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 #include "../../lib/memmap.h"
 
 static const uint32_t gids[2] = { 0, 1 }, hids[2] = { 4, 9 };

@@ -12,7 +12,7 @@
 #include "test.h"
 #include "pci_fn_model.h"
 #include "irte_model.h"
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 
 static const uint32_t gids[2] = { 0, 1 }, hids[2] = { 4, 9 };
 static struct pfm M;

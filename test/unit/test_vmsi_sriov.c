@@ -26,7 +26,7 @@
  *    Capability Structure" (ID 05h; control, address +4, data +8), status
  *    bit 4 and the pointer at 34h. */
 #include "test.h"
-#include "../../apic/vmsi.h"
+#include "../../pci/vmsi.h"
 
 #define PF      0x0018u              /* 00:03.0 */
 #define HOT     0x0028u              /* 00:05.0, hot-added */

@@ -1,9 +1,9 @@
 /* The bochstest guest's hypercall (HC_HV_BOCHSTEST) and the entries it asks for. */
 #include "bochstest.h"
-#include "virq.h"
-#include "vcpu.h"
-#include "vmcs_ops.h"
-#include "vmx_defs.h"
+#include "../vmx/virq.h"
+#include "../vmx/vcpu.h"
+#include "../vmx/vmcs_ops.h"
+#include "../vmx/vmx_defs.h"
 #include "../apic/lapic.h"
 #include "../apic/pi.h"
 #include "../lib/percpu.h"
@@ -28,7 +28,7 @@
  * HLT state ("Virtual-Interrupt Delivery"); HC_BT_WINDOW_HLT: so does the
  * interrupt-window exit once the guest's STI; HLT has IF = 1 ("Other Causes
  * of VM Exits"). */
-int64_t bochs_test_call(void *ctx, uint64_t what)
+static int64_t bochs_test_call(void *ctx, uint64_t what)
 {
 	struct vcpu *v = ctx;
 	uint32_t self = this_cpu()->apic_id;
@@ -78,7 +78,7 @@ int64_t bochs_test_call(void *ctx, uint64_t what)
 /* bochstest=1: what HC_BT_VIRQ_HLT and HC_BT_WINDOW_HLT ask of the entry,
  * after the hypervisor's own rules (which end the HLT state themselves when
  * a vector is deliverable: defect D worked around). */
-void bochs_test_before_entry(struct vcpu *v, uint32_t basic)
+static void bochs_test_before_entry(struct vcpu *v, uint32_t basic)
 {
 	if (v->bochs_test_hlt) {
 		v->bochs_test_hlt = false;
@@ -98,7 +98,7 @@ void bochs_test_before_entry(struct vcpu *v, uint32_t basic)
 
 /* After the exit's handler: HC_BT_VIRQ_CLI and HC_BT_EXC_KICK enter under
  * blocking by STI; HC_BT_HLT_PENDING's exit ends the HLT state it asked for. */
-void bochs_test_after_exit(struct vcpu *v, uint32_t basic)
+static void bochs_test_after_exit(struct vcpu *v, uint32_t basic)
 {
 	if (v->bochs_test_sti) {
 		v->bochs_test_sti = false;    /* after the VMCALL's skip, which ends blocking */
@@ -110,3 +110,7 @@ void bochs_test_after_exit(struct vcpu *v, uint32_t basic)
 		vmcs_write(VMCS_GUEST_ACTIVITY_STATE, GUEST_ACTIVITY_ACTIVE);
 	}
 }
+
+const struct vmx_exit_aid bochs_test_aid = {
+	.call = bochs_test_call, .after_exit = bochs_test_after_exit, .before_entry = bochs_test_before_entry,
+};

@@ -4,9 +4,9 @@
  * to RAM); the buffer is 4 KiB at device address 0x40000. It is found on the
  * PCI buses through configuration mechanism #1 (ports 0xCF8/0xCFC). */
 #include "edutest.h"
-#include "iommu.h"
-#include "irte.h"
-#include "vtd_defs.h"
+#include "../iommu/iommu.h"
+#include "../iommu/irte.h"
+#include "../iommu/vtd_defs.h"
 #include "../lib/cpu.h"
 #include "../lib/printk.h"
 #include "../lib/string.h"

@@ -1,4 +1,4 @@
-/* Trapped functions that move (vmsi.h, the last part): buses renumbered
+/* Trapped functions that move (pci/, the layer above MSI-X): buses renumbered
  * above them, their table's BAR resized.
  *
  * Buses: PCI-to-PCI Bridge Architecture Specification, the Secondary and
@@ -16,34 +16,24 @@
  * device keeps what it was last given (a PCI Express function keeps the
  * Bus Number it captured, so its messages keep the source ID its IRTEs
  * check) until a renumbering reaches it again. */
-#include "vmsi.h"
-#include "vmsi_alias.h"
+#include "bridge_write.h"
+#include "alias.h"
+#include "bridge.h"
+#include "msi.h"
+#include "msix.h"
+#include "place.h"
 #include "../lib/string.h"
 
+void vmsi_reroute(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f)
+{
+	if (f->msi)
+		vmsi_msi_apply(s, d, hw, f);
+	if (f->msix)
+		vmsi_msix_ctl_apply(s, d, hw, f, true, true, f->table_pa, -1);
+}
 bool vmsi_touches_bus(uint16_t off, unsigned size)
 {
 	return off <= CFG_SUB_BUS && off + size > CFG_SEC_BUS;
-}
-
-struct vmsi_bridge *vmsi_bridge_named(struct vmsi *s, uint16_t bdf, bool live)
-{
-	for (uint32_t i = 0; i < s->nbridge; i++)
-		if (s->bridge[i].bdf == bdf && (!live || !s->bridge[i].gone))
-			return &s->bridge[i];
-	return NULL;
-}
-
-bool vmsi_bridge_add(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf)
-{
-	if (vmsi_bridge_named(s, bdf, false))
-		return true;                     /* scanned again */
-	if (s->nbridge >= VMSI_MAX_BRIDGES)
-		return false;
-	uint16_t up = s->bridge_of[bdf >> 8];
-	s->bridge[s->nbridge++] = (struct vmsi_bridge){
-		.bdf = bdf, .parent = (bdf >> 8) && up && up - 1u != bdf ? (uint16_t)(up - 1) : VMSI_NO_PARENT,
-		.sec = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SEC_BUS, 1), .sub = (uint8_t)hw->cfg_read(hw->ctx, bdf, CFG_SUB_BUS, 1) };
-	return true;
 }
 
 /* Is a function on bus 'bus' below bridge 'up' reached: each bridge up
@@ -171,54 +161,6 @@ bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 			f->moving = false;
 		}
 	return true;
-}
-
-/* PCI Express Base Specification, "Resizable BAR Extended Capability":
- * per resizable BAR a capability register (+4 + 8i: bit n + 4 set, size
- * 2^(n + 20) supported, n 0-27) and a control register (+8 + 8i: 2:0 BAR
- * index, 7:5 the number of resizable BARs (the first one's), 13:8 BAR
- * size n, 31:16 more sizes supported, n 28-43). */
-#define REBAR_CAP(i)  (4u + 8u * (i))
-#define REBAR_CTL(i)  (8u + 8u * (i))
-
-/* The control register for f's table's BAR, its index i; false: none. */
-static bool rebar_ctl(const struct vmsi_hw *hw, const struct vmsi_fn *f, unsigned *i, uint32_t *ctl)
-{
-	if (!f->rebar || !hw->ext_cfg)
-		return false;
-	unsigned n = (hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->rebar + REBAR_CTL(0)), 4) >> 5) & 7;
-	for (unsigned k = 0; k < n && k < 6; k++) {
-		uint32_t c = hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->rebar + REBAR_CTL(k)), 4);
-		if ((c & 7) == (f->msix_table & 7)) {
-			*i = k, *ctl = c;
-			return true;
-		}
-	}
-	return false;
-}
-
-bool vmsi_touches_rebar(const struct vmsi_hw *hw, const struct vmsi_fn *f, uint16_t off, unsigned size)
-{
-	unsigned i;
-	uint32_t c;
-	if (!f->rebar || off < f->rebar || !rebar_ctl(hw, f, &i, &c))
-		return false;
-	uint16_t r = (uint16_t)(f->rebar + REBAR_CTL(i));
-	return off + size > r && off < r + 4;
-}
-
-uint64_t vmsi_rebar_size(const struct vmsi_hw *hw, const struct vmsi_fn *f)
-{
-	unsigned i;
-	uint32_t c;
-	if (!rebar_ctl(hw, f, &i, &c))
-		return f->bar_size;
-	unsigned n = (c >> 8) & 0x3f;
-	uint32_t cap = hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->rebar + REBAR_CAP(i)), 4);
-	bool listed = n <= 27 ? (cap >> (n + 4)) & 1 : n <= 43 ? (c >> (16 + n - 28)) & 1 : false;
-	/* A size the function does not list: what it decodes is not known,
-	 * so no table is placed in it until a listed size is written. */
-	return listed ? 1ull << (n + 20) : VMSI_BAR_UNDEFINED;
 }
 
 static bool windows_touched(uint16_t off, unsigned size)

@@ -1,7 +1,6 @@
 /* A trapped function's requester ID and its IRTE source check (see
- * vmsi_alias.h). */
-#include "vmsi_alias.h"
-#include "vmsi.h"
+ * alias.h). */
+#include "alias.h"
 #include "../lib/printk.h"
 
 /* Linux's DMA-alias quirks (drivers/pci/quirks.c), by vendor and device

@@ -1,11 +1,13 @@
-/* Trapped MSI and MSI-X (issue 27, part 2): the guest's PCI configuration
- * accesses filtered, each function's MSI and MSI-X capability emulated
- * against a virtual state, the MSI-X table entries emulated, and the
- * device's real address/data written by the hypervisor alone, routed as
- * the virtual IOAPIC routes an entry (one router: an MSI's address/data and
- * an RTE carry the same fields). Pure logic: the caller serialises (one
- * lock) and gives the physical configuration space, ports and memory
- * through vmsi_hw.
+/* The PCI model's state (pci/, docs/layout.md): the functions the trap
+ * follows, the bridges above them, the hardware vtable through which alone
+ * the model reaches the physical configuration space, ports and memory
+ * (struct vmsi_hw, given by vmx/msi_trap.c), and the configuration-space
+ * registers it reads. Each access the guest makes is filtered (pci/cfg.c),
+ * each function's MSI and MSI-X capability emulated against a virtual
+ * state, the MSI-X table entries emulated, and the device's real
+ * address/data written by the hypervisor alone, routed as the virtual
+ * IOAPIC routes an entry (apic/vioapic.c: one router). Pure logic: the
+ * caller serialises (one lock).
  *
  * Sources: PCI Local Bus Specification 3.0, "Configuration Mechanism #1"
  * (CONFIG_ADDRESS at 0xCF8: bit 31 enable, 23:16 bus, 15:11 device, 10:8
@@ -15,11 +17,13 @@
  * Structure"; SDM Vol. 3A, "Message Signalled Interrupts" (address 31:20
  * 0xFEE, 19:12 destination, 3 RH, 2 DM; data 7:0 vector, 10:8 delivery
  * mode, 14 level, 15 trigger mode). */
-#ifndef APIC_VMSI_H
-#define APIC_VMSI_H
+#ifndef PCI_MODEL_H
+#define PCI_MODEL_H
 #include "../lib/types.h"
-#include "vioapic.h"
+#include "../apic/vioapic.h"
 #include "../lib/memmap.h"
+
+
 
 /* Sizes come from the scan (vmsi_count): the functions with an MSI or
  * MSI-X capability, their MSI-X entries and table pages as found, room for
@@ -60,7 +64,6 @@ enum {
 	                                    nothing counted in refused_by */
 	VM_COUNT
 };
-const char *vmsi_refusal_name(unsigned r);
 
 struct vmsi_fn;
 /* The physical side. cfg_*: one access of 1, 2 or 4 bytes at (bdf, off);
@@ -101,28 +104,6 @@ struct vmsi_hw {
 	void (*fn_moved)(void *ctx, uint16_t old_bdf, uint16_t new_bdf);
 };
 
-/* The trap's wall: where no MSI-X table may lie. */
-#define VMSI_MAX_CLAIMS 64
-struct vmsi_claims {
-	const struct memmap *mem;           /* every range of it, but a reserved one that held a table at boot */
-	uint64_t window_ranges;             /* bit i: memory-map range i held a table at boot (an MMIO window) */
-	bool boot;                          /* judging the boot's tables: reserved ranges become windows */
-	uint64_t reach_end;                 /* the hypervisor reaches MMIO below this (0: nowhere) */
-	uint64_t phys_end;                  /* 2^MAXPHYADDR (0: not known, reach_end alone) */
-	uint32_t n;
-	struct { uint64_t base, len; } r[VMSI_MAX_CLAIMS];   /* claimed: VT-d, IOAPIC, LAPIC, ECAM, HPET */
-};
-/* Adds a claimed range (false: no room). */
-bool vmsi_claim(struct vmsi_claims *c, uint64_t base, uint64_t len);
-/* The reach: a table anywhere below 2^phys_bits (CPUID 0x80000008) and
- * below where the hypervisor can map MMIO at its own address ('map_end',
- * vmx/msi_trap.c: lib/paging.h's PAGING_MMIO_REACH); pages above the
- * identity map are mapped on demand as the table is placed. */
-void vmsi_claims_reach(struct vmsi_claims *c, unsigned phys_bits, uint64_t map_end);
-/* May a table lie at [pa, pa + len)? VR_NONE, VM_TABLE_BEYOND_PHYS,
- * VM_TABLE_BEYOND_MAP, VM_TABLE_OVER_MEMORY or VM_TABLE_OVER_CLAIMED. */
-unsigned vmsi_place_judge(struct vmsi_claims *c, uint64_t pa, uint64_t len);
-
 struct vmsi_entry {                      /* one MSI-X table entry as the guest wrote it */
 	uint32_t addr_lo, addr_hi, data, ctrl;
 };
@@ -155,7 +136,7 @@ struct vmsi_fn {
 	uint16_t sriov;
 	uint16_t pf, vf;
 	uint64_t vf_bar_size[6];
-	/* Its IRTEs' source check (apic/vmsi_alias.h: VMSI_SRC_*), from the
+	/* Its IRTEs' source check (pci/alias.h: VMSI_SRC_*), from the
 	 * bridges above it: its own ID, or the ID or buses a bridge gives it. */
 	uint32_t src;
 	uint16_t rebar;                     /* Resizable BAR extended capability's offset (MSI-X only), 0: none */
@@ -195,10 +176,6 @@ struct vmsi_need {
 	uint32_t irtes;                     /* owned remapping: 32 per MSI, one per MSI-X entry */
 	uint32_t vfs, vf_entries, vf_irtes, vf_pages; /* the VFs SR-IOV can enable (TotalVFs; each as its PF) */
 };
-/* One bus walk: every function's capabilities counted, nothing written. */
-void vmsi_count(const struct vmsi_hw *hw, struct vmsi_need *n);
-/* The IRTEs a scan with this need takes at most (room included). */
-uint32_t vmsi_irtes_wanted(const struct vmsi_need *n);
 
 /* A bridge the scan saw (type 1 header): followed when the guest rewrites
  * its bus numbers. */
@@ -242,20 +219,6 @@ struct vmsi {
 	uint8_t *seen;
 	uint32_t hot_added, vfs_found, vfs_gone;
 };
-/* A function the trap lets go of (vmsi_forget): its table's pages back,
- * its guest state as after reset, its BDF asked afresh at the next access.
- * vmsi_still_taken: is f still the function taken (its IDs as then)? Not:
- * let go of (a PF with its VFs), its IRTEs cleared, counted in swapped. */
-void vmsi_forget(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f);
-bool vmsi_still_taken(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f);
-/* Function bdf at the guest's access to it: the trap's, or one that
- * answers for the first time taken into the trap now (NULL: none, or no
- * MSI and no MSI-X). */
-struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
-/* PF f's SR-IOV registers written: its VFs' tables placed again (VF MSE,
- * VF BARs), or the VFs gone (VF Enable cleared). Internal (vmsi.c). */
-void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f,
-		      uint16_t off, unsigned size, uint32_t val);
 /* PCIe Base Specification, "SR-IOV Extended Capability": control at +08h
  * (VF Enable bit 0, VF MSE bit 3), NumVFs +10h, First VF Offset +14h, VF
  * Stride +16h, VF BAR0-5 from +24h. */
@@ -266,66 +229,6 @@ void vmsi_sriov_write(struct vmsi *s, const struct vioapic_dom *d, const struct 
 #define SRIOV_OFFSET   0x14
 #define SRIOV_STRIDE   0x16
 #define SRIOV_VF_BAR0  0x24
-
-/* The DMAR's way of naming function bdf (VT-d, "Device Scope Structure"):
- * the bus where its hierarchy starts and the (device, function) of each
- * bridge down to it, then its own, from the bridges the scan saw. Returns
- * the path's length, or 0 when it is longer than max or loops. */
-uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus, uint8_t (*path)[2], uint32_t max);
-/* A function's name for its remapping unit: a VF's is its PF's (the unit
- * that remaps the PF remaps its VFs, wherever their routing IDs land). */
-/* The first-access bitmap (s->seen): bdf answered and was probed; forgotten,
- * it is probed again at the next access. */
-bool vmsi_was_seen(const struct vmsi *s, uint16_t bdf);
-void vmsi_unsee(struct vmsi *s, uint16_t bdf);
-uint32_t vmsi_fn_scope_path(const struct vmsi *s, const struct vmsi_fn *f, uint8_t *start_bus, uint8_t (*path)[2],
-			    uint32_t max);
-
-/* Every bus, device and function through hw->cfg_read: each MSI and MSI-X
- * capability found, the guest's state taken from the physical one (MSI
- * disabled, every MSI-X entry masked physically), its table located.
- * Where s->fn is NULL the arrays are first sized from vmsi_count (with
- * the room above) and taken from hw->alloc; false: no memory (nothing
- * trapped, every function counted in untrapped). */
-bool vmsi_scan(struct vmsi *s, const struct vmsi_hw *hw);
-/* The trapped function bdf, NULL: none. */
-struct vmsi_fn *vmsi_find(struct vmsi *s, uint16_t bdf);
-/* One configuration access (1, 2 or 4 bytes at off; off + size within the
- * dword as mechanism #1 gives it). */
-uint32_t vmsi_cfg_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off, unsigned size);
-void vmsi_cfg_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
-		    unsigned size, uint32_t val);
-/* Ports 0xCF8-0xCFF as the guest uses them. */
-uint32_t vmsi_port_read(struct vmsi *s, const struct vmsi_hw *hw, uint16_t port, unsigned size);
-void vmsi_port_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t port, unsigned size,
-		     uint32_t val);
-/* Whether pa lies in a trapped page; then a 32-bit aligned access there:
- * a table entry's register emulated, anything else inside the function's
- * BAR (the PBA) passed, the rest dropped (reads all ones), counted. */
-bool vmsi_trapped(const struct vmsi *s, uint64_t pa);
-uint32_t vmsi_mem_read(struct vmsi *s, const struct vmsi_hw *hw, uint64_t pa);
-void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint64_t pa, uint32_t val);
-/* The device's address/data for the guest's, nvec consecutive vectors
- * (multiple message enable): VR_NONE, or a refusal (VR_*, VM_BAD_ADDR).
- * irte NULL: compatibility format, physical destination mode, RH 0. Else
- * owned remapping: the nvec IRTEs from 'index' (source check 'src', the
- * function's, VMSI_SRC_*; not present when refused) in irte[], and the
- * device's remappable-format address/data: the handle 'index', SHV with
- * subhandle 0 when nvec > 1 (the device puts its message number in the
- * data's low bits: index + message). Pure. */
-unsigned vmsi_route(const struct vioapic_dom *d, uint64_t addr, uint32_t data, unsigned nvec, uint32_t index,
-		    uint32_t src, struct vioapic_irte *irte, uint64_t *paddr, uint32_t *pdata);
-/* Function bdf's source check (VMSI_SRC_*) from the bridges the scan saw
- * above it and their PCI Express capabilities (apic/vmsi_alias.c). */
-uint32_t vmsi_alias_of(const struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
-/* Internal to apic/vmsi.c and apic/vmsi_place.c: where an MSI-X table
- * lies. Its place from the BAR as the function decodes it, judged by the
- * wall above and checks of its own (inside the BAR as sized at boot,
- * inside the parent bridge's windows, over no other table); only the
- * placed tables' pages trapped, each given back when no table covers it
- * any more. PCI 3.0, "Command Register" (bit 1 memory space), "Base
- * Address Registers" (sizing); PCI-to-PCI Bridge Architecture, memory
- * base/limit registers. */
 /* MSI capability (PCI 3.0, "MSI Capability Structure"): message control
  * at +2; address at +4; 64-bit: upper address +8, data +0xC; else data
  * +8; with per-vector masking the mask and pending dwords follow data's. */
@@ -348,88 +251,18 @@ uint32_t vmsi_alias_of(const struct vmsi *s, const struct vmsi_hw *hw, uint16_t 
 #define CFG_CAP_PTR   0x34
 #define CFG_HDR_TYPE  0x0e
 #define CFG_SEC_BUS   0x19                /* a bridge's secondary bus number */
-/* The route's outcome counted on f (and in s->refused_by for a refusal). */
-void vmsi_count_route(struct vmsi *s, struct vmsi_fn *f, unsigned r, uint64_t va, uint32_t vd, uint64_t pa, uint32_t pd);
 #define CFG_BAR0      0x10
 #define CFG_COMMAND   0x04
 #define CMD_MEM       BIT(1)              /* memory space decoding */
 
-/* Places f's table where its BAR puts it now (decode: memory decoding on,
- * as the function has it or is about to): new pages trapped first, then
- * those no table covers given back. VR_NONE, or why the place was refused
- * (the table is then not placed). */
-unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f, bool decode);
-/* A gone function's table, unplaced, placed where its BAR was last read
- * (its registers out of reach: its device may decode there once forwarded),
- * dark: out of every vCPU's view, nothing written there. */
-void vmsi_table_place_dark(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f);
-/* Whether the function decodes memory now (a VF: its PF's VF Enable and
- * VF MSE). */
-bool vmsi_decoding(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);
-/* The size of BAR bir, sized at boot (decoding off meanwhile); 0: an I/O
- * or unusable BAR. */
-uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir);
-/* The same for a PF's VF BAR bir (its SR-IOV capability at sriov). */
-uint64_t vmsi_vf_bar_size(const struct vmsi_hw *hw, uint16_t pf, uint16_t sriov, unsigned bir);
-/* Every VF BAR of PF f sized (vf_bar_size[]; the upper half of a 64-bit
- * one 0), unless VF MSE is on (sizing writes the BARs). */
-void vmsi_vf_bars_size(const struct vmsi_hw *hw, struct vmsi_fn *f);
-/* The function whose table is placed and whose BAR holds pa (NULL: none). */
-struct vmsi_fn *vmsi_placed_bar_of(struct vmsi *s, uint64_t pa);
-/* Do the bridges above f forward memory to it (Memory Space Enable, each,
- * but s->held_bridge's)? */
-bool vmsi_forwarded(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);
-/* Does memory reach f's placed table's BAR (forwarded, in every window on
- * the way)? */
-bool vmsi_reaches(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);
-
-/* The two steps where the hypervisor holds decoding off (VF MSE, a
- * bridge's): f's table placed (its pages out of view) while nothing
- * decodes it, vmsi_hold says so (from: where it was before, why: the
- * place's refusal); vmsi_release, decoding back on, writes the held
- * functions' entries and MSI-X control. */
-#define VMSI_HELD_ENTRIES 0xff
-static inline void vmsi_hold(struct vmsi_fn *f, uint64_t from, unsigned why)
-{
-	if (!f->held)
-		f->held_from = from;
-	f->held = (uint8_t)(1 + why);
-}
-void vmsi_release(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw);
-
-/* Internal to apic/vmsi.c and apic/vmsi_move.c: functions that move. */
+/* A bridge's bus numbers and memory windows (PCI-to-PCI Bridge Architecture). */
 #define CFG_PRI_BUS   0x18                /* primary, secondary (0x19), subordinate (0x1A) bus numbers */
 #define CFG_SUB_BUS   0x1a
-/* f's messages routed again as the guest last set them (f->bdf new: its
- * IRTEs' source ID follows), its capability registers written again at
- * f->bdf. */
-void vmsi_reroute(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, struct vmsi_fn *f);
-/* Does [off, off + size) touch a bridge's secondary or subordinate bus
- * number? vmsi_bus_write: to a bridge the scan saw, the write passed and
- * the functions below followed (true); false: not such a bridge, nothing
- * done. */
-bool vmsi_touches_bus(uint16_t off, unsigned size);
-bool vmsi_bus_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
-		    unsigned size, uint32_t val);
-/* A write that touches a bridge's command register or memory windows
- * (PCI-to-PCI Bridge Architecture: Memory Space Enable, memory base/limit
- * 0x20, prefetchable 0x24-0x2F)? vmsi_bridge_write: to a bridge the scan
- * saw, the write passed and the tables below judged again (forwarded, in
- * every window on the way), its Memory Space Enable held off meanwhile
- * where it forwards after the write; false: not such a bridge. */
 #define CFG_WINDOWS     0x20
 #define CFG_WINDOWS_END 0x30
-bool vmsi_touches_window(uint16_t off, unsigned size);
-bool vmsi_bridge_write(struct vmsi *s, const struct vioapic_dom *d, const struct vmsi_hw *hw, uint16_t bdf, uint16_t off,
-		       unsigned size, uint32_t val);
-/* A bridge seen by the scan (false: no room, not followed). */
-bool vmsi_bridge_add(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
-/* The bridge the scan saw at bdf (live: only one still forwarded to); NULL: none. */
-struct vmsi_bridge *vmsi_bridge_named(struct vmsi *s, uint16_t bdf, bool live);
-/* Resizable BAR: does [off, off + size) touch a control register of f's
- * capability for its table's BAR; the size the control register sets now
- * (VMSI_BAR_UNDEFINED where the capability does not list it). */
-bool vmsi_touches_rebar(const struct vmsi_hw *hw, const struct vmsi_fn *f, uint16_t off, unsigned size);
-#define VMSI_BAR_UNDEFINED 1              /* a size no table fits in: refused as outside its BAR */
-uint64_t vmsi_rebar_size(const struct vmsi_hw *hw, const struct vmsi_fn *f);
+/* Does a write of size bytes at off touch [reg, reg + len)? */
+static inline bool vmsi_touches(uint16_t off, unsigned size, unsigned reg, unsigned len)
+{
+	return off + size > reg && off < reg + len;
+}
 #endif

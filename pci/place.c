@@ -1,6 +1,9 @@
-/* Where an MSI-X table lies (vmsi.h, the last part): the trap's wall, the table's
- * place from its BAR, the pages trapped for it. */
-#include "vmsi.h"
+/* Where an MSI-X table lies, and the trap's wall: its place from the BAR as
+ * the function decodes it, judged (inside its BAR as sized at boot, inside
+ * the bridges' windows above, over no memory-map range, claimed range or
+ * other table, within reach); only placed tables' pages trapped. */
+#include "place.h"
+#include "bridge.h"
 
 bool vmsi_claim(struct vmsi_claims *c, uint64_t base, uint64_t len)
 {
@@ -268,45 +271,6 @@ static unsigned place_pa(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_f
 			hw->table_gone(hw->ctx, pg);
 	}
 	return r;
-}
-
-/* A BAR's size (PCI 3.0, "Base Address Registers": all ones written, the
- * read-back's writable bits), its decoding off meanwhile (bit 'off' of the
- * 16-bit register 'ctl'), at boot, before the guest runs. */
-static uint64_t size_at(const struct vmsi_hw *hw, uint16_t bdf, uint16_t bar, bool last, uint16_t ctl, uint32_t off)
-{
-	uint32_t cmd = hw->cfg_read(hw->ctx, bdf, ctl, 2);
-	uint32_t lo = hw->cfg_read(hw->ctx, bdf, bar, 4);
-	if (lo & 1)
-		return 0;
-	bool wide = (lo & 6) == 4 && !last;
-	uint32_t hi = wide ? hw->cfg_read(hw->ctx, bdf, bar + 4, 4) : 0;
-	hw->cfg_write(hw->ctx, bdf, ctl, 2, cmd & ~off);
-	hw->cfg_write(hw->ctx, bdf, bar, 4, 0xffffffffu);
-	uint64_t mask = hw->cfg_read(hw->ctx, bdf, bar, 4) & ~0xfull;
-	if (wide) {
-		hw->cfg_write(hw->ctx, bdf, bar + 4, 4, 0xffffffffu);
-		mask |= (uint64_t)hw->cfg_read(hw->ctx, bdf, bar + 4, 4) << 32;
-		hw->cfg_write(hw->ctx, bdf, bar + 4, 4, hi);
-	} else if (mask) {
-		mask |= 0xffffffff00000000ull;     /* a 32-bit BAR; none implemented (mask 0): no size */
-	}
-	hw->cfg_write(hw->ctx, bdf, bar, 4, lo);
-	hw->cfg_write(hw->ctx, bdf, ctl, 2, cmd);
-	return (mask & ~0xfull) ? ~(mask & ~0xfull) + 1 : 0;
-}
-
-uint64_t vmsi_bar_size(const struct vmsi_hw *hw, uint16_t bdf, unsigned bir)
-{
-	return bir > 5 ? 0 : size_at(hw, bdf, (uint16_t)(CFG_BAR0 + 4 * bir), bir == 5, CFG_COMMAND, CMD_MEM);
-}
-
-/* One VF's share of the PF's VF BAR bir (SR-IOV, "VF BAR0-5": sized as a
- * BAR is, VF MSE off meanwhile; the size read is each VF's). */
-uint64_t vmsi_vf_bar_size(const struct vmsi_hw *hw, uint16_t pf, uint16_t sriov, unsigned bir)
-{
-	return bir > 5 ? 0 : size_at(hw, pf, (uint16_t)(sriov + SRIOV_VF_BAR0 + 4 * bir), bir == 5,
-				     (uint16_t)(sriov + SRIOV_CTRL), SRIOV_MSE);
 }
 
 /* Is pa inside the BAR of a function whose table is placed (the rest of

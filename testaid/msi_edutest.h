@@ -1,6 +1,6 @@
 /* iommutest=1's trapped-MSI check (QEMU with -device edu, no VMX, no
  * guest): edu's MSI capability programmed as a guest would program it,
- * through configuration mechanism #1, into apic/vmsi.c over the real ports
+ * through configuration mechanism #1, into pci/ over the real ports
  * (vmx/msi_trap.c's physical side); the device's real registers must hold
  * the hypervisor's route, and edu's interrupt must arrive (or, refused,
  * not) in this CPU's local APIC IRR. */
@@ -18,7 +18,7 @@ struct memmap;
  * uncached mapping (one "iommutest: msix-high ..." line each). */
 bool msi_edutest(const struct acpi_info *acpi, const struct memmap *mem, bool (*requested)(uint8_t vector), uint32_t apic_id);
 /* iommutest=ioapic's trapped-MSI check, with interrupt remapping owned
- * (after boot/irtest.c's): edu's MSI, programmed as a guest would, through
+ * (after testaid/irtest.c's): edu's MSI, programmed as a guest would, through
  * one of the hypervisor's IRTEs (the device in remappable format): to this
  * CPU (arrives), to the first CPU above APIC ID 255 through KVM's
  * MSI_EXT_DEST_ID (QEMU's trace shows the destination), SMI refused. */

@@ -34,10 +34,9 @@
  * as Linux's set_msi_sid does when every alias is on one bus. DMA needs
  * nothing more: the context entries cover every devfn of every bus (one
  * domain). The functions declared here are pure. */
-#ifndef APIC_VMSI_ALIAS_H
-#define APIC_VMSI_ALIAS_H
-#include "../lib/types.h"
-#include "vioapic.h"
+#ifndef PCI_ALIAS_H
+#define PCI_ALIAS_H
+#include "model.h"
 
 /* An IRTE's source fields as bits 19:0 of its upper quadword: SID 15:0,
  * SQ 17:16, SVT 19:18 (IRTE bits 79:64, 81:80, 83:82). */
@@ -78,4 +77,7 @@ enum vmsi_link vmsi_alias_link(int pcie_type);
 /* "sid=bus SS-EE" or "sid=BB:DD.F" for a check that is not function
  * bdf's own ID; "" for its own ID. */
 void vmsi_alias_str(uint32_t src, uint16_t bdf, char *buf, size_t len);
+/* Function bdf's source check (VMSI_SRC_*) from the bridges the scan saw
+ * above it and their PCI Express capabilities . */
+uint32_t vmsi_alias_of(const struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf);
 #endif

@@ -17,7 +17,7 @@
  * (requested(vector)) of the CPU with apic_id. */
 bool iommu_edu_test(const struct memmap *mem, bool (*requested)(uint8_t vector), uint32_t apic_id);
 /* edu found (memory decode and bus mastering on): its bus/device/function,
- * or false. For the trapped-MSI check (vmx/msi_edutest.c). */
+ * or false. For the trapped-MSI check (testaid/msi_edutest.c). */
 bool iommu_edu_locate(uint16_t *bdf);
 /* edu raises its interrupt (as programmed) and takes it back. */
 void iommu_edu_raise(void);

@@ -1,38 +1,14 @@
-/* Trapped MSI and MSI-X (vmsi.h): the scan, sized from what it counts
- * first, and the DMAR's names of the functions it found. */
-#include "vmsi.h"
-#include "vmsi_alias.h"
-
-uint32_t vmsi_scope_path(const struct vmsi *s, uint16_t bdf, uint8_t *start_bus, uint8_t (*path)[2], uint32_t max)
-{
-	uint8_t up[256][2];
-	uint32_t n = 0;
-	for (uint32_t cur = bdf;;) {
-		if (n == max || n == 256)
-			return 0;                /* deeper than max, or a loop of bridges */
-		up[n][0] = (uint8_t)(cur >> 3 & 31);
-		up[n][1] = (uint8_t)(cur & 7);
-		n++;
-		uint16_t br = s->bridge_of[cur >> 8];
-		if (!br || !(cur >> 8)) {
-			*start_bus = (uint8_t)(cur >> 8);
-			break;
-		}
-		cur = br - 1u;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		path[i][0] = up[n - 1 - i][0];
-		path[i][1] = up[n - 1 - i][1];
-	}
-	return n;
-}
-
-uint32_t vmsi_fn_scope_path(const struct vmsi *s, const struct vmsi_fn *f, uint8_t *start_bus, uint8_t (*path)[2],
-			    uint32_t max)
-{
-	uint16_t bdf = f->pf && f->pf <= s->nfn ? s->fn[f->pf - 1].bdf : f->bdf;
-	return vmsi_scope_path(s, bdf, start_bus, path, max);
-}
+/* The scan, sized from what it counts first: every bus, device and
+ * function, their MSI, MSI-X, SR-IOV and Resizable BAR capabilities taken;
+ * functions found at the guest's first access (hot-added, VFs), let go of
+ * when they change (hot-swap, VF Enable). */
+#include "scan.h"
+#include "alias.h"
+#include "bar.h"
+#include "bridge.h"
+#include "fn.h"
+#include "place.h"
+#include "route.h"
 
 /* PCI Express Base Specification, "Extended Capabilities" (from 0x100: ID
  * 15:0, version 19:16, next 31:20) and "SR-IOV Extended Capability" (ID
@@ -175,22 +151,6 @@ static bool size_arrays(struct vmsi *s, const struct vmsi_hw *hw)
 	return false;
 }
 
-void vmsi_vf_bars_size(const struct vmsi_hw *hw, struct vmsi_fn *f)
-{
-	/* Sizing writes the BAR: never while VFs decode it (VF Enable and VF
-	 * MSE both set; VF MSE alone decodes nothing, as at VF Enable 0 -> 1
-	 * with VF MSE left on). */
-	uint16_t ctl = (uint16_t)hw->cfg_read(hw->ctx, f->bdf, (uint16_t)(f->sriov + SRIOV_CTRL), 2);
-	if ((ctl & (SRIOV_VFE | SRIOV_MSE)) == (SRIOV_VFE | SRIOV_MSE))
-		return;
-	for (unsigned i = 0; i < 6; i++) {
-		uint16_t reg = (uint16_t)(f->sriov + SRIOV_VF_BAR0 + 4 * i);
-		f->vf_bar_size[i] = vmsi_vf_bar_size(hw, f->bdf, f->sriov, i);
-		if ((hw->cfg_read(hw->ctx, f->bdf, reg, 4) & 7) == 4 && i < 5)
-			f->vf_bar_size[++i] = 0;  /* a 64-bit VF BAR: the next register its upper half, no BAR */
-	}
-}
-
 /* Function bdf taken into the trap (its capabilities c; a VF: its PF's
  * index + 1 and its number): the guest's state from the physical one, its
  * IRTEs, its table placed. A function the trap held before (a VF enabled
@@ -261,23 +221,6 @@ static struct vmsi_fn *take_fn(struct vmsi *s, const struct vmsi_hw *hw, uint16_
 	return q;
 }
 
-static void mark_seen(struct vmsi *s, uint16_t bdf)
-{
-	if (s->seen)
-		s->seen[bdf >> 3] |= (uint8_t)(1u << (bdf & 7));
-}
-
-void vmsi_unsee(struct vmsi *s, uint16_t bdf)
-{
-	if (s->seen)
-		s->seen[bdf >> 3] &= (uint8_t)~(1u << (bdf & 7));
-}
-
-bool vmsi_was_seen(const struct vmsi *s, uint16_t bdf)
-{
-	return s->seen && (s->seen[bdf >> 3] & (1u << (bdf & 7)));
-}
-
 struct scan_arg {
 	struct vmsi *s;
 	const struct vmsi_hw *hw;
@@ -301,7 +244,7 @@ static void scan_fn(void *arg, uint16_t bdf)
 	probe_caps(a->hw, bdf, &c);
 	if (c.type == 1)
 		bridge_seen(s, a->hw, bdf);
-	mark_seen(s, bdf);
+	vmsi_mark_seen(s, bdf);
 	if (c.msi || c.msix)
 		take_fn(s, a->hw, bdf, &c, 0, 0);
 }
@@ -350,7 +293,7 @@ struct vmsi_fn *vmsi_seen(struct vmsi *s, const struct vmsi_hw *hw, uint16_t bdf
 	uint32_t id = hw->cfg_read(hw->ctx, bdf, pf ? 0x06 : 0x00, 2) & 0xffff;
 	if (id == 0xffff || (!pf && id == VMSI_VENDOR_CRS))
 		return NULL;
-	mark_seen(s, bdf);
+	vmsi_mark_seen(s, bdf);
 	struct fn_caps c;
 	probe_caps(hw, bdf, &c);
 	if (c.type == 1)

@@ -1,4 +1,4 @@
-/* iommutest=sriov (msi_sriovtest.h). The guest's side is apic/vmsi.c's
+/* iommutest=sriov (msi_sriovtest.h). The guest's side is pci/'s
  * entry for an emulated ECAM access (vmsi_cfg_read/write, as msi_trap_exit
  * calls it), offsets below 256 of a function's MSI-X set-up through the
  * ports as Linux takes them (vmsi_port_read/write over msi_trap_port_hw,
@@ -18,10 +18,10 @@
  * its BAR0, MSI-X vector 0 for bit 0, with the PF's GPIE (0x1514) bit 4,
  * Multiple MSI-X, set. */
 #include "msi_sriovtest.h"
-#include "msi_trap.h"
-#include "../apic/vmsi.h"
+#include "../vmx/msi_trap.h"
+#include "../pci/vmsi.h"
 #include "msi_edutest.h"
-#include "../iommu/edutest.h"
+#include "edutest.h"
 #include "../iommu/iommu.h"
 #include "../lib/acpi.h"
 #include "../lib/cpu.h"

@@ -4,7 +4,7 @@
  * "Invalidation of Translation Caches"; "Queued Invalidation Interface";
  * "Interrupt Remapping Table Address Register"). */
 #include "preon.h"
-#include "vtd_defs.h"
+#include "../iommu/vtd_defs.h"
 #include "../lib/cpu.h"
 #include "../lib/dmar.h"
 #include "../lib/memmap.h"
