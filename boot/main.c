@@ -186,7 +186,6 @@ static void console_follow_spcr(void)
 	}
 	pr_info("console: moving to %s, the port the firmware's SPCR names\n", now);
 	opts.console = acpi.spcr_uart;
-	opts.serial_port = opts.console.space == UART_IO ? (uint16_t)opts.console.base : 0;
 	serial_flush();
 	serial_init_desc(&opts.console);
 	pr_info("console: %s, named by the firmware's SPCR (the boot's first lines went to %s)\n", now, was);

@@ -24,7 +24,6 @@ static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
 void options_defaults(struct hv_options *o)
 {
 	memset(o, 0, sizeof *o);
-	o->serial_port = com_ports[0];
 	uart_desc_com(&o->console, com_ports[0]);
 	o->loglevel = LOG_INFO;
 	o->exit_mode = EXIT_NONE;
@@ -140,14 +139,6 @@ bool options_console(const char *cmdline, struct uart_desc *d)
 	return found;
 }
 
-uint16_t options_serial_port(const char *cmdline)
-{
-	struct uart_desc d;
-	uart_desc_com(&d, com_ports[0]);
-	options_console(cmdline, &d);
-	return d.space == UART_IO ? (uint16_t)d.base : 0;
-}
-
 static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err, size_t errlen);
 
 /* Parses every word even after an error, so that a later exit= or console=
@@ -226,7 +217,6 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 				return -1;
 			}
 			o->console_set = true;
-			o->serial_port = o->console.space == UART_IO ? (uint16_t)o->console.base : 0;
 			return 0;
 		} else if (word_eq(w, kl, "loglevel")) {
 			if (!str_to_u64(v, vl, &num) || num > LOG_DEBUG) {

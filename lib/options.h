@@ -44,7 +44,6 @@ extern const char *const reboot_opt_names[];
 extern const char *const poweroff_opt_names[];
 
 struct hv_options {
-	uint16_t serial_port;   /* the console's I/O port (0: it is in memory); console=, default com1 */
 	struct uart_desc console; /* console=com1..com4|PORT|io,PORT|mmio,ADDR|mmio32,ADDR[,BAUD|keep][,stride=N] */
 	bool console_set;       /* console= given: the firmware's SPCR is not followed */
 	int loglevel;           /* loglevel=0..3 (default 2, info) */
@@ -107,8 +106,6 @@ struct hv_options {
 void options_defaults(struct hv_options *o);
 /* Returns 0, or -1 with a message naming the bad word in err. */
 int options_parse(const char *cmdline, struct hv_options *o, char *err, size_t errlen);
-/* Finds the serial console option alone, before anything else can print. */
-uint16_t options_serial_port(const char *cmdline);
 /* The last valid console= of the line into *d; false when none. */
 bool options_console(const char *cmdline, struct uart_desc *d);
 #endif

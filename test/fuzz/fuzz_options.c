@@ -15,6 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	int r = options_parse(line, &o, err, sizeof err);
 	if (r && !err[0])
 		__builtin_trap();                 /* a refusal always says why */
-	(void)options_serial_port(line);
+	struct uart_desc early;
+	uart_desc_com(&early, 0x3f8);
+	(void)options_console(line, &early);
 	return 0;
 }

@@ -46,7 +46,9 @@ TEST(fuzz_options_parse)
 		CHECK(o.ipi >= IPI_AUTO && o.ipi <= IPI_TRAP);
 		CHECK(o.exit_mode >= EXIT_NONE && o.exit_mode <= EXIT_BOCHS);
 		CHECK(o.loglevel >= 0 && o.loglevel <= 3);
-		(void)options_serial_port(line);
+		struct uart_desc early;
+		uart_desc_com(&early, 0x3f8);
+		(void)options_console(line, &early);
 	}
 }
 

@@ -7,6 +7,22 @@
 
 static char err[256];
 
+/* The console's I/O port (0: in memory), as the parse left it. */
+static uint16_t console_port(const struct hv_options *o)
+{
+	return o->console.space == UART_IO ? (uint16_t)o->console.base : 0;
+}
+
+/* The port the early console takes (options_console alone, before anything
+ * else can print; boot/efi.c's first step), over the default COM1. */
+static uint16_t early_port(const char *cmdline)
+{
+	struct uart_desc d;
+	uart_desc_com(&d, 0x3f8);
+	options_console(cmdline, &d);
+	return d.space == UART_IO ? (uint16_t)d.base : 0;
+}
+
 /* Parses cmdline over fresh defaults; err is cleared first. */
 static int parse(const char *cmdline, struct hv_options *o)
 {
@@ -43,7 +59,7 @@ TEST(options_defaults_values)
 	struct hv_options o;
 	memset(&o, 0xff, sizeof o);
 	options_defaults(&o);
-	CHECK_EQ(o.serial_port, 0x3f8);
+	CHECK_EQ(console_port(&o), 0x3f8);
 	CHECK_EQ(o.loglevel, 2);
 	CHECK_EQ(o.loglevel, LOG_INFO);
 	CHECK_EQ(o.ipi, IPI_AUTO);
@@ -78,7 +94,7 @@ TEST(options_console_ports)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		CHECK_EQ(parse(cases[i].w, &o), 0);
-		CHECK_EQ(o.serial_port, cases[i].port);
+		CHECK_EQ(console_port(&o), cases[i].port);
 		CHECK_STR(err, "");
 	}
 }
@@ -150,7 +166,7 @@ TEST(options_full_command_line)
 {
 	struct hv_options o;
 	CHECK_EQ(parse("console=com2 loglevel=3 ipi=pv eoi=trap timer=preempt exit=qemu smp=2 guest=none aptimeout=5000", &o), 0);
-	CHECK_EQ(o.serial_port, 0x2f8);
+	CHECK_EQ(console_port(&o), 0x2f8);
 	CHECK_EQ(o.loglevel, 3);
 	CHECK_EQ(o.ipi, IPI_PV);
 	CHECK_EQ(o.eoi, EOI_TRAP);
@@ -216,7 +232,7 @@ TEST(options_error_does_not_stop_parsing)
 	CHECK_CONTAINS(err, "ipi=bogus");
 
 	CHECK_EQ(parse("foo=1 console=com2 smp=0 loglevel=3 nokey", &o), -1);
-	CHECK_EQ(o.serial_port, 0x2f8);
+	CHECK_EQ(console_port(&o), 0x2f8);
 	CHECK_EQ(o.loglevel, 3);
 	CHECK_EQ(o.max_cpus, 0);
 	/* The first error is the one reported; later ones do not overwrite it. */
@@ -254,7 +270,7 @@ TEST(options_spaces_and_tabs)
 	CHECK_EQ(o.exit_mode, EXIT_BOCHS);
 	CHECK_STR(err, "");
 	CHECK_EQ(parse("\tconsole=com3\t", &o), 0);
-	CHECK_EQ(o.serial_port, 0x3e8);
+	CHECK_EQ(console_port(&o), 0x3e8);
 	CHECK_EQ(parse(" \t \t ", &o), 0);
 }
 
@@ -272,28 +288,28 @@ TEST(options_empty_and_null)
 	CHECK(!memcmp(&o, &def, sizeof o));
 }
 
-TEST(options_serial_port_alone)
+TEST(options_early_console_alone)
 {
-	CHECK_EQ(options_serial_port(NULL), 0x3f8);
-	CHECK_EQ(options_serial_port(""), 0x3f8);
-	CHECK_EQ(options_serial_port("   "), 0x3f8);
-	CHECK_EQ(options_serial_port("console=com2"), 0x2f8);
-	CHECK_EQ(options_serial_port("loglevel=3 console=com4 ipi=pv"), 0x2e8);
-	CHECK_EQ(options_serial_port("  console=0x2e8  "), 0x2e8);
+	CHECK_EQ(early_port(NULL), 0x3f8);
+	CHECK_EQ(early_port(""), 0x3f8);
+	CHECK_EQ(early_port("   "), 0x3f8);
+	CHECK_EQ(early_port("console=com2"), 0x2f8);
+	CHECK_EQ(early_port("loglevel=3 console=com4 ipi=pv"), 0x2e8);
+	CHECK_EQ(early_port("  console=0x2e8  "), 0x2e8);
 	/* Other words, even bad ones, are ignored. */
-	CHECK_EQ(options_serial_port("foo bar=1 ipi=bogus console=com3 smp=0"), 0x3e8);
+	CHECK_EQ(early_port("foo bar=1 ipi=bogus console=com3 smp=0"), 0x3e8);
 	/* The last console= wins, as in options_parse; a bad one keeps the previous. */
-	CHECK_EQ(options_serial_port("console=com2 console=com3"), 0x3e8);
-	CHECK_EQ(options_serial_port("console=com2 console=com9"), 0x2f8);
-	CHECK_EQ(options_serial_port("console="), 0x3f8);
-	CHECK_EQ(options_serial_port("xconsole=com2"), 0x3f8);
-	CHECK_EQ(options_serial_port("console=com2x"), 0x3f8);
+	CHECK_EQ(early_port("console=com2 console=com3"), 0x3e8);
+	CHECK_EQ(early_port("console=com2 console=com9"), 0x2f8);
+	CHECK_EQ(early_port("console="), 0x3f8);
+	CHECK_EQ(early_port("xconsole=com2"), 0x3f8);
+	CHECK_EQ(early_port("console=com2x"), 0x3f8);
 }
 
 /* BUG (lib/options.c): options_parse separates words on spaces and tabs, but
- * options_serial_port only on spaces. With a tab next to console=, the early
+ * the early console only on spaces. With a tab next to console=, the early
  * console stays on COM1 while the parsed options say otherwise. */
-TEST(options_serial_port_agrees_with_parse_on_tabs)
+TEST(options_early_console_agrees_with_parse_on_tabs)
 {
 	static const char *const lines[] = {
 		"console=com2\tloglevel=3",
@@ -303,7 +319,7 @@ TEST(options_serial_port_agrees_with_parse_on_tabs)
 	for (size_t i = 0; i < ARRAY_SIZE(lines); i++) {
 		struct hv_options o;
 		CHECK_EQ(parse(lines[i], &o), 0);
-		CHECK_EQ(options_serial_port(lines[i]), o.serial_port);
+		CHECK_EQ(early_port(lines[i]), console_port(&o));
 	}
 }
 
