@@ -1,6 +1,7 @@
 /* Host tests for boot/aids_none.c: a build without the in-image test aids
  * (make TEST_AIDS=0) refuses each option that asks for one, by name, before
  * anything is enabled for it, and lets every other boot through. */
+#include <stddef.h>
 #include "test.h"
 #include "../../boot/aids.h"
 #include "../../lib/string.h"
@@ -16,23 +17,20 @@ static void refused(struct hv_options *o, const char *name)
 
 TEST(aids_none_refuses_each_aid_by_name)
 {
+	static const struct { size_t field; const char *name; } aids[] = {
+		{ offsetof(struct hv_options, iommu_test), "iommutest=1:" },
+		{ offsetof(struct hv_options, iommu_ioapic_test), "iommutest=ioapic:" },
+		{ offsetof(struct hv_options, iommu_sriov_test), "iommutest=sriov:" },
+		{ offsetof(struct hv_options, iommu_preon), "iommutest=preon:" },
+		{ offsetof(struct hv_options, bochs_test), "bochstest=1:" },
+	};
 	CHECK(!aids_built);
-	struct hv_options o;
-	memset(&o, 0, sizeof o);
-	o.iommu_test = true;
-	refused(&o, "iommutest=1:");
-	memset(&o, 0, sizeof o);
-	o.iommu_ioapic_test = true;
-	refused(&o, "iommutest=ioapic:");
-	memset(&o, 0, sizeof o);
-	o.iommu_sriov_test = true;
-	refused(&o, "iommutest=sriov:");
-	memset(&o, 0, sizeof o);
-	o.iommu_preon = true;
-	refused(&o, "iommutest=preon:");
-	memset(&o, 0, sizeof o);
-	o.bochs_test = true;
-	refused(&o, "bochstest=1:");
+	for (size_t i = 0; i < sizeof aids / sizeof aids[0]; i++) {
+		struct hv_options o;
+		memset(&o, 0, sizeof o);
+		*(bool *)((char *)&o + aids[i].field) = true;
+		refused(&o, aids[i].name);
+	}
 }
 
 TEST(aids_none_lets_a_boot_without_aids_through)
