@@ -49,7 +49,7 @@ trap 'umount "$r/proc" "$r/dev" "$r/sys" 2>/dev/null || true' EXIT
 inroot() { chroot "$r" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
 inroot apt-get update -q >&2 || die "apt-get update in the chroot failed"
 echo hv-deb > "$r/etc/hostname"
-inroot apt-get install -y -q --no-install-recommends grub-pc "linux-image-$old" >&2 || die "installing grub-pc and $old failed"
+inroot apt-get install -y -q --no-install-recommends grub-pc efibootmgr "linux-image-$old" >&2 || die "installing grub-pc, efibootmgr and $old failed"
 mkdir -p "$CACHE/debs"
 inroot sh -c "cd /tmp && apt-get download -q linux-image-$new" >&2 || die "apt-get download linux-image-$new failed"
 mv "$r"/tmp/linux-image-*.deb "$CACHE/debs/"
