@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The installed system boots under hv (issue 46), a CI step of its own
-# (.ci/run, make test-deb; about 10 minutes with the UEFI boots, estimated,
-# too long for make test's budget):
+# (.ci/run, make test-deb; about 10 minutes of emulator time with the UEFI
+# boots, too long for make test's budget):
 #   1. make deb; lintian: no error or warning (tools/deb/lintian-overrides
 #      says why its one override);
 #   2. tools/deb-disk.sh make: the cached Debian bookworm system
