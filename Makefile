@@ -76,7 +76,7 @@ help:
 	@echo "make usb        build/usb.img: FAT stick with \\EFI\\BOOT\\BOOTX64.EFI and \\hv\\hv.cfg"
 	@echo "                (KERNEL=path INITRD=path GUEST_CMDLINE='...' HV_CMDLINE='...' to add a guest)"
 	@echo "make deb        build/hv_VERSION_amd64.deb: hv in /boot and an /etc/grub.d entry per kernel (docs/usage.md, man 7 hv)"
-	@echo "make test-deb   the package installed on a Debian disk (apt, update-grub), booted under hv in Bochs, a kernel upgrade, removal (~6 min)"
+	@echo "make test-deb   the package installed on a Debian disk (apt, update-grub), booted under hv in Bochs (GRUB) and its UEFI entry under QEMU+OVMF, a kernel upgrade, removal (~10 min)"
 	@echo "make iso        build/hv.iso: GRUB (Multiboot2) image for Bochs or a CD"
 	@echo "make qemu       boot the UEFI path under QEMU+OVMF with 4 CPUs"
 	@echo "make deps       install the Debian packages the build and tests need"

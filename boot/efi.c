@@ -84,6 +84,9 @@ static void load_config(EFI_FILE_HANDLE root)
 		snprintf(bi.boot_error, sizeof bi.boot_error, "efi: kernel '%s' named in hv.cfg could not be read", kernel);
 	else if (initrd[0] && EFI_ERROR(read_file(root, initrd, &bi.initrd.addr, &bi.initrd.size, true)))
 		snprintf(bi.boot_error, sizeof bi.boot_error, "efi: initrd '%s' named in hv.cfg could not be read", initrd);
+	else
+		pr_info("efi: hv.cfg: kernel %s (%llu bytes), initrd %s (%llu bytes)\n", kernel[0] ? kernel : "-",
+			(unsigned long long)bi.kernel.size, initrd[0] ? initrd : "-", (unsigned long long)bi.initrd.size);
 }
 
 static uint32_t efi_mem_type(UINT32 t)

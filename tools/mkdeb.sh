@@ -23,8 +23,9 @@ r=$(mktemp -d)
 trap 'rm -rf "$r"' EXIT
 chmod 755 "$r"
 umask 022
-install -d "$r/DEBIAN" "$r/boot" "$r/usr/lib/hv" "$r/etc/grub.d" "$r/etc/default/grub.d" \
-           "$r/usr/share/doc/hv" "$r/usr/share/man/man7"
+install -d "$r/DEBIAN" "$r/boot" "$r/usr/lib/hv" "$r/usr/sbin" "$r/etc/grub.d" "$r/etc/default/grub.d" \
+           "$r/etc/kernel/postinst.d" "$r/etc/kernel/postrm.d" "$r/etc/initramfs/post-update.d" \
+           "$r/usr/share/doc/hv" "$r/usr/share/man/man7" "$r/usr/share/man/man8"
 # Stripped (build/hv.elf keeps the symbols and the debug information).
 strip --strip-unneeded --remove-section=.comment -o "$r/boot/hv-$ver" "$elf"
 chmod 644 "$r/boot/hv-$ver"
@@ -35,6 +36,13 @@ ${CC:-gcc} -static -O2 -Wall -Werror -o "$r/usr/lib/hv/hvcall" "$src/guest/test/
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$r/usr/lib/hv/hvcall"
 install -m 755 "$d/20_linux_hv" "$r/etc/grub.d/20_linux_hv"
 install -m 644 "$d/hv.cfg" "$r/etc/default/grub.d/hv.cfg"
+# The UEFI path (hv-efi, man 8 hv-efi): the tool, its settings, the hooks.
+install -m 755 "$d/hv-efi" "$r/usr/sbin/hv-efi"
+install -m 644 "$d/hv-efi.default" "$r/etc/default/hv-efi"
+for h in etc/kernel/postinst.d/zz-hv-efi etc/kernel/postrm.d/zz-hv-efi etc/initramfs/post-update.d/hv-efi; do
+  install -m 755 "$d/hv-efi.hook" "$r/$h"
+done
+sed "s/@VERSION@/$ver/" "$d/hv-efi.8" | gzip -9n > "$r/usr/share/man/man8/hv-efi.8.gz"
 sed "s/@VERSION@/$ver/" "$d/hv.7" | gzip -9n > "$r/usr/share/man/man7/hv.7.gz"
 sed "s/@YEAR@/$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)/" "$d/copyright" > "$r/usr/share/doc/hv/copyright"
 install -d "$r/usr/share/lintian/overrides"
@@ -42,8 +50,8 @@ install -m 644 "$d/lintian-overrides" "$r/usr/share/lintian/overrides/hv"
 printf 'hv (%s) unstable; urgency=medium\n\n  * make deb, from the hv tree at\n    %s.\n\n -- %s  %s\n' \
   "$ver" "$(git -C "$src" log -1 --format=%H 2>/dev/null || echo unknown)" "$maint" "$date" |
   gzip -9n > "$r/usr/share/doc/hv/changelog.gz"
-install -m 755 "$d/postinst" "$d/postrm" "$r/DEBIAN/"
-printf '/etc/grub.d/20_linux_hv\n/etc/default/grub.d/hv.cfg\n' > "$r/DEBIAN/conffiles"
+install -m 755 "$d/postinst" "$d/prerm" "$d/postrm" "$r/DEBIAN/"
+(cd "$r" && find etc -type f -printf '/%p\n' | LC_ALL=C sort) > "$r/DEBIAN/conffiles"
 (cd "$r" && find . -path ./DEBIAN -prune -o -type f -printf '%P\n' | LC_ALL=C sort | xargs md5sum) > "$r/DEBIAN/md5sums"
 size=$(du -sk --exclude=DEBIAN "$r" | cut -f1)
 cat > "$r/DEBIAN/control" <<CTL
@@ -53,6 +61,7 @@ Architecture: amd64
 Maintainer: $maint
 Installed-Size: $size
 Recommends: grub-pc | grub-efi-amd64
+Suggests: efibootmgr
 Section: admin
 Priority: optional
 Description: thin hypervisor for Intel VT-x, booted by GRUB before Linux
@@ -64,7 +73,10 @@ Description: thin hypervisor for Intel VT-x, booted by GRUB before Linux
  This package puts the Multiboot2 hypervisor in /boot and a GRUB script
  that adds an entry per installed kernel (man 7 hv); Linux's own entries
  stay the default until GRUB_DEFAULT=hv is set in
- /etc/default/grub.d/hv.cfg.
+ /etc/default/grub.d/hv.cfg. For machines that boot it from the UEFI
+ firmware instead, hv-efi (man 8 hv-efi) puts the UEFI application, its
+ configuration and the newest kernel on the EFI system partition and makes
+ an NVRAM boot entry with efibootmgr; kernel hooks keep the copies current.
 CTL
 find "$r" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 mkdir -p "$out"
