@@ -6,5 +6,7 @@ struct vcpu;
 /* HC_HV_BOCHSTEST: RBX = HC_BT_*; 0, or -1 if refused. */
 int64_t bochs_test_call(void *ctx, uint64_t what);
 void bochs_test_after_exit(struct vcpu *v, uint32_t basic);
+/* Before the exit's handler: true when it was HC_BT_VIRQ_NP's #NP (handled here). */
+bool bochs_test_exit(struct vcpu *v, uint32_t basic);
 void bochs_test_before_entry(struct vcpu *v, uint32_t basic);
 #endif

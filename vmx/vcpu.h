@@ -116,6 +116,7 @@ struct vcpu {
 	bool bochs_test_sti;             /* HC_BT_VIRQ_CLI, HC_BT_EXC_KICK: this entry with blocking by STI */
 	bool bochs_test_hlt;             /* HC_BT_VIRQ_HLT: this entry in the HLT state, a vector in RVI */
 	bool bochs_test_window;          /* HC_BT_WINDOW_HLT: interrupt-window exiting until its exit */
+	bool bochs_test_np;              /* HC_BT_VIRQ_NP: #NP intercepted until its exit */
 	void (*at_window)(struct vcpu *v);  /* if0_defer: an interrupt held back (the console's), raised at IF = 1 */
 	uint64_t pic_pending[4];         /* 8259 (ExtINT) vectors to inject, lowest (highest 8259 priority) first */
 	uint64_t pic_injected;
