@@ -181,7 +181,7 @@ static struct probe_layout cpu_rows_layout(const struct acpi_info *acpi)
 
 static void time_rows(void)
 {
-	probe_tsc_row(tsc_khz, tsc_source, next());
+	probe_tsc_row(tsc_khz, tsc_source, tsc_emulated(), next());
 	probe_skew_row(smp_skew.worst.offset, smp_skew.worst.bound, smp_skew.worst_id, smp_skew.measured,
 		       smp_skew.total, tsc_khz, next());
 	uint32_t max, a, b, c, d, c1, c5 = 0, d5 = 0, a6 = 0;

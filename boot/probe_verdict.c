@@ -137,7 +137,7 @@ void probe_vtd_row(uint32_t ver, uint64_t cap, uint64_t ecap, uint32_t gsts, uin
 	}
 }
 
-void probe_tsc_row(uint64_t khz, enum tsc_source src, struct probe_row *r)
+void probe_tsc_row(uint64_t khz, enum tsc_source src, bool emulator, struct probe_row *r)
 {
 	static const char *const names[] = {
 		[TSC_FROM_CPUID15] = "CPUID 0x15 (exact)",
@@ -147,10 +147,11 @@ void probe_tsc_row(uint64_t khz, enum tsc_source src, struct probe_row *r)
 		[TSC_FROM_GUESS] = "a guess (nothing believable)",
 		[TSC_FROM_HPET] = "the HPET",
 		[TSC_FROM_PMTMR] = "the ACPI PM timer",
+		[TSC_FROM_HYPERVISOR] = "the hypervisor's advertised rate (CPUID 0x40000010 or KVM's pvclock)",
 	};
 	const char *n = (unsigned)src < ARRAY_SIZE(names) && names[src] ? names[src] : "?";
 	ROW(r, "tsc rate", PROBE_OK, "%llu kHz from %s", (unsigned long long)khz, n);
-	if (src == TSC_FROM_EMULATOR || ((src == TSC_FROM_HPET || src == TSC_FROM_PMTMR) && khz < TSC_EMULATED_KHZ))
+	if (emulator)
 		r->verdict = PROBE_DEGRADED, WHY(r, "an emulator: its time is instructions, not seconds");
 	else if (src == TSC_FROM_CPUID16)
 		r->verdict = PROBE_DEGRADED, WHY(r, "nominal, not measured: the guest's clock may drift");

@@ -42,7 +42,7 @@ void probe_vtd_row(uint32_t ver, uint64_t cap, uint64_t ecap, uint32_t gsts, uin
 		   bool eim_needed, struct probe_row *r);
 
 /* The TSC's rate and source (lib/tsc_choose.c). */
-void probe_tsc_row(uint64_t khz, enum tsc_source src, struct probe_row *r);
+void probe_tsc_row(uint64_t khz, enum tsc_source src, bool emulator, struct probe_row *r);
 /* The worst cross-CPU skew: offset and bound in ticks, measured of others. */
 void probe_skew_row(int64_t offset, uint64_t bound, uint32_t apic_id, uint32_t measured, uint32_t others,
 		    uint64_t khz, struct probe_row *r);

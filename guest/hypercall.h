@@ -31,6 +31,7 @@
 #define HC_BT_EXC_KICK      5   /* the kick pending, the entry blocked by STI (the guest's next
                                    instruction is UD2: the kick exits at its handler's first instruction) */
 #define HC_BT_VIRQ_HLT      6   /* vector 0x50 pending in RVI, the entry in the HLT state (guest IF = 1) */
+#define HC_BT_VIRQ_NP       8   /* vector 0x70 pending in RVI, #NP intercepted for the entry (the guest's gate 0x70 not present) */
 #define HC_BT_WINDOW_HLT    7   /* interrupt-window exiting from the entry on (guest IF = 0; it then
                                    halts with STI; HLT): the window's exit must wake it */
 

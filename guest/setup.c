@@ -6,7 +6,6 @@
 #include "../lib/percpu.h"
 #include "../lib/power.h"
 #include "../lib/printk.h"
-#include "../lib/tsc_choose.h"
 #include "../apic/lapic.h"
 
 int guest_setup(struct boot_info *bi, const struct acpi_info *acpi, struct guest_boot *gb, char *err, size_t errlen)
@@ -40,15 +39,16 @@ int guest_setup(struct boot_info *bi, const struct acpi_info *acpi, struct guest
 /* HLT: the guest's (no exit) is the design. Bochs 3.0 does not wake a
  * halted CPU for a virtual interrupt that became pending while the guest had
  * interrupts off (before its STI; HLT): there the HLT exits and is completed
- * by the hypervisor (exit_hlt, vmx/virq*.c). auto takes a TSC below 500 MHz
- * for an emulator. */
-bool guest_hlt_exits(int hlt_opt, bool virt, uint64_t tsc_khz)
+ * by the hypervisor (exit_hlt, vmx/virq*.c). auto takes the calibration's
+ * emulator (an instruction-counting TSC, lib/tsc_choose.c) for Bochs: not a
+ * slow rate alone, which a hypervisor's guest on an emulator has too. */
+bool guest_hlt_exits(int hlt_opt, bool virt, bool emulated)
 {
-	bool hlt_exit = virt && (hlt_opt == HLT_OPT_EXIT || (hlt_opt == HLT_OPT_AUTO && tsc_khz < TSC_EMULATED_KHZ));
+	bool hlt_exit = virt && (hlt_opt == HLT_OPT_EXIT || (hlt_opt == HLT_OPT_AUTO && emulated));
 	pr_info("idle: hlt=%s (%s)\n", hlt_exit ? "exit" : "guest",
 		!virt ? "partition model: the guest owns the APIC" :
 		hlt_opt != HLT_OPT_AUTO ? "asked for" :
-		hlt_exit ? "auto: a TSC below 500 MHz is an emulator; Bochs 3.0 does not wake HLT for a pending virtual interrupt" :
+		hlt_exit ? "auto: an emulator's instruction-counting TSC; Bochs 3.0 does not wake HLT for a pending virtual interrupt" :
 		"auto: HLT never exits");
 	return hlt_exit;
 }

@@ -11,6 +11,7 @@ uint64_t tsc_khz;
 /* Before the calibration: the fastest TSC, so that no wait is short. */
 uint64_t tsc_ceil_khz = TSC_MAX_KHZ;
 enum tsc_source tsc_source;
+bool tsc_emulator;
 
 #define PIT_CH2 0x42
 #define PIT_CMD 0x43
@@ -130,6 +131,64 @@ static void ref_measure(const struct acpi_info *acpi, struct tsc_ref_meas *m)
 	}
 }
 
+/* A hypervisor's guest: its highest leaf, its timing leaf, and KVM's pvclock
+ * read once (KVM writes the structure while the MSR points at it, at the
+ * entry after the WRMSR; turned off again, so that it writes nothing of
+ * ours later). Documentation/virt/kvm/x86/cpuid.rst: "KVMKVMKVM\0\0\0" at
+ * 0x40000000, KVM_FEATURE_CLOCKSOURCE2 (bit 3 of 0x40000001 EAX) names
+ * MSR_KVM_SYSTEM_TIME_NEW 0x4b564d01; msr.rst: bit 0 enables, the rest is the
+ * 4-byte-aligned physical address of struct pvclock_vcpu_time_info, whose
+ * version is odd while KVM writes it. The identity map makes &pv physical. */
+#define KVM_SIG_EBX 0x4b4d564bu         /* "KVMK" */
+#define KVM_SIG_ECX 0x564b4d56u         /* "VMKV" */
+#define KVM_SIG_EDX 0x0000004du         /* "M\0\0\0" */
+#define KVM_FEATURE_CLOCKSOURCE2 BIT(3)
+#define MSR_KVM_SYSTEM_TIME_NEW 0x4b564d01u
+#define CPUID1_ECX_HYPERVISOR_BIT BIT(31)
+
+static struct {
+	uint32_t version, pad0;
+	uint64_t tsc_timestamp, system_time;
+	uint32_t mul;
+	int8_t shift;
+	uint8_t flags, pad[2];
+} __attribute__((aligned(32))) kvm_pv;
+
+static void hv_leaves(struct tsc_inputs *in)
+{
+	uint32_t a, b, c, d;
+
+	cpuid_count(1, 0, &a, &b, &c, &d);
+	in->hypervisor = c & CPUID1_ECX_HYPERVISOR_BIT;
+	if (!in->hypervisor)
+		return;
+	cpuid_count(TSC_HV_LEAF_BASE, 0, &in->hv_max, &b, &c, &d);
+	if (in->hv_max >= TSC_HV_LEAF_TIMING && in->hv_max < TSC_HV_LEAF_BASE + 0x10000)
+		cpuid_count(TSC_HV_LEAF_TIMING, 0, &in->hv_timing_khz, &b, &c, &d);
+	bool kvm = b == KVM_SIG_EBX && c == KVM_SIG_ECX && d == KVM_SIG_EDX;
+	if (!kvm || in->hv_max < TSC_HV_LEAF_BASE + 1)
+		return;
+	cpuid_count(TSC_HV_LEAF_BASE + 1, 0, &a, &b, &c, &d);
+	if (!(a & KVM_FEATURE_CLOCKSOURCE2))
+		return;
+	volatile typeof(kvm_pv) *pv = &kvm_pv;
+	pv->version = 0;
+	wrmsr(MSR_KVM_SYSTEM_TIME_NEW, (uint64_t)(uintptr_t)&kvm_pv | 1);
+	for (int tries = 0; tries < 1000; tries++) {
+		uint32_t v = pv->version;
+		__asm__ volatile("" ::: "memory");
+		uint32_t mul = pv->mul;
+		int8_t shift = pv->shift;
+		__asm__ volatile("" ::: "memory");
+		if (v && !(v & 1) && v == pv->version) {
+			in->pvclock = (struct tsc_pvclock){ true, mul, shift };
+			break;
+		}
+		cpu_relax();
+	}
+	wrmsr(MSR_KVM_SYSTEM_TIME_NEW, 0);
+}
+
 void tsc_calibrate(const struct acpi_info *acpi)
 {
 	struct tsc_inputs in = { .pit_count = PIT_WINDOW_COUNT };
@@ -148,11 +207,13 @@ void tsc_calibrate(const struct acpi_info *acpi)
 	if (in.cpuid_max >= 0x16)
 		cpuid_count(0x16, 0, &in.l16_eax, &b, &c, &d);
 	ref_measure(acpi, &in.ref);
+	hv_leaves(&in);
 
 	struct tsc_choice ch = tsc_choose(&in, why, sizeof why);
 	tsc_khz = ch.khz;
 	tsc_ceil_khz = ch.ceil_khz;
 	tsc_source = ch.source;
+	tsc_emulator = ch.emulator;
 	if (ch.warn)
 		pr_warn("tsc: %s\n", why);
 	else

@@ -24,8 +24,11 @@ void tsc_adjust_record(uint32_t boot_pkg);
 void tsc_adjust_align(uint32_t pkg);
 void tsc_adjust_report(void);
 extern struct tsc_pkgs tsc_pkgs;
-/* A TSC below 500 MHz: an emulator (Bochs's runs at its IPS setting). */
-static inline bool tsc_emulated(void) { return tsc_khz < TSC_EMULATED_KHZ; }
+/* An emulator's instruction-counting TSC, on the calibration's evidence
+ * (tsc_choice's emulator: Bochs's runs at its IPS setting), never for a
+ * slow rate alone (a hypervisor's guest on an emulator). */
+extern bool tsc_emulator;
+static inline bool tsc_emulated(void) { return tsc_emulator; }
 /* A wait of at least us: at the ceiling rate. */
 static inline uint64_t tsc_from_us(uint64_t us) { return us * tsc_ceil_khz / 1000; }
 static inline uint64_t tsc_to_us(uint64_t t) { return tsc_khz ? t / tsc_khz * 1000 + t % tsc_khz * 1000 / tsc_khz : 0; }

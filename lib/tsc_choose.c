@@ -29,6 +29,16 @@
  *  - QEMU TCG (no leaf 0x15 or 0x16; its TSC is the host's, its HPET and PM
  *    timer wall-clock): the HPET. Its PIT swings with the host's load (the
  *    288-CPU QEMU 10 boot of issue 35: "did not count"; 20 GHz).
+ *  - A hypervisor's guest (CPUID.1:ECX[31]): the rate the hypervisor
+ *    advertises for the TSC it gives, its timing leaf 0x40000010 (EAX, kHz)
+ *    where its highest leaf reaches it, else KVM's pvclock (the rate KVM
+ *    converts the guest's TSC to nanoseconds with). KVM hides 0x15/0x16, and
+ *    its guest's TSC is the host's, whatever its speed: under KVM inside
+ *    Bochs, L1's 50 MHz. A clean reference checks it; its reads are VM exits,
+ *    so its windows are often disturbed there, and the PIT's reads too dear
+ *    for an emulator's. Without an advertised rate a reference measures, and
+ *    a slow rate is believed in a guest (no emulator's evidence asked: the
+ *    hypervisor's bit is the evidence that the TSC is its host's).
  *  - Nothing believable: 1 GHz assumed, loudly; never below TSC_EMULATED_KHZ,
  *    so never taken for an emulator.
  *
@@ -163,7 +173,7 @@ static uint64_t window_bp(const struct tsc_ref_window *w)
 	return !w->ticks || w->slack > ~0ull / BP ? BP : w->slack * BP / w->ticks;
 }
 
-static void ref_judge(const struct tsc_ref_meas *m, struct ref_verdict *v)
+static void ref_judge(const struct tsc_ref_meas *m, bool guest, struct ref_verdict *v)
 {
 	const char *name = tsc_ref_name(m->kind);
 	const struct tsc_ref_window *w = &m->w[0];
@@ -210,7 +220,7 @@ static void ref_judge(const struct tsc_ref_meas *m, struct ref_verdict *v)
 			 (unsigned long long)(spread_bp / 100), (unsigned long long)(spread_bp % 100));
 		return;
 	}
-	if (v->khz >= TSC_EMULATED_KHZ) {
+	if (v->khz >= TSC_EMULATED_KHZ || guest) {
 		v->ok = true;
 		return;
 	}
@@ -253,18 +263,58 @@ static uint64_t pit_khz_max(const struct tsc_inputs *in)
 	return (worst * TSC_PIT_HZ + (uint64_t)in->pit_count * 1000 - 1) / in->pit_count / 1000;
 }
 
+uint64_t tsc_pvclock_khz(const struct tsc_pvclock *pv)
+{
+	/* kHz = 10^6 * 2^32 / (mul * 2^shift), rounded. */
+	const uint64_t num = 1000000ull << 32;
+	if (!pv->valid || !pv->mul || pv->shift > 31 || pv->shift < -12)
+		return 0;
+	if (pv->shift < 0) {
+		uint64_t wide = num << -pv->shift;
+		return (wide + pv->mul / 2) / pv->mul;
+	}
+	uint64_t den = (uint64_t)pv->mul << pv->shift;
+	return (num + den / 2) / den;
+}
+
+/* A hypervisor's word on the TSC it gives (said names it), 0 when none. */
+static uint64_t hv_advertised(const struct tsc_inputs *in, char *said, size_t n, const char **bogus, bool *leaf)
+{
+	uint64_t pv = tsc_pvclock_khz(&in->pvclock), k = 0;
+
+	said[0] = 0;
+	*leaf = false;
+	if (!in->hypervisor)
+		return 0;
+	if (in->hv_max >= TSC_HV_LEAF_TIMING && in->hv_max < TSC_HV_LEAF_BASE + 0x10000 && in->hv_timing_khz) {
+		k = in->hv_timing_khz;
+		*leaf = true;
+		snprintf(said, n, "the hypervisor's timing leaf (CPUID 0x40000010)");
+	} else if (pv) {
+		k = pv;
+		snprintf(said, n, "KVM's pvclock (mul 0x%08x, shift %d)", in->pvclock.mul, in->pvclock.shift);
+	}
+	if (k && (k < TSC_MIN_KHZ || k > TSC_MAX_KHZ)) {
+		if (!**bogus)
+			*bogus = " (the hypervisor's advertised rate is no TSC's: ignored)";
+		return 0;
+	}
+	return k;
+}
+
 static struct tsc_choice decide(const struct tsc_inputs *in, char *why, size_t n)
 {
 	struct tsc_choice ch = { 0 };
 	struct pit_verdict pit;
 	struct ref_verdict rv;
-	char cpu[96] = "", p[32];
-	uint64_t k15 = 0, k16 = 0, ref;
+	char cpu[96] = "", p[32], hv[80];
+	uint64_t k15 = 0, k16 = 0, ref, adv;
 	const char *bogus = "";
+	bool leaf;
 
 	why[0] = 0;
 	pit_judge(in, &pit);
-	ref_judge(&in->ref, &rv);
+	ref_judge(&in->ref, in->hypervisor, &rv);
 	/* The CPU's own word, unless it names a rate no CPU has. */
 	if (cpuid15_exact(in)) {
 		k15 = cpuid15_khz(in);
@@ -286,9 +336,38 @@ static struct tsc_choice decide(const struct tsc_inputs *in, char *why, size_t n
 	else if (k16)
 		snprintf(cpu, sizeof cpu, "CPUID 0x16 (base %u MHz)", in->l16_eax & CPUID16_EAX_BASE_MHZ);
 	ref = k15 ? k15 : k16;
+	adv = hv_advertised(in, hv, sizeof hv, &bogus, &leaf);
 
+	/* A hypervisor's guest: its advertised rate, exact as leaf 0x15 is
+	 * (timeouts at it); a clean reference checks it, a disturbed one (its
+	 * reads are VM exits) and the PIT are only said. */
+	if (adv) {
+		ch = (struct tsc_choice){ adv, TSC_FROM_HYPERVISOR, false, adv, false };
+		add(why, n, "%llu kHz from %s: a hypervisor's guest", (unsigned long long)adv, hv);
+		if (leaf && tsc_pvclock_khz(&in->pvclock))
+			add(why, n, "; KVM's pvclock says %llu kHz", (unsigned long long)tsc_pvclock_khz(&in->pvclock));
+		if (rv.ok) {
+			bool ok = rv.disturbed || agrees(rv.khz, adv);
+			pct(p, sizeof p, rv.khz, adv);
+			ch.warn = !ok;
+			add(why, n, "; %s says %llu kHz (%s)%s", rv.said, (unsigned long long)rv.khz, p,
+			    rv.disturbed ? ", too disturbed to check it" : ok ? "" : ": more than a few percent off");
+		} else if (rv.present) {
+			add(why, n, "; %s", rv.refused);
+		}
+		if (pit.ok) {
+			pct(p, sizeof p, pit.khz, adv);
+			add(why, n, "; PIT says %llu kHz (%s)", (unsigned long long)pit.khz, p);
+		} else {
+			add(why, n, "; PIT refused: %s", pit.refused);
+		}
+		if (ref)
+			add(why, n, "; %s says %llu kHz, the host CPU's", cpu, (unsigned long long)ref);
+		add(why, n, "%s", bogus);
+		return ch;
+	}
 	if (pit.emulator) {
-		ch = (struct tsc_choice){ pit.khz, TSC_FROM_EMULATOR, false, pit_khz_max(in) };
+		ch = (struct tsc_choice){ pit.khz, TSC_FROM_EMULATOR, false, pit_khz_max(in), true };
 		if (ref)
 			add(why, n, "%llu kHz from the PIT: an emulator (a port read costs %llu TSC ticks: the TSC counts instructions); %s says %llu kHz, the modelled CPU's%s",
 			    (unsigned long long)pit.khz, (unsigned long long)pit.ticks_per_read, cpu, (unsigned long long)ref, bogus);
@@ -305,7 +384,7 @@ static struct tsc_choice decide(const struct tsc_inputs *in, char *why, size_t n
 	if (k15 && rv.ok) {
 		bool ok = agrees(rv.khz, k15);
 		pct(p, sizeof p, rv.khz, k15);
-		ch = (struct tsc_choice){ k15, TSC_FROM_CPUID15, !ok, k15 };
+		ch = (struct tsc_choice){ k15, TSC_FROM_CPUID15, !ok, k15, false };
 		add(why, n, "%llu kHz from %s; %s says %llu kHz (%s)%s%s", (unsigned long long)k15, cpu, rv.said,
 		    (unsigned long long)rv.khz, p, ok ? "" : ": more than a few percent off", bogus);
 		return ch;
@@ -315,11 +394,13 @@ static struct tsc_choice decide(const struct tsc_inputs *in, char *why, size_t n
 	if (rv.ok) {
 		bool ok16 = !k16 || agrees(rv.khz, k16);
 		ch = (struct tsc_choice){ rv.khz, in->ref.kind == TSC_REF_HPET ? TSC_FROM_HPET : TSC_FROM_PMTMR,
-					  rv.disturbed || (!ok16 && !rv.emulator), rv.khz_max };
+					  rv.disturbed || (!ok16 && !rv.emulator), rv.khz_max, rv.emulator };
 		add(why, n, "%llu kHz from %s", (unsigned long long)rv.khz, rv.said);
 		if (rv.emulator)
 			add(why, n, ": an emulator (a read costs %llu TSC ticks: the TSC counts instructions)",
 			    (unsigned long long)in->ref.read_ticks);
+		else if (in->hypervisor && rv.khz < TSC_EMULATED_KHZ)
+			add(why, n, ": a hypervisor's guest, which advertises no rate (its TSC is its host's)");
 		if (rv.disturbed)
 			add(why, n, ": taken with its uncertainty");
 		if (k16) {
@@ -339,28 +420,28 @@ static struct tsc_choice decide(const struct tsc_inputs *in, char *why, size_t n
 		return ch;
 	}
 	if (pit.ok && !ref) {
-		ch = (struct tsc_choice){ pit.khz, TSC_FROM_PIT, false, TSC_MAX_KHZ };
+		ch = (struct tsc_choice){ pit.khz, TSC_FROM_PIT, false, TSC_MAX_KHZ, false };
 		add(why, n, "%llu kHz from the PIT (no CPUID 0x15 crystal, no 0x16 base frequency)%s",
 		    (unsigned long long)pit.khz, bogus);
 	} else if (pit.ok) {
 		bool ok = agrees(pit.khz, ref);
 		pct(p, sizeof p, pit.khz, ref);
 		if (!k15 && ok) {
-			ch = (struct tsc_choice){ pit.khz, TSC_FROM_PIT, false, plus_agree(pit.khz > ref ? pit.khz : ref) };
+			ch = (struct tsc_choice){ pit.khz, TSC_FROM_PIT, false, plus_agree(pit.khz > ref ? pit.khz : ref), false };
 			add(why, n, "%llu kHz from the PIT; %s says %llu kHz (%s)",
 			    (unsigned long long)pit.khz, cpu, (unsigned long long)ref, p);
 		} else {
-			ch = (struct tsc_choice){ ref, k15 ? TSC_FROM_CPUID15 : TSC_FROM_CPUID16, !ok, k15 ? k15 : plus_agree(ref) };
+			ch = (struct tsc_choice){ ref, k15 ? TSC_FROM_CPUID15 : TSC_FROM_CPUID16, !ok, k15 ? k15 : plus_agree(ref), false };
 			add(why, n, "%llu kHz from %s; PIT says %llu kHz (%s)%s%s",
 			    (unsigned long long)ref, cpu, (unsigned long long)pit.khz, p,
 			    ok ? "" : ": refused, more than a few percent off", bogus);
 		}
 	} else if (ref) {
-		ch = (struct tsc_choice){ ref, k15 ? TSC_FROM_CPUID15 : TSC_FROM_CPUID16, true, k15 ? k15 : plus_agree(ref) };
+		ch = (struct tsc_choice){ ref, k15 ? TSC_FROM_CPUID15 : TSC_FROM_CPUID16, true, k15 ? k15 : plus_agree(ref), false };
 		add(why, n, "%llu kHz from %s; PIT refused: %s%s",
 		    (unsigned long long)ref, cpu, pit.refused, bogus);
 	} else {
-		ch = (struct tsc_choice){ TSC_GUESS_KHZ, TSC_FROM_GUESS, true, TSC_MAX_KHZ };
+		ch = (struct tsc_choice){ TSC_GUESS_KHZ, TSC_FROM_GUESS, true, TSC_MAX_KHZ, false };
 		add(why, n, "%llu kHz assumed (no CPUID 0x15 crystal, no 0x16 base frequency); PIT refused: %s%s",
 		    TSC_GUESS_KHZ, pit.refused, bogus);
 	}

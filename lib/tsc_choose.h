@@ -1,4 +1,5 @@
-/* Which TSC rate to believe: the CPU's CPUID leaves 0x15/0x16, a
+/* Which TSC rate to believe: a hypervisor's word (its timing leaf CPUID
+ * 0x40000010, KVM's pvclock), the CPU's CPUID leaves 0x15/0x16, a
  * measurement against the HPET or the ACPI PM timer, or one against the
  * PIT. Pure (tests give it fake CPUID answers, reference windows and PIT
  * windows); lib/tsc.c gathers the inputs from the hardware. */
@@ -11,8 +12,8 @@
 #define TSC_PIT_HZ 1193182ull
 #define TSC_PIT_WINDOWS 3
 /* A TSC below this is an emulator's (Bochs's counts instructions, at its
- * `ips`): what hlt=auto and eoi=auto test. No CPU with VMX runs its TSC
- * this slowly. */
+ * `ips`) or a hypervisor's that runs on one; no CPU with VMX runs its TSC
+ * this slowly. hlt=auto and eoi=auto test tsc_choice's emulator, not this. */
 #define TSC_EMULATED_KHZ 500000ull
 /* Below this not even an emulator's TSC is usable for timeouts. */
 #define TSC_MIN_KHZ 1000ull
@@ -37,6 +38,22 @@ enum tsc_source {
 	TSC_FROM_GUESS,          /* nothing believable: 1 GHz, never an emulator's */
 	TSC_FROM_HPET,           /* measured against the HPET's main counter */
 	TSC_FROM_PMTMR,          /* measured against the ACPI PM timer */
+	TSC_FROM_HYPERVISOR,     /* a hypervisor's guest: the rate it advertises */
+};
+
+/* CPUID.1:ECX[31], "Not Used: Always returns 0" on a CPU (SDM Vol. 2A,
+ * CPUID), set by hypervisors for their guests; their leaves start at
+ * 0x40000000 (EAX: the highest). The timing leaf 0x40000010 (EAX: the
+ * TSC in kHz, EBX: the bus in kHz) is read only when that EAX reaches it. */
+#define TSC_HV_LEAF_BASE 0x40000000u
+#define TSC_HV_LEAF_TIMING 0x40000010u
+/* KVM's pvclock (Documentation/virt/kvm/x86/msr.rst, MSR_KVM_SYSTEM_TIME_NEW):
+ * ns = ((tsc - tsc_timestamp) << tsc_shift (>> -tsc_shift when negative))
+ * * tsc_to_system_mul >> 32, so the TSC runs at 10^9 * 2^32 / mul / 2^shift Hz. */
+struct tsc_pvclock {
+	bool valid;                          /* the MSR took the page and KVM wrote it */
+	uint32_t mul;                        /* tsc_to_system_mul */
+	int8_t shift;                        /* tsc_shift */
 };
 
 /* How the PIT's windows ended. */
@@ -56,6 +73,10 @@ struct tsc_inputs {
 	uint64_t pit_ticks[TSC_PIT_WINDOWS]; /* TSC ticks per window */
 	uint32_t pit_reads[TSC_PIT_WINDOWS]; /* reads of the OUT bit per window */
 	struct tsc_ref_meas ref;             /* the HPET or the PM timer (kind NONE: neither) */
+	bool hypervisor;                     /* CPUID.1:ECX[31] */
+	uint32_t hv_max;                     /* CPUID.0x40000000:EAX */
+	uint32_t hv_timing_khz;              /* CPUID.0x40000010:EAX (read when hv_max reaches it) */
+	struct tsc_pvclock pvclock;          /* KVM's (KVM_FEATURE_CLOCKSOURCE2) */
 };
 
 struct tsc_choice {
@@ -66,8 +87,15 @@ struct tsc_choice {
 	 * delays are counted in, so that a wrong rate only lengthens them
 	 * (TSC_MAX_KHZ where nothing bounds it: a guess, the PIT alone). */
 	uint64_t ceil_khz;
+	/* An emulator's instruction-counting TSC, on its evidence (a port or
+	 * reference read cheaper than TSC_EMU_MAX_TICKS_PER_READ): what
+	 * hlt=auto and eoi=auto take for stock Bochs. Never for the rate
+	 * alone: a hypervisor's guest on an emulator has a slow TSC too. */
+	bool emulator;
 };
 
+/* The rate KVM's pvclock gives, in kHz: 0 when it gives none. */
+uint64_t tsc_pvclock_khz(const struct tsc_pvclock *pv);
 /* Decides and writes the boot line's text (after "tsc: ") into why. */
 struct tsc_choice tsc_choose(const struct tsc_inputs *in, char *why, size_t n);
 #endif

@@ -2197,7 +2197,11 @@ bochs_defects() {
     'bochstest: hlt-window: interrupt-window exits 1; the hang check'"'"'s exits before: 1$' \
     'bochstest: pir-empty: vector 0xff delivered 1 times' \
     'bochstest: exc-kick: #UD handled 1 times, stack left [1-9][0-9]* bytes lower, external-interrupt exits: [1-9]' \
-    'bochstest: hlt-pending: entering HLT with IF=0'
+    'bochstest: hlt-pending: entering HLT with IF=0' \
+    'bochstest: virq-np: vector 0x70 handled 0$'
+  # Q: no #NP exit naming the interrupt in delivery (stock Bochs 3.0 gave
+  # no #NP exit at all in this case: the cause is not yet found).
+  expect_not bochs/defects-stock-shown-q "$log" 'bochstest: virq-np: .*IDT-vectoring information 0x80000070$'
   # J: the MSR still holds the deadline after its interrupt; the hypervisor,
   # taking the timer back at the masking LVT write, re-arms it: a second 0x60.
   expect bochs/defects-stock-shown-j "$log" \
@@ -2216,6 +2220,8 @@ bochs_defects() {
     'bochstest: tsc-deadline: vector 0x60 taken 1 times; IA32_TSC_DEADLINE armed [1-9][0-9]*, reads 0 after it; taken 1 times after the LVT masked$' \
     'bochstest: pir-empty: vector 0xff delivered 0 times, interrupts 3$' \
     'bochstest: exc-kick: #UD handled 1 times, stack left 0 bytes lower, external-interrupt exits: [1-9]' \
+    'bochstest: virq-np: #NP exit \(interruption info 0x80000b0b, error 0x383\), IDT-vectoring information 0x80000070$' \
+    'bochstest: virq-np: vector 0x70 handled 0$' \
     'bochstest: hlt-pending: the guest runs again; external-interrupt exits: [1-9]' 'bochstest: done' \
     "hv: the guest reports its checks passed" 'hv: result=pass'
   [ "$rc" = 1 ] && ok bochs/defects-patched-ends || bad bochs/defects-patched-ends "patched Bochs exit $rc, expected 1 (the guest's shutdown)"
@@ -2411,7 +2417,7 @@ for l in $levels; do
     fuzz) level_fuzz ;;
     lint) level_lint ;;
     soak) level_soak ;;
-    qemu_probe|qemu_intremap|qemu_msi_alias|qemu_many_functions|qemu_sriov|qemu_288|qemu_tsc_nopit|qemu_server_shape|qemu_x2apic_above_255|bochs_probe) $l ;;   # one run alone
+    qemu_probe|qemu_intremap|qemu_msi_alias|qemu_many_functions|qemu_sriov|qemu_288|qemu_tsc_nopit|qemu_server_shape|qemu_x2apic_above_255|bochs_probe|bochs_defects) $l ;;   # one run alone
     *) bad "level/$l" "unknown level (unit, lint, fuzz, tools, qemu, bochs, linux, soak)" ;;
   esac
 done

@@ -507,7 +507,8 @@ void vmx_exit_handler(struct guest_regs *r)
 	void (*h)(struct vcpu *) = basic < EXIT_REASON_MAX ? exit_handlers[basic] : NULL;
 	if (!h)
 		exit_unhandled(v);
-	h(v);
+	if (!vmx_env.aid || !vmx_env.aid->on_exit(v, basic))
+		h(v);
 	if (vmx_env.aid)
 		vmx_env.aid->after_exit(v, basic);
 	events_commit(v);

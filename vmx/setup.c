@@ -218,7 +218,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 		hv_fail(err);
 	if (vmx_env.cfg.sw_apic)
 		msr_bitmap_all_apic(msr_bitmap);
-	if (guest_hlt_exits(s->opts->hlt, virt, tsc_khz))
+	if (guest_hlt_exits(s->opts->hlt, virt, tsc_emulated()))
 		vmx_env.cfg.proc |= VMX_PROC_HLT_EXITING;
 	/* The hang check's own timer: a vCPU that makes no exit for hangcheck=
 	 * seconds exits by its VMX-preemption timer (loaded again at every

@@ -116,6 +116,7 @@ struct vcpu {
 	bool bochs_test_sti;             /* HC_BT_VIRQ_CLI, HC_BT_EXC_KICK: this entry with blocking by STI */
 	bool bochs_test_hlt;             /* HC_BT_VIRQ_HLT: this entry in the HLT state, a vector in RVI */
 	bool bochs_test_window;          /* HC_BT_WINDOW_HLT: interrupt-window exiting until its exit */
+	bool bochs_test_np;              /* HC_BT_VIRQ_NP: #NP intercepted until its exit */
 	void (*at_window)(struct vcpu *v);  /* if0_defer: an interrupt held back (the console's), raised at IF = 1 */
 	uint64_t pic_pending[4];         /* 8259 (ExtINT) vectors to inject, lowest (highest 8259 priority) first */
 	uint64_t pic_injected;
@@ -151,6 +152,8 @@ struct mtrr_state;
  * vmx/ never includes testaid/: boot/ hands these in (struct vmx_start). */
 struct vmx_exit_aid {
 	int64_t (*call)(void *ctx, uint64_t what);
+	/* Before the exit's handler: true when the aid handled the exit itself. */
+	bool (*on_exit)(struct vcpu *v, uint32_t basic);
 	void (*after_exit)(struct vcpu *v, uint32_t basic);
 	void (*before_entry)(struct vcpu *v, uint32_t basic);
 };

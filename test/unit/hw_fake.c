@@ -22,6 +22,7 @@ struct percpu *cpus[MAX_CPUS];
 uint32_t ncpus;
 uint64_t tsc_khz = 1000000;
 uint64_t tsc_ceil_khz = 1000000;
+bool tsc_emulator;
 volatile bool hv_panicking;
 uint64_t hw_tsc;
 

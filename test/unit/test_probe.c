@@ -139,12 +139,12 @@ TEST(probe_vtd_unit_rows)
 TEST(probe_tsc_and_skew_rows)
 {
 	struct probe_row r;
-	probe_tsc_row(2100000, TSC_FROM_CPUID15, &r);
+	probe_tsc_row(2100000, TSC_FROM_CPUID15, false, &r);
 	CHECK_EQ(r.verdict, PROBE_OK);
 	CHECK_CONTAINS(r.value, "2100000 kHz from CPUID 0x15");
-	probe_tsc_row(50000, TSC_FROM_EMULATOR, &r);
+	probe_tsc_row(50000, TSC_FROM_EMULATOR, true, &r);
 	CHECK_EQ(r.verdict, PROBE_DEGRADED);
-	probe_tsc_row(1000000, TSC_FROM_GUESS, &r);
+	probe_tsc_row(1000000, TSC_FROM_GUESS, false, &r);
 	CHECK_EQ(r.verdict, PROBE_DEGRADED);
 	probe_skew_row(0, 0, 0, 0, 0, 2000000, &r);
 	CHECK_EQ(r.verdict, PROBE_OK);

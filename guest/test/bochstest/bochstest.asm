@@ -1,7 +1,7 @@
 ; bochstest: a tiny guest, a bzImage to the hypervisor's Linux loader, that
 ; shows Bochs 3.0's VMX defects (docs/bochs.md, the table). Booted with the
 ; hypervisor's bochstest=1 (HC_HV_BOCHSTEST), on one vCPU (smp=1; Bochs runs
-; 2 CPUs, the second never started, for exc-kick). Seven VM entries,
+; 2 CPUs, the second never started, for exc-kick). Eight VM entries,
 ; each set up by the hypervisor at the guest's request, and one test of
 ; Bochs's LAPIC timer, and what the guest saw:
 ;   pir-empty     a posted-interrupt notification with the PIR empty, guest
@@ -41,6 +41,12 @@
 ;                 that RIP, so 1 and 0; Bochs 3.0 with 2 CPUs saved the
 ;                 UD2's RIP with the handler's CS, RSP and IF = 0, so UD2
 ;                 ran again from there: 1 and 40, the first frame left)
+;   virq-np       vector 0x70 pending in RVI, its IDT gate not present, #NP
+;                 intercepted for the entry: the exit's IDT-vectoring
+;                 information, which the hypervisor prints (SDM: the
+;                 interrupt in delivery, 0x80000070; Bochs 3.0 reported the
+;                 event its CPU had recorded last, defect Q), and 0x70's
+;                 handler runs 0 times (nothing delivered again)
 ;   hlt-pending   the same, the entry in the HLT state: whether its exit came
 ;                 (the hypervisor then ends the HLT state); Bochs 3.0 never
 ;                 woke, and the run reaches its timeout after "entering"
@@ -62,6 +68,7 @@
 %define HC_BT_EXC_KICK      5
 %define HC_BT_VIRQ_HLT      6
 %define HC_BT_WINDOW_HLT    7
+%define HC_BT_VIRQ_NP       8
 %define EXIT_REASON_EXTERNAL_INTR 1
 %define EXIT_REASON_INTR_WINDOW   7
 %define EXIT_REASON_PREEMPTION_TIMER 52
@@ -384,6 +391,27 @@ entry64:
 	lea rsi, [rel s_exc3]
 	call puts
 	mov rax, [rel exc_exits]
+	call putd
+	call newline
+
+	; virq-np (defect Q): vector 0x70 pending in RVI, its gate not present,
+	; #NP intercepted for the entry: the hypervisor prints the exit's
+	; IDT-vectoring information (SDM: 0x80000070, the interrupt in
+	; delivery) and delivers nothing again; the EOI retires 0x70 from SVI.
+	lea rdi, [rel idt + 0x70 * 16]
+	and word [rdi + 4], 0x7fff      ; P = 0
+	sti
+	mov ebx, HC_BT_VIRQ_NP
+	call bochstest
+	cli
+	or word [rdi + 4], 0x8000       ; present again
+	mov ecx, MSR_X2APIC_EOI
+	xor eax, eax
+	xor edx, edx
+	wrmsr
+	lea rsi, [rel s_np]
+	call puts
+	mov rax, [rel counts + 0x70 * 8]
 	call putd
 	call newline
 
@@ -765,6 +793,7 @@ s_entry:   db "bochstest: entry-pending: external-interrupt exits while IF=0: ",
 s_hlt:     db "bochstest: hlt-pending: entering HLT with IF=0", 10, 0
 s_woke:    db "bochstest: hlt-pending: the guest runs again; external-interrupt exits: ", 0
 s_exc1:    db "bochstest: exc-kick: #UD handled ", 0
+s_np:      db "bochstest: virq-np: vector 0x70 handled ", 0
 s_exc2:    db " times, stack left ", 0
 s_exc3:    db " bytes lower, external-interrupt exits: ", 0
 s_vhlt1:   db "bochstest: hlt-virq: vector 0x50 taken ", 0
