@@ -1,5 +1,5 @@
 /* The MSI/MSI-X trap's wall (issue 43, "An invariant, not another list"):
- * a stateful, model-based fuzz target. The trap (apic/vmsi*.c) is driven
+ * a stateful, model-based fuzz target. The trap (pci/) is driven
  * as vmx/msi_trap.c drives it (segment 0 with ECAM: the scan and the
  * guest's ECAM accesses through an ECAM vmsi_hw reaching offsets up to
  * FFFh, the guest's 0xCF8/0xCFC accesses through a mechanism #1 vmsi_hw
