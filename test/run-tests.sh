@@ -2191,10 +2191,11 @@ bochs_probe() {
     '^probe: smi count +\| 0 SMIs in [0-9]+ ms of probe \(MSR 0x34 0 -> 0\) \| missing: reads 0 since reset: an emulator' \
     '^probe: ==== [0-9]+ rows: ' 'hv: result=pass'
   # The guest's CPU features as the boot decides them (issue 45): the
-  # patched build's IA32_MISC_ENABLE says fast strings on (FSRM passed).
+  # patched build's IA32_MISC_ENABLE says fast strings on (FSRM passed),
+  # its XFD lets AMX pass (amx.patch).
   expect bochs/probe-features "$log" '^probe: guest VMX +\| hidden \| degraded: the hypervisor.s own' \
     '^probe: guest FSRM +\| passed: fast strings on' '^probe: guest WAITPKG +\| passed: "enable user wait and pause" on' \
-    '^probe: guest LA57 +\| hidden \| degraded: ' '^probe: guest AMX-TILE +\| hidden \| degraded: '
+    '^probe: guest LA57 +\| hidden \| degraded: ' '^probe: guest AMX-TILE +\| passed: tile state passed'
   expect_not bochs/probe-no-guest "$log" 'tier: ipi=trap|hv: phase guest setup|refusing'
 }
 
