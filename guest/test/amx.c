@@ -6,7 +6,8 @@
  * for tile data (arch_prctl ARCH_REQ_XCOMP_PERM), a tile instruction must
  * raise SIGILL: XFD armed, the #NM, Linux's handler reading IA32_XFD_ERR.
  * Then two processes pinned to one CPU, each with matrices of its own, load
- * their tiles and yield to each other SWITCHES times before the multiply:
+ * their tiles, meet through a pipe (so both hold tile state) and yield to
+ * each other SWITCHES times before the multiply:
  * each switch saves and restores the tile data (XSAVES/XRSTORS with XFD
  * changed between the two). Prints
  *   guest: amx tdpbssd m=16 n=16 k=64 sigill_before_perm=yes|no switches=S sum=0xH ref=0xH mismatches=N child=ok|bad
@@ -77,14 +78,19 @@ static void fill(uint32_t seed)
 		}
 }
 
-/* Loads the three tiles, yields 'switches' times, multiplies, stores C;
- * returns how many of C's elements differ from the C loop's. */
-static int multiply(int switches)
+/* Loads the three tiles, meets the other process (the child says it has
+ * its tiles loaded on 'fd', the parent waits for that: both then hold tile
+ * state), yields 'switches' times, multiplies, stores C; returns how many
+ * of C's elements differ from the C loop's. */
+static int multiply(int switches, int fd, bool child)
 {
+	char x = 'x';
 	config();
 	_tile_loadd(0, c, N * 4);
 	_tile_loadd(1, a, K);
 	_tile_loadd(2, b, N * 4);
+	if (fd >= 0 && (child ? write(fd, &x, 1) : read(fd, &x, 1)) != 1)
+		return -1;
 	for (int s = 0; s < switches; s++)
 		sched_yield();
 	_tile_dpbssd(0, 1, 2);
@@ -131,13 +137,16 @@ int main(int argc, char **argv)
 	CPU_ZERO(&set);
 	CPU_SET(sched_getcpu(), &set);
 	sched_setaffinity(0, sizeof set, &set);
+	int pfd[2] = { -1, -1 };
+	if (pipe(pfd))
+		pfd[0] = pfd[1] = -1;
 	pid_t child = fork();
 	if (child == 0) {
 		fill(0x5eed0002u);
-		_exit(multiply(switches) ? 1 : 0);
+		_exit(multiply(switches, pfd[1], true) ? 1 : 0);
 	}
 	fill(0x5eed0001u);
-	int bad = multiply(switches);
+	int bad = multiply(switches, child > 0 ? pfd[0] : -1, false);
 	int st = 0;
 	bool child_ok = child > 0 && waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 	printf("guest: amx tdpbssd m=%d n=%d k=%d sigill_before_perm=%s switches=%d sum=0x%08x ref=0x%08x mismatches=%d child=%s\n",
