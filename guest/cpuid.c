@@ -56,9 +56,21 @@ unsigned cpuid_features_decide(const struct cpufeat_host *h, struct cpuid_policy
 	/* AMX's tile data is Linux's dynamic state, which needs XFD
 	 * (CPUID.(0DH,1):EAX[4]); without it Linux 6.1 sets XCR0's TILECFG
 	 * without TILEDATA, an XSETBV #GP (seen bare on Bochs 3.0's
-	 * sapphire_rapids, which has AMX and no XFD). */
-	const char *amx = (h->d1a & CPUIDD1_EAX_XFD) ? "tile state (XCR0 bits 17-18, XFD) is not passed to the guest yet"
-		: "the CPU has AMX without XFD (CPUID.(0DH,1):EAX[4] = 0): Linux cannot enable tile data without it (its XSETBV #GPs); tile state is not passed either";
+	 * sapphire_rapids, which has AMX and no XFD). With XFD the tile state
+	 * is the guest's: XCR0 bits 17-18 through its XSETBV, IA32_XFD and
+	 * IA32_XFD_ERR not intercepted (guest/msr.c), #NM not in the exception
+	 * bitmap (Linux's XFD handler runs on its own #NM). VMX keeps no tile
+	 * or XFD state across entries and exits (SDM Vol. 3C has no VMCS field
+	 * for them), and the hypervisor never touches it: it is built with
+	 * -mgeneral-regs-only and executes no XSAVE, XRSTOR or AMX instruction,
+	 * so the guest's tiles and XFD stay live in root mode, unread. */
+	bool xfd = h->d1a & CPUIDD1_EAX_XFD;
+	bool xcr0_tiles = (h->xcr0 & XCR0_AMX) == XCR0_AMX;
+	p->amx = (h->l7d & CPUID7_EDX_AMX_TILE) && xfd && xcr0_tiles;
+	const char *amx = p->amx ? "tile state passed (XCR0 bits 17-18, XFD, IA32_XFD and IA32_XFD_ERR not intercepted); the hypervisor never touches it"
+		: !(h->l7d & CPUID7_EDX_AMX_TILE) ? "AMX-TILE absent: no tile state to give"
+		: !xfd ? "the CPU has AMX without XFD (CPUID.(0DH,1):EAX[4] = 0): Linux cannot enable tile data without it (its XSETBV #GPs); tile state is not passed either"
+		       : "the CPU has AMX without XCR0 bits 17-18 (CPUID.(0DH,0):EAX): no tile state to pass";
 	n = feat(out, n, h->l1c & CPUID1_ECX_VMX, "VMX", false, "the hypervisor's own: no nested VMX (its MSRs #GP)");
 	n = feat(out, n, h->l1c & CPUID1_ECX_SMX, "SMX", false, "GETSEC (a measured launch) is the platform's, not virtualized");
 	n = feat(out, n, h->l1d & CPUID1_EDX_DS, "DS", false, ds);
@@ -70,9 +82,9 @@ unsigned cpuid_features_decide(const struct cpufeat_host *h, struct cpuid_policy
 		 "Intel PT writes its trace to physical addresses, around EPT; its VMX controls (guest physical addresses, conceal VMX) are not used");
 	n = feat(out, n, h->l7c & CPUID7_ECX_LA57, "LA57", false,
 		 "the hypervisor walks the guest's page tables in 4 levels only (guest/gwalk.c): no 5-level paging for the guest");
-	n = feat(out, n, h->l7d & CPUID7_EDX_AMX_TILE, "AMX-TILE", false, amx);
-	n = feat(out, n, h->l7d & CPUID7_EDX_AMX_INT8, "AMX-INT8", false, amx);
-	n = feat(out, n, h->l7d & CPUID7_EDX_AMX_BF16, "AMX-BF16", false, amx);
+	n = feat(out, n, h->l7d & CPUID7_EDX_AMX_TILE, "AMX-TILE", p->amx, amx);
+	n = feat(out, n, h->l7d & CPUID7_EDX_AMX_INT8, "AMX-INT8", p->amx, amx);
+	n = feat(out, n, h->l7d & CPUID7_EDX_AMX_BF16, "AMX-BF16", p->amx, amx);
 	/* FSRM: Linux reads IA32_MISC_ENABLE and, with fast strings off (or the
 	 * MSR absent, read as 0), drops ERMS but keeps FSRM, and its memmove
 	 * takes FSRM to imply ERMS: its 32-byte loop then ran on shorter copies
@@ -101,9 +113,9 @@ unsigned cpuid_features_decide(const struct cpufeat_host *h, struct cpuid_policy
 	return n;
 }
 
-uint64_t cpuid_guest_xcr0_mask(uint64_t host)
+uint64_t cpuid_guest_xcr0_mask(uint64_t host, bool amx)
 {
-	return host & ~XCR0_AMX;
+	return amx ? host : host & ~XCR0_AMX;
 }
 
 /* XSETBV (SDM Vol. 2, "XSETBV"; Vol. 1, "Enabling the XSAVE Feature Set"):
@@ -162,7 +174,7 @@ void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
 		if (sub == 0) {
 			/* cpuid_features_decide says why each is hidden: FSRM
 			 * without fast strings, WAITPKG without "enable user wait
-			 * and pause"; AMX and LA57 need state and paging modes this
+			 * and pause", AMX without XFD; LA57 needs a paging mode this
 			 * hypervisor does not virtualize; SGX and PT neither. */
 			*b &= ~(CPUID7_EBX_SGX | CPUID7_EBX_PT);
 			if (!p->invpcid)
@@ -172,20 +184,28 @@ void cpuid_filter(const struct cpuid_policy *p, uint32_t leaf, uint32_t sub,
 				*c &= ~CPUID7_ECX_WAITPKG;
 			if (!p->fsrm)
 				*d &= ~CPUID7_EDX_FSRM;
-			*d &= ~(CPUID7_EDX_AMX_BF16 | CPUID7_EDX_AMX_TILE | CPUID7_EDX_AMX_INT8);
+			if (!p->amx)
+				*d &= ~(CPUID7_EDX_AMX_BF16 | CPUID7_EDX_AMX_TILE | CPUID7_EDX_AMX_INT8);
 		}
 		break;
 	case 0xd:
-		if (sub == 0)
+		/* With AMX the CPU's own answers (XCR0 bits, XFD, the tile
+		 * components' sizes, offsets, alignment and XFD support). */
+		if (sub == 0 && !p->amx)
 			*a &= (uint32_t)~XCR0_AMX;
 		if (sub == 1 && !p->xsaves)
 			*a &= ~CPUIDD1_EAX_XSAVES;
-		if (sub == 17 || sub == 18)
+		if (sub == 1 && !p->amx)
+			*a &= ~CPUIDD1_EAX_XFD;
+		if ((sub == 17 || sub == 18) && !p->amx)
+			*a = *b = *c = *d = 0;
+		break;
+	case 0x1d: case 0x1e:      /* AMX: the palette and TMUL leaves */
+		if (!p->amx)
 			*a = *b = *c = *d = 0;
 		break;
 	case 0x12:                 /* SGX */
 	case 0x14:                 /* Intel PT */
-	case 0x1d: case 0x1e:      /* AMX tiles */
 		*a = *b = *c = *d = 0;
 		break;
 	case 0x15:

@@ -16,6 +16,7 @@ struct cpuid_policy {
 	bool xsaves;               /* the VMCS enables XSAVES */
 	bool invpcid, rdtscp, waitpkg;
 	bool fsrm;                 /* cpuid_features_decide: fast strings on, so the guest keeps ERMS too */
+	bool amx;                  /* cpuid_features_decide: AMX with XFD, the tile state the guest's */
 	bool hide_mwait;           /* hlt=exit (the guest idles in HLT, which exits), timer=preempt (no deep C-states) */
 };
 extern struct cpuid_policy cpuid_policy;
@@ -44,6 +45,7 @@ struct cpufeat_host {
 	uint32_t l1c, l1d;            /* CPUID.1 ECX, EDX as the CPU answers */
 	uint32_t l7b, l7c, l7d;       /* CPUID.(7,0) EBX, ECX, EDX */
 	uint32_t x1d, d1a;            /* CPUID.80000001H EDX, CPUID.(0DH,1) EAX */
+	uint64_t xcr0;                /* CPUID.(0DH,0) EDX:EAX: the XCR0 bits the CPU supports */
 	bool misc_enable_ok;          /* RDMSR of IA32_MISC_ENABLE did not fault */
 	uint64_t misc_enable;
 	uint32_t proc2_allowed1;      /* IA32_VMX_PROCBASED_CTLS2 allowed-1 (0: no secondary controls) */
@@ -56,11 +58,11 @@ struct cpufeat {
 };
 #define CPUFEAT_MAX 20
 /* Fills out[] with every feature the CPU has that the guest may not get
- * (what it gets, and why not where it does not), sets p->fsrm and
- * p->waitpkg; returns the count. Pure: tests give it host values. */
+ * (what it gets, and why not where it does not), sets p->fsrm,
+ * p->waitpkg and p->amx; returns the count. Pure: tests give it host values. */
 unsigned cpuid_features_decide(const struct cpufeat_host *h, struct cpuid_policy *p, struct cpufeat *out);
-/* XCR0 bits the guest may set (host-supported minus hidden AMX state). */
-uint64_t cpuid_guest_xcr0_mask(uint64_t host_xcr0_supported);
+/* XCR0 bits the guest may set (host-supported, minus AMX's unless 'amx'). */
+uint64_t cpuid_guest_xcr0_mask(uint64_t host_xcr0_supported, bool amx);
 /* Whether XSETBV(ecx, val) is legal for the guest (the SDM's XSETBV #GP
  * rules, with 'allowed' from cpuid_guest_xcr0_mask): when it is not, the
  * guest gets #GP and the host never executes it. */

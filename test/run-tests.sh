@@ -656,12 +656,16 @@ hpet_checks() {
 cpufeat_checks() {
   local n=$1 l e
   expect "$n/features-said" "$log" '^cpu: guest feature VMX: hidden: ' '^cpu: guest feature LA57: hidden: ' \
-    '^cpu: guest feature AMX-TILE: hidden: ' '^cpu: guest feature WAITPKG: passed: "enable user wait and pause" on'
+    '^cpu: guest feature WAITPKG: passed: "enable user wait and pause" on'
   if [ "$2" = stock ]; then
     expect "$n/fsrm-hidden" "$log" '^cpu: guest feature FSRM: hidden: fast strings off in IA32_MISC_ENABLE'
+    expect "$n/amx-hidden" "$log" '^cpu: guest feature AMX-TILE: hidden: the CPU has AMX without XFD'
   else
     expect "$n/fsrm-passed" "$log" '^cpu: guest feature FSRM: passed: fast strings on'
     expect_not "$n/fast-strings-kept" "$log" 'Disabled fast string operations'
+    # (amx.patch: XFD, IA32_XFD and IA32_XFD_ERR; amx_checks runs the tiles)
+    expect "$n/amx-passed" "$log" '^cpu: guest feature AMX-TILE: passed: tile state passed' \
+      '^cpu: guest feature AMX-INT8: passed: ' '^cpu: guest feature AMX-BF16: passed: '
   fi
   [ "${3:-}" = waitpkg ] || return 0
   expect "$n/umwait-control" "$log" '^guest: umwait_control max_time=[1-9][0-9]* c02=1'
@@ -674,6 +678,35 @@ cpufeat_checks() {
   else
     bad "$n/waitpkg-no-exits" "${l:-no waitpkg line}"
   fi
+}
+
+# amx_checks NAME [OTHER]: the guest's AMX (issue 45; guest/test/amx.c,
+# hv.amx=1) on the patched sapphire_rapids (tools/bochs-patch/amx.patch):
+# Linux enabled tile data (no XSTATE warning, no XSETBV #GP in
+# fpu__init_cpu_xstate as before amx.patch, no unchecked XFD MSR access,
+# no unexpected #NM) and shows amx_tile/amx_int8; a tile
+# instruction before the permission raised SIGILL (XFD's #NM, Linux's
+# handler reading IA32_XFD_ERR); TDPBSSD's product equals the C loop's
+# (sum = ref) in this process and in a second one, the tiles saved and
+# restored over 50 switches between the two. OTHER: the run whose product
+# this one must equal (bare against under the hypervisor: the matrices are
+# the same, seeded), compared when it has its line.
+amx_checks() {
+  local n=$1 l s o
+  expect "$n/amx-linux" "$log" '^guest: amx flags=.*amx_tile,.*amx_int8'
+  expect_not "$n/amx-linux-quiet" "$log" 'XSAVE consistency problem|x86/fpu: .*(mismatch|misordered|disabled)|unchecked MSR access error: .*0x1c[45]|RIP: .*fpu__init_cpu_xstate|unexpected #NM'
+  l=$(tr -d '\r' < "$log" | grep -m1 '^guest: amx tdpbssd ')
+  if echo "$l" | grep -Eq ' sigill_before_perm=yes switches=50 sum=(0x[0-9a-f]+) ref=\1 mismatches=0 child=ok$'; then
+    ok "$n/amx-tdpbssd"
+    echo "  $n: ${l#guest: }"
+  else
+    bad "$n/amx-tdpbssd" "${l:-no amx line}"
+  fi
+  [ -n "${2:-}" ] && [ -f "$LOGS/$2.ser" ] || return 0
+  o=$(tr -d '\r' < "$LOGS/$2.ser" | grep -m1 '^guest: amx tdpbssd ' | grep -o ' sum=0x[0-9a-f]*')
+  s=$(echo "$l" | grep -o ' sum=0x[0-9a-f]*')
+  [ -n "$o" ] || return 0
+  if [ "$s" = "$o" ]; then ok "$n/amx-equals-$2"; else bad "$n/amx-equals-$2" "this run's${s:- (none)}, $2's$o"; fi
 }
 
 # The Linux guest under the hypervisor: Debian's kernel and the project's initramfs.
@@ -1958,9 +1991,9 @@ level_linux() {
   # idle with hlt=guest below 10 exits per second.
   if [ -n "$hvb" ]; then
     LX_BOCHS=$hvb linux_spawn linux-hv-spr "sapphire_rapids" 2 "exit=bochs ipivtest=1 hlt=guest" \
-      "$g=${IPIGEN_ROUNDS:-100000} hv.ipivtab=1 hv.timercheck=5 hv.timertrace=1 hv.ipibench=500 hv.waitpkg=1" "$tmo" \
+      "$g=${IPIGEN_ROUNDS:-100000} hv.ipivtab=1 hv.timercheck=5 hv.timertrace=1 hv.ipibench=500 hv.waitpkg=1 hv.amx=1" "$tmo" \
       "linux_checks linux/hv-spr; ipigen_checks linux/hv-spr ipiv; ipiv_checks linux/hv-spr deadline; ipibench_checks linux/hv-spr 500 0.05
-       cpufeat_checks linux/hv-spr patched waitpkg
+       cpufeat_checks linux/hv-spr patched waitpkg; amx_checks linux/hv-spr linux-spr-amx-bare
        timer_checks linux/hv-spr deadline; idle_checks linux/hv-spr timer"
     LX_BOCHS=$hvb linux_spawn linux-hv-next "xeon_next" 2 "exit=bochs ipivtest=1 hlt=guest" \
       "$g=${IPIGEN_SMALL:-20000} hv.ipivtab=1 hv.timercheck=5" "$tmo" \
@@ -2005,6 +2038,11 @@ level_linux() {
         "hv.bare=1 hv.xhci=1 hv.uhci=1 hv.vtd=1 hv.dmafault=1 iomem=relaxed hv.ipirounds=0 hv.noprobe=1 intel_iommu=on tsc_early_khz=50000" \
         "$tmo" "vtd_bare_checks linux/vtd-bare"
     else bad linux/vtd-bare "tools/mkdmar.py failed"; fi
+    # AMX bare (issue 45): the same tile multiply with no hypervisor, its
+    # product compared with linux/hv-spr's (whichever ends second compares).
+    LX_BARE=1 LX_BOCHS=$hvb linux_spawn linux-spr-amx-bare "sapphire_rapids" 2 "" \
+      "hv.bare=1 hv.amx=1 hv.ipirounds=0 hv.noprobe=1" "$tmo" \
+      "amx_checks linux/spr-amx-bare linux-hv-spr"
     # A machine that survives its reset (issue 48): bare, Debian's kernel
     # resets it three times as soon as its initramfs runs (the keyboard
     # controller, 0xCF9, a triple fault, which Bochs turns into a reset with
@@ -2164,10 +2202,11 @@ bochs_probe() {
     '^probe: smi count +\| 0 SMIs in [0-9]+ ms of probe \(MSR 0x34 0 -> 0\) \| missing: reads 0 since reset: an emulator' \
     '^probe: ==== [0-9]+ rows: ' 'hv: result=pass'
   # The guest's CPU features as the boot decides them (issue 45): the
-  # patched build's IA32_MISC_ENABLE says fast strings on (FSRM passed).
+  # patched build's IA32_MISC_ENABLE says fast strings on (FSRM passed),
+  # its XFD lets AMX pass (amx.patch).
   expect bochs/probe-features "$log" '^probe: guest VMX +\| hidden \| degraded: the hypervisor.s own' \
     '^probe: guest FSRM +\| passed: fast strings on' '^probe: guest WAITPKG +\| passed: "enable user wait and pause" on' \
-    '^probe: guest LA57 +\| hidden \| degraded: ' '^probe: guest AMX-TILE +\| hidden \| degraded: '
+    '^probe: guest LA57 +\| hidden \| degraded: ' '^probe: guest AMX-TILE +\| passed: tile state passed'
   expect_not bochs/probe-no-guest "$log" 'tier: ipi=trap|hv: phase guest setup|refusing'
 }
 

@@ -48,11 +48,11 @@ if [ -z "${BENCH_NO_PATCHED:-}" ]; then
 fi
 # name model cpus bochs hv-options ("bare [WORDS]": no hypervisor, WORDS added
 # to the kernel's command line). spr-bare hides what the hypervisor hides from
-# its guest on that model (guest/cpuid.c): AMX, whose XCR0 bits Bochs's
-# XSETBV refused (the bare kernel died of that #GP in fpu__init_cpu_xstate),
-# and LA57 (no5lvl; Bochs panics in its SMM restore once it is on;
+# its guest on that model (guest/cpuid.c): LA57 (no5lvl; Bochs panics in its SMM restore once it is on;
 # ../shared/TESTING.md). FSRM no longer: its hang was Bochs's missing
-# IA32_MISC_ENABLE (features.patch, docs/bochs.md defect P).
+# IA32_MISC_ENABLE (features.patch, docs/bochs.md defect P); AMX no longer:
+# Bochs's model lacked XFD (the bare kernel died of the XSETBV #GP in
+# fpu__init_cpu_xstate; amx.patch, defects S and T), and the hypervisor passes it.
 # The stock rows name eoi=vid: on stock Bochs 3.0 auto keeps VID off (its
 # defect G, docs/bochs.md); they compare the tiers as auto chooses them on a
 # CPU with VID (the "auto" row: what auto picks on a Skylake-SP).
@@ -70,7 +70,7 @@ configs=(
   "timer-hk corei7_skylake_x 3 stock exit=bochs housekeeping=2 eoi=vid"
 )
 [ -n "$hvb" ] && configs+=(
-  "spr-bare sapphire_rapids 2 patched bare clearcpuid=amx_tile,amx_bf16,amx_int8 no5lvl"
+  "spr-bare sapphire_rapids 2 patched bare no5lvl"
   "spr-auto sapphire_rapids 2 patched exit=bochs hlt=guest"
   "spr-posted sapphire_rapids 2 patched exit=bochs timer=posted hlt=guest"
   "spr-hk sapphire_rapids 3 patched exit=bochs housekeeping=2 hlt=guest"

@@ -7,7 +7,9 @@
 # xhci-msix.patch: an MSI-X capability too, its table and PBA in a BAR of
 # their own; vtd.patch with vtd.cc: VT-d remapping units, "vtd:" in the
 # bochsrc; features.patch: IA32_MISC_ENABLE (fast strings on: Linux's
-# FSRM path) and IA32_UMWAIT_CONTROL's reserved bits; reset.patch: a machine that survives its reset: the soft reset
+# FSRM path) and IA32_UMWAIT_CONTROL's reserved bits; amx.patch: XFD
+# (IA32_XFD, IA32_XFD_ERR, #NM) and Bochs's AMX defects, the trace cache's
+# cross-modifying code with AMX on; reset.patch: a machine that survives its reset: the soft reset
 # as the chipset's INIT under VMX's rules, the UART's master reset, and the
 # BIOS's two steps that failed after a warm reset, so the BIOS is built
 # here too, beside the binary, and tools/run-bochs.sh takes it from there).

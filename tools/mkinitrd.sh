@@ -80,6 +80,8 @@
 #   hv.hackbench=L  -> hackbench -g 2 -f 10 -l L: "guest: hackbench time=S rc=N"
 #   hv.waitpkg=1   -> "guest: umwait_control ..." and guest/test/waitpkg.c's line: TPAUSE and
 #                      UMWAIT waited, with this vCPU's exits over them and over a spin
+#   hv.amx=1       -> "guest: amx flags=..." and guest/test/amx.c's line: a tile matrix
+#                      multiply against a C loop, SIGILL before the permission (XFD)
 #   runs "ipitest ROUNDS" (ROUNDS from hv.ipirounds=, default 2000; 0 skips it)
 #   hv.probe=0xADDR -> reads that page of /dev/mem with dd and prints
 #                      "guest: devmem read of 0xADDR failed (rc=N): <error>" or
@@ -155,6 +157,11 @@ fi
 if ! "$CC" -static -O2 -Wall -o "$STAGE/bin/waitpkg" "$HERE/guest/test/waitpkg.c" 2>"$STAGE/cc.log"; then
 	cat "$STAGE/cc.log" >&2
 	die "building waitpkg failed"
+fi
+# amx: a tile matrix multiply in user mode (hv.amx=1), Debian's gcc's AMX intrinsics
+if ! "$CC" -static -O2 -Wall -mamx-tile -mamx-int8 -o "$STAGE/bin/amx" "$HERE/guest/test/amx.c" 2>"$STAGE/cc.log"; then
+	cat "$STAGE/cc.log" >&2
+	die "building amx failed"
 fi
 rm -f "$STAGE/cc.log"
 is_static "$STAGE/bin/ipitest" || die "ipitest is not static"
@@ -874,6 +881,14 @@ fi
 if [ "$(opt hv.waitpkg)" = 1 ]; then
 	echo "guest: umwait_control max_time=$(cat /sys/devices/system/cpu/umwait_control/max_time 2>/dev/null || echo none) c02=$(cat /sys/devices/system/cpu/umwait_control/enable_c02 2>/dev/null || echo none)"
 	/bin/waitpkg 200 20000 || check_failed waitpkg
+fi
+
+# hv.amx=1: TILELOADD, TDPBSSD, TILESTORED against a C loop, SIGILL before
+# the permission (XFD), tile data across 50 switches (guest/test/amx.c);
+# the kernel's own word on AMX.
+if [ "$(opt hv.amx)" = 1 ]; then
+	echo "guest: amx flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep '^amx' | tr '\n' ',')"
+	/bin/amx 50 || check_failed amx
 fi
 
 ROUNDS=$(opt hv.ipirounds)

@@ -86,8 +86,12 @@ unsigned vmx_guest_features(const struct vmx_caps *caps, struct cpufeat *out)
 	cpuid_count(1, 0, &a, &b, &h.l1c, &h.l1d);
 	if (max >= 7)
 		cpuid_count(7, 0, &a, &h.l7b, &h.l7c, &h.l7d);
-	if (max >= 0xd)
+	if (max >= 0xd) {
+		uint32_t d;
+		cpuid_count(0xd, 0, &a, &b, &b, &d);
+		h.xcr0 = ((uint64_t)d << 32) | a;
 		cpuid_count(0xd, 1, &h.d1a, &a, &b, &b);
+	}
 	cpuid_count(0x80000000, 0, &max, &a, &b, &b);
 	if (max >= 0x80000001)
 		cpuid_count(0x80000001, 0, &a, &b, &b, &h.x1d);
@@ -117,12 +121,17 @@ static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_ti
 	struct cpufeat f[CPUFEAT_MAX];
 	unsigned n = vmx_guest_features(vmx_env.caps, f);
 	cpuid_policy.waitpkg = cpuid_policy.waitpkg && (cfg->proc2 & VMX_PROC2_USER_WAIT_PAUSE);
+	/* The XCR0 bits the guest may set follow the decision (AMX's). */
+	uint32_t a, b, c, d;
+	cpuid_count(0xd, 0, &a, &b, &c, &d);
+	vmx_env.xcr0_mask = cpuid_guest_xcr0_mask(((uint64_t)d << 32) | a, cpuid_policy.amx);
 	for (unsigned i = 0; i < n; i++)
 		pr_info("cpu: guest feature %s: %s%s%s\n", f[i].name, f[i].given ? "passed" : "hidden",
 			f[i].why ? ": " : "", f[i].why ? f[i].why : "");
 }
 
-/* The guest's physical-address width and the XCR0 bits it may set. */
+/* The guest's physical-address width (the XCR0 bits it may set:
+ * cpuid_policy_setup, with the features). */
 static void guest_limits(void)
 {
 	uint32_t a, b, c, d;
@@ -133,8 +142,6 @@ static void guest_limits(void)
 	} else {
 		vmx_env.gpa_limit = GIB(64);  /* 36 bits: the architectural default */
 	}
-	cpuid_count(0xd, 0, &a, &b, &c, &d);
-	vmx_env.xcr0_mask = cpuid_guest_xcr0_mask(((uint64_t)d << 32) | a);
 }
 
 /* Every AP launches its vCPU (they wait for the guest's SIPI), then the

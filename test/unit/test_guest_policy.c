@@ -79,11 +79,11 @@ TEST(cpuid_leaf_d_xsave_state)
 	CHECK_EQ(r.d, 0);
 
 	r = filt(&p, 0xd, 1, (struct regs){ 0x1f, 0x100, 0x1900, 0 });
-	CHECK_EQ(r.a, 0x1f & ~BIT(3));                          /* no XSAVES */
+	CHECK_EQ(r.a, 0x1f & ~(BIT(3) | BIT(4)));               /* no XSAVES, no XFD without AMX */
 	CHECK_EQ(r.c, 0x1900);
 	p.xsaves = true;
 	r = filt(&p, 0xd, 1, (struct regs){ 0x1f, 0x100, 0x1900, 0 });
-	CHECK_EQ(r.a, 0x1f);
+	CHECK_EQ(r.a, 0x1f & ~BIT(4));
 
 	/* The AMX state components' own subleaves are empty. */
 	r = filt(&p, 0xd, 17, ones);
@@ -121,18 +121,18 @@ TEST(xsetbv_rules)
 	CHECK(!xsetbv_valid(0, 1ull << 63, ~0ull));
 }
 
-TEST(cpuid_xcr0_mask_drops_amx)
+TEST(cpuid_xcr0_mask_drops_amx_unless_passed)
 {
-	CHECK_EQ(cpuid_guest_xcr0_mask(0x602e7), 0x2e7);
-	CHECK_EQ(cpuid_guest_xcr0_mask(0x7), 0x7);
-	CHECK_EQ(cpuid_guest_xcr0_mask(~0ull), ~0ull & ~(BIT(17) | BIT(18)));
-	CHECK_EQ(cpuid_guest_xcr0_mask(0), 0);
+	CHECK_EQ(cpuid_guest_xcr0_mask(0x602e7, false), 0x2e7);
+	CHECK_EQ(cpuid_guest_xcr0_mask(0x7, false), 0x7);
+	CHECK_EQ(cpuid_guest_xcr0_mask(~0ull, false), ~0ull & ~(BIT(17) | BIT(18)));
+	CHECK_EQ(cpuid_guest_xcr0_mask(0, false), 0);
 }
 
 TEST(cpuid_sgx_pt_amx_leaves_zeroed)
 {
 	struct cpuid_policy p = { .invpcid = true, .rdtscp = true, .waitpkg = true, .xsaves = true };
-	static const uint32_t leaves[] = { 0x12, 0x14, 0x1d };
+	static const uint32_t leaves[] = { 0x12, 0x14, 0x1d, 0x1e };
 	for (size_t i = 0; i < ARRAY_SIZE(leaves); i++)
 		for (uint32_t sub = 0; sub < 3; sub++) {
 			struct regs r = filt(&p, leaves[i], sub, ones);
