@@ -107,6 +107,12 @@ level_qemu() {
   expect qemu/stick-files "$log" 'boot: guest kernel at 0x[0-9a-f]+ \(300000 bytes\), initrd at 0x[0-9a-f]+ \(70000 bytes\), cmdline "console=ttyS0 quiet"'
   [ "$rc" = 33 ] && ok qemu/boot-pass || { bad qemu/boot-pass "QEMU exit $rc (33 = pass)"; show_tail "$log"; }
   expect qemu/uefi-loader "$log" 'loader=uefi'
+  expect qemu/four-cpus "$log" 'smp: 4 of 4 CPUs online' 'smp: cpu3 apic_id=3 online'
+  expect qemu/memmap "$log" 'memmap: after the hypervisor.s claims, [0-9]+ ranges, [1-9][0-9]* MiB usable' 'hypervisor owns .* image' 'hypervisor owns .* heap'
+  expect qemu/acpi "$log" 'acpi: RSDP at 0x[0-9a-f]+' 'ACPI: MADT 0x' 'ACPI: PM1a_CNT'
+  # The HPET of q35 measures (CPUID 0x15/0x16 say nothing under TCG).
+  expect qemu/tsc "$log" 'tsc: [1-9][0-9]* kHz from the HPET \(100000000 Hz, [1-3] clean windows? of [0-9]+, '
+  expect qemu/no-vmx "$log" 'vmx: not supported by this CPU \(CPUID.1:ECX.VMX=0\): nothing to virtualize, stopping'
   # A build without the in-image test aids (make TEST_AIDS=0, for a real
   # machine): none of the aids' code in it, and an aid's option refused by
   # name at boot, before the VT-d units are read.
@@ -118,12 +124,6 @@ level_qemu() {
     [ "$rc" != 33 ] && ok qemu/noaids-refuses || bad qemu/noaids-refuses "QEMU exit $rc: iommutest=1 passed on a build without the aids"
     expect qemu/noaids-named "$log" 'hv: iommutest=1: a test aid, not in this build \(built with TEST_AIDS=0'
   else bad qemu/noaids-build "make B=$B/noaids TEST_AIDS=0 failed: $(tail -n1 $LOGS/noaids-build.log)"; fi
-  expect qemu/four-cpus "$log" 'smp: 4 of 4 CPUs online' 'smp: cpu3 apic_id=3 online'
-  expect qemu/memmap "$log" 'memmap: after the hypervisor.s claims, [0-9]+ ranges, [1-9][0-9]* MiB usable' 'hypervisor owns .* image' 'hypervisor owns .* heap'
-  expect qemu/acpi "$log" 'acpi: RSDP at 0x[0-9a-f]+' 'ACPI: MADT 0x' 'ACPI: PM1a_CNT'
-  # The HPET of q35 measures (CPUID 0x15/0x16 say nothing under TCG).
-  expect qemu/tsc "$log" 'tsc: [1-9][0-9]* kHz from the HPET \(100000000 Hz, [1-3] clean windows? of [0-9]+, '
-  expect qemu/no-vmx "$log" 'vmx: not supported by this CPU \(CPUID.1:ECX.VMX=0\): nothing to virtualize, stopping'
   # No VMX (QEMU's TCG): by default (novmx=linux) the hypervisor hands the
   # machine to Debian's kernel from the stick: the UEFI path's Linux loader
   # (files from the FAT stick, zero page, e820 from the UEFI map, RSDP,
