@@ -969,7 +969,7 @@ idle_checks() {
 # took it for stock (an emulator's TSC, no hlt=guest), kept VID off for its
 # defect G (docs/bochs.md) and lets HLT exit (defects D and I).
 stock_checks() {
-  expect "$1/stock-workarounds" "$log" 'idle: hlt=exit \(auto: a TSC below 500 MHz is an emulator' \
+  expect "$1/stock-workarounds" "$log" 'idle: hlt=exit \(auto: an emulator.s instruction-counting TSC' \
     'tier: eoi=pv \(auto: an emulator without hlt=guest, taken for stock Bochs 3.0, whose virtual-interrupt delivery ignores RFLAGS.IF \(defect G\)'
   # (the console's deferral is for eoi=vid asked for; the software x2APIC needs none)
   expect_not "$1/no-console-deferral" "$log" '^quirk: '
