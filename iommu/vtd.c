@@ -88,6 +88,16 @@ static void print_unit(const struct vtd_unit *u)
 		!!(u->ecap & VTD_ECAP_FLTS), !!(u->ecap & VTD_ECAP_PT), !!(u->ecap & VTD_ECAP_SC), !!(u->ecap & VTD_ECAP_C),
 		!pmrs ? "none" : (u->cap & VTD_CAP_PLMR) && (u->cap & VTD_CAP_PHMR) ? "low and high" : (u->cap & VTD_CAP_PLMR) ? "low" : "high",
 		te, (g & VTD_GSTS_IRES) ? "on" : "off", (g & VTD_GSTS_QIES) ? "on" : "off", (u->fw_pmen & VTD_PMEN_PRS) ? "on" : "off");
+	/* And what a firmware that used the unit may leave besides (each
+	 * taken over by vtd_enable and vtd_enable_ir). */
+	uint32_t f = u->fw_fsts;
+	if ((g & VTD_GSTS_CFIS) || (f & (VTD_FSTS_PPF | VTD_FSTS_PFO | VTD_FSTS_IQE)) || u->fw_iqh != u->fw_iqt)
+		pr_info("iommu: unit at 0x%llx: firmware left also:%s%s%s%s, fault event %s; queue IQH 0x%llx IQT 0x%llx%s\n",
+			(unsigned long long)u->base, (g & VTD_GSTS_CFIS) ? " CFI set (compatibility format passed)," : "",
+			(f & VTD_FSTS_PPF) ? " faults recorded (PPF)," : "", (f & VTD_FSTS_PFO) ? " fault overflow (PFO)," : "",
+			(f & VTD_FSTS_IQE) ? " queue stopped (IQE)" : " no queue error",
+			(u->fw_fectl & VTD_FECTL_IM) ? "masked" : "unmasked", (unsigned long long)u->fw_iqh,
+			(unsigned long long)u->fw_iqt, (f & VTD_FSTS_IQE) ? ": its descriptors from IQH on abandoned" : "");
 }
 
 int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen)
@@ -113,6 +123,13 @@ int vtd_probe(struct vtd_unit *u, uint64_t base, char *err, size_t errlen)
 	u->fw_gsts = rd32(u, VTD_GSTS);
 	u->fw_rtaddr = rd64(u, VTD_RTADDR);
 	u->fw_pmen = (u->cap & (VTD_CAP_PLMR | VTD_CAP_PHMR)) ? rd32(u, VTD_PMEN) : 0;
+	u->fw_fsts = rd32(u, VTD_FSTS);
+	u->fw_fectl = rd32(u, VTD_FECTL);
+	u->fw_iqh = u->fw_iqt = 0;
+	if (u->fw_gsts & VTD_GSTS_QIES) {
+		u->fw_iqh = rd64(u, VTD_IQH);
+		u->fw_iqt = rd64(u, VTD_IQT);
+	}
 	print_unit(u);
 	/* The new root table goes in with translation on (SRTP while TES is
 	 * 1); the mode does not: "Root Table Address Register" has TTM
@@ -299,6 +316,15 @@ static const char *firmware_ir_qi_off(struct vtd_unit *u)
 	}
 	if (sts & VTD_GSTS_QIES) {
 		pr_warn("iommu: unit at 0x%llx: queued invalidation left on by the firmware: turned off\n", (unsigned long long)u->base);
+		/* Stopped on a descriptor it refused ("Invalidation Queue
+		 * Error": IQH names it, fetching resumes when IQE is cleared):
+		 * the firmware's descriptors from there on are abandoned (the
+		 * tail moved to the head, then IQE cleared: nothing left to
+		 * fetch); the hypervisor invalidates everything itself. */
+		if (rd32(u, VTD_FSTS) & VTD_FSTS_IQE) {
+			wr64(u, VTD_IQT, rd64(u, VTD_IQH));
+			wr32(u, VTD_FSTS, VTD_FSTS_IQE);
+		}
 		uint64_t until = rdtsc() + tsc_from_us(VTD_TIMEOUT_US);
 		while (rd64(u, VTD_IQH) != rd64(u, VTD_IQT))
 			if (rdtsc() > until)
@@ -329,10 +355,11 @@ int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t 
 {
 	const char *step;
 	uint32_t sts = rd32(u, VTD_GSTS);
+	/* Masked until vtd_fault_event_on names where the event goes: first,
+	 * so that nothing the hand-over does sends the firmware's vector. */
+	wr32(u, VTD_FECTL, VTD_FECTL_IM);
 	if ((step = firmware_ir_qi_off(u)))
 		goto timeout;
-	/* Masked until vtd_fault_event_on names where the event goes. */
-	wr32(u, VTD_FECTL, VTD_FECTL_IM);
 	clear_faults(u);
 	/* Tables in write-back memory: a unit that does not snoop (ECAP.C
 	 * clear) reads them from memory. */

@@ -12,9 +12,10 @@ struct vtd_unit {
 	uint64_t cap, ecap;
 	uint32_t fro, nfr;      /* fault recording registers: offset, count */
 	uint32_t iro;           /* IOTLB registers' offset */
-	/* What the firmware left: GSTS, RTADDR, PMEN (0 without PMRs). */
-	uint32_t fw_gsts, fw_pmen;
-	uint64_t fw_rtaddr;
+	/* What the firmware left: GSTS, RTADDR, PMEN (0 without PMRs), FSTS,
+	 * FECTL, and with its queue on IQH and IQT. */
+	uint32_t fw_gsts, fw_pmen, fw_fsts, fw_fectl;
+	uint64_t fw_rtaddr, fw_iqh, fw_iqt;
 	bool on;                /* translation enabled by us */
 	/* The queued-invalidation interface, where ECAP.QI offers it and the
 	 * caller wants it: one 4 KiB queue of 256 descriptors, the status

@@ -31,6 +31,9 @@
 #                      dropped), entry 0 unmasked a second later (msix_unmask=0:
 #                      "hvattack: msix unmask entry=0 pba=0x1 -> 0x0"), the hub bound again:
 #                      "guest: xhci pending: irqs=+N device=VID:PID"
+#   hv.irqmove=N    -> after hv.xhci=1 hv.uhci=1: their interrupts moved to the other CPU N
+#                      times while they flow: "guest: irqmove round=R to=cpuT xhci=+N/+O
+#                      uhci=+N/+O effective=..." (each interrupt after a move on the new CPU)
 #   hv.dmaevents=1  -> insmod /lib/hvattack.ko dma_events=1 canary=<hv.canary> dma_high=<top>:
 #                      the xHCI's event ring on the canary page, above the guest's memory
 #                      and at 0xfee00040 (forged interrupt requests); needs VT-d units
@@ -548,6 +551,73 @@ if [ "$(opt hv.uhci)" = 1 ]; then
 	[ "$level" = 1 ] || check_failed uhci-not-level
 	[ "${irqs:-0}" -gt 0 ] || check_failed uhci-no-interrupts
 	[ -n "$dev" ] || { check_failed uhci-no-device; dmesg | grep -iE 'usb|uhci' | tail -n 8 | sed 's/^/guest: dmesg: /'; }
+fi
+
+# hv.irqmove=N (after hv.xhci=1 and hv.uhci=1; issue 44 item 7): the USB
+# controllers' interrupts moved while they flow, N times, alternately to
+# the other CPU: each of the xHCI's MSI-X lines and the UHCI's IOAPIC line
+# gets the new CPU in /proc/irq/I/smp_affinity (Linux gives it a vector
+# there and reprograms the entry: at once for MSI-X, at the next interrupt
+# for the IOAPIC's level pin), both root hubs are replugged once so that
+# every move is done, then once more while the counts are read: every
+# interrupt of that second replug is counted on the new CPU, none on the
+# old (a stale remapping entry would still deliver to the old CPU, or with
+# the old vector to a CPU where it names no handler). "guest: irqmove
+# round=R to=cpuT xhci=+NEW/+OLD uhci=+NEW/+OLD effective=LIST" per round;
+# checks irqmove-*.
+irq_cpu_counts() { # irq_cpu_counts IRQ: "COUNT0 COUNT1" of that line
+	awk -v q="$1:" '$1 == q { print $2, $3 }' /proc/interrupts
+}
+replug_root() { # replug_root BUSNUM: its root hub unbound and bound again
+	echo "$1-0:1.0" >/sys/bus/usb/drivers/hub/unbind
+	sleep 1
+	echo "$1-0:1.0" >/sys/bus/usb/drivers/hub/bind
+	dev=""
+	usb_wait "/sys/bus/usb/devices/$1-*"
+}
+if [ -n "$(opt hv.irqmove)" ]; then
+	xbus=$(cat /sys/bus/pci/drivers/xhci_hcd/*/usb*/busnum 2>/dev/null | head -n1)
+	ubus=$(cat /sys/bus/pci/drivers/uhci_hcd/*/usb*/busnum 2>/dev/null | head -n1)
+	xirqs=$(awk '/xhci_hcd/ { sub(":", "", $1); print $1 }' /proc/interrupts)
+	uirq=$(awk '/uhci_hcd/ { sub(":", "", $1); print $1; exit }' /proc/interrupts)
+	if [ -z "$xbus" ] || [ -z "$ubus" ] || [ -z "$xirqs" ] || [ -z "$uirq" ]; then
+		echo "guest: irqmove: no xHCI or UHCI (buses '$xbus' '$ubus', irqs '$xirqs' '$uirq')"
+		check_failed irqmove-no-devices
+	else
+		r=1
+		while [ $r -le "$(opt hv.irqmove)" ]; do
+			to=$((r % 2)) from=$(((r + 1) % 2))
+			for q in $xirqs $uirq; do
+				echo $((1 << to)) >/proc/irq/$q/smp_affinity || check_failed "irqmove-affinity-refused-irq$q"
+			done
+			replug_root "$xbus"; replug_root "$ubus"
+			nh0=$(dmesg | grep -c 'No irq handler')
+			for q in $xirqs $uirq; do eval "b$q=\"$(irq_cpu_counts "$q")\""; done
+			replug_root "$xbus"; replug_root "$ubus"
+			xn=0 xo=0 eff=""
+			for q in $xirqs $uirq; do
+				eval "set -- \$b$q $(irq_cpu_counts "$q")"
+				if [ $to = 0 ]; then n=$(($3 - $1)) o=$(($4 - $2)); else n=$(($4 - $2)) o=$(($3 - $1)); fi
+				eval "took$q=$(($3 + $4))"
+				eff="$eff $q:$(cat /proc/irq/$q/effective_affinity_list 2>/dev/null)"
+				if [ "$q" = "$uirq" ]; then un=$n uo=$o; else xn=$((xn + n)) xo=$((xo + o)); fi
+			done
+			echo "guest: irqmove round=$r to=cpu$to xhci=+$xn/+$xo uhci=+$un/+$uo effective=${eff# }"
+			[ "$xn" -gt 0 ] || check_failed "irqmove-xhci-none-on-cpu$to-round$r"
+			[ "$xo" = 0 ] || check_failed "irqmove-xhci-on-old-cpu$from-round$r"
+			[ "$un" -gt 0 ] || check_failed "irqmove-uhci-none-on-cpu$to-round$r"
+			[ "$uo" = 0 ] || check_failed "irqmove-uhci-on-old-cpu$from-round$r"
+			# (an MSI-X line that took no interrupt may keep its old
+			# CPU: without remapping Linux moves it at its next one)
+			for e in $eff; do [ "${e#*:}" = $to ] || [ "$(eval echo \$took${e%%:*})" = 0 ] ||
+				check_failed "irqmove-effective-affinity-irq${e%%:*}-round$r"; done
+			[ "$(dmesg | grep -c 'No irq handler')" = "$nh0" ] || check_failed "irqmove-no-irq-handler-round$r"
+			[ -n "$dev" ] || check_failed "irqmove-no-device-round$r"
+			r=$((r + 1))
+		done
+		dmesg | grep 'No irq handler' | head -n 4 | sed 's/^/guest: dmesg: /'
+		awk '$1 == "ERR:" || $1 == "MIS:" { print "guest: irqmove /proc/interrupts:" $0 }' /proc/interrupts
+	fi
 fi
 
 # hv.hpet=1: the HPET as the guest sees it (issue 35 item 8). Each timer's

@@ -26,7 +26,18 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# (name, file, text, replacement, what the strict unit should see)
+# (name, file, text, replacement, what the strict unit should see); text
+# and replacement may be lists (several substitutions in file, each exact).
+# A name in COVERED is a plant another invalidation makes harmless: its run
+# is expected to pass (COVERED), and fails the script if it does not.
+COVERED = {
+    # The interrupt entry cache is invalidated globally twice at the
+    # hand-over: in vtd_enable (after the firmware's IR is off) and after
+    # SIRTP in vtd_enable_ir. With IR off between them the unit caches no
+    # IRTE, so either alone covers what the firmware left; both out is
+    # iec-after-handover.
+    "sirtp-iec", "enable-iec",
+}
 PLANTS = [
     ("enable-cc", "iommu/vtd.c",
      "uint64_t d[3] = { VTD_QI_CC_GLOBAL, VTD_QI_IOTLB_GLOBAL, VTD_QI_IEC_GLOBAL };",
@@ -39,7 +50,16 @@ PLANTS = [
     ("sirtp-iec", "iommu/vtd.c",
      "\tif (vtd_invalidate_iec(u, err, errlen))\n\t\treturn -1;\n\t/* Compatibility",
      "\t/* Compatibility",
-     "no interrupt-entry-cache invalidation after SIRTP: stale only when the firmware left IRTEs cached (item 4)"),
+     "no interrupt-entry-cache invalidation after SIRTP: covered by the one in vtd_enable (IR off between them)"),
+    ("enable-iec", "iommu/vtd.c",
+     "qi_submit(u, d, (u->ecap & VTD_ECAP_IR) ? 3 : 2, err, errlen)",
+     "qi_submit(u, d, 2, err, errlen)",
+     "no interrupt-entry-cache invalidation in vtd_enable: covered by the one after SIRTP"),
+    ("iec-after-handover", "iommu/vtd.c",
+     ["qi_submit(u, d, (u->ecap & VTD_ECAP_IR) ? 3 : 2, err, errlen)",
+      "\tif (vtd_invalidate_iec(u, err, errlen))\n\t\treturn -1;\n\t/* Compatibility"],
+     ["qi_submit(u, d, 2, err, errlen)", "\t/* Compatibility"],
+     "neither interrupt-entry-cache invalidation of the hand-over: the firmware's cached IRTE stale at exit"),
     ("irte-iec-index", "iommu/iommu.c",
      "(owner == IRTE_ANY || owner == i) && vtd_invalidate_iec_index(&io.unit[i], index, err, sizeof err))",
      "(owner == IRTE_ANY || owner == i) && 0)",
@@ -78,11 +98,15 @@ def main(argv):
         copy_tree(tree)
         p = os.path.join(tree, f)
         s = open(p).read()
-        if name != "none" and s.count(text) != 1:
+        texts, repls = (text, repl) if isinstance(text, list) else ([text], [repl])
+        if name != "none" and any(s.count(t) != 1 for t in texts):
             print(f"GONE {name}: the text is not in {f} once")
+            missed += 1
             continue
         if name != "none":
-            open(p, "w").write(s.replace(text, repl))
+            for t, r in zip(texts, repls):
+                s = s.replace(t, r)
+            open(p, "w").write(s)
         b = subprocess.run(["make", "-s", "all", "build/ipiv-verdict"], cwd=tree, capture_output=True, text=True)
         if b.returncode:
             print(f"BUILD-FAILED {name}\n{b.stdout[-800:]}{b.stderr[-800:]}")
@@ -95,13 +119,17 @@ def main(argv):
         passes = [l for l in r.stdout.split("\n") if l.startswith("PASS linux/hv-vtd")]
         if name == "none":
             print(f"{'PASSED' if not fails and passes else 'FAILED'} none: {len(passes)} checks passed\n  " + "\n  ".join(fails[:12]))
+        elif name in COVERED:
+            if fails:
+                missed += 1
+            print(f"{'NOT-COVERED' if fails else 'COVERED'} {name} ({why}): {len(passes)} checks passed\n  " + "\n  ".join(fails[:12]))
         elif fails:
             print(f"CAUGHT {name} ({why}):\n  " + "\n  ".join(fails[:12]))
         else:
             missed += 1
             print(f"MISSED {name} ({why}): {len(passes)} checks passed")
         for l in r.stdout.split("\n"):
-            if "stale_" in l or "violation=" in l:
+            if l.startswith("    bochs-vtd: ") and ("stale_" in l or "violation=" in l):
                 print("  " + l.strip())
         print(f"  logs: {tree}/build/test-logs")
     return 1 if missed else 0

@@ -165,3 +165,47 @@ TEST(vtd_enable_ir_clears_cfi_the_firmware_left)
 	page_alloc_init(0, 0);
 	free(heap);
 }
+
+/* A firmware whose queue stopped on a descriptor the unit refused
+ * ("Invalidation Queue Error": FSTS.IQE, IQH on the descriptor, and the
+ * unit fetches nothing more until IQE is cleared), with faults recorded
+ * (PPF, PFO) and the fault event unmasked to its own vector. IQH never
+ * reaches IQT by waiting: the hand-over abandons the firmware's descriptors
+ * (IQT := IQH, then IQE cleared), masks the fault event before anything
+ * else, and clears the faults; the probe says what it found. */
+TEST(vtd_enable_abandons_a_stopped_firmware_queue)
+{
+	static struct vtd_regs_model m;
+	uint8_t *heap = aligned_alloc(PAGE_SIZE, HEAP_SIZE);
+	page_alloc_init((uintptr_t)heap, HEAP_SIZE);
+	hw_tsc = 1;
+	vrm_reset(&m, cap, ecap, true, true, true, true, FW_ROOT);
+	m.iqt = m.iqh + 0x30;
+	m.fsts |= (1u << 4) | (1u << 1) | 1u;                            /* IQE PPF PFO */
+	m.frcd[0][1] |= 1ull << 63;                                      /* F */
+	m.fectl = 0;                                                     /* unmasked */
+	m.refuse_types = 1u << 3;                                        /* a Device-TLB descriptor at IQH */
+	vrm_attach(&m);
+	struct vtd_unit u;
+	char err[256] = "";
+	memset(&u, 0, sizeof u);
+	test_log_clear();
+	CHECK_EQ(vtd_probe(&u, VRM_BASE, err, sizeof err), 0);
+	CHECK_CONTAINS(test_log(), "faults recorded (PPF)");
+	CHECK_CONTAINS(test_log(), "fault overflow (PFO)");
+	CHECK_CONTAINS(test_log(), "queue stopped (IQE)");
+	CHECK_CONTAINS(test_log(), "fault event unmasked");
+	CHECK_CONTAINS(test_log(), "IQH 0x40 IQT 0x70: its descriptors from IQH on abandoned");
+	int rc = vtd_enable(&u, NEW_ROOT, true, err, sizeof err);
+	if (rc)
+		test_fail(__FILE__, __LINE__, err);
+	CHECK_EQ(m.violations, 0);
+	CHECK_EQ(m.fsts & ((1u << 4) | 1u), 0u);                         /* IQE and PFO cleared */
+	CHECK_EQ(m.frcd[0][1] >> 63, 0u);
+	CHECK_EQ(m.fectl >> 31, 1u);                                     /* masked */
+	CHECK(m.fectl_mask_step && m.fectl_mask_step < m.ire_off_step);  /* before anything is changed */
+	CHECK_EQ(m.iqe_seen, 0u);                                        /* nothing of the firmware's run */
+	CHECK_EQ(m.root, NEW_ROOT);
+	page_alloc_init(0, 0);
+	free(heap);
+}

@@ -97,7 +97,7 @@ static void gcmd(bx_phy_address u, Bit32u cmd, bool set)
   wr32(u, VTD_REG_GCMD, set ? s | cmd : s & ~cmd);
 }
 
-static void fresh(bool preboot = false)
+static void fresh(unsigned preboot = 0)
 {
   static bool started;
   memset(vtd_host_mem, 0, VTD_HOST_MEM);
@@ -579,8 +579,10 @@ static void preboot_state_blocks_everything()
   CHECK_EQ(vtd_host_nirqs, 0);
   CHECK_EQ(rd64(U1, VTD_REG_FRCD + 16 + 8) >> 32 & 0xff, VTD_FR_IR_COMPAT);
   CHECK_EQ(rd64(U1, VTD_REG_FRCD + 32 + 8) >> 32 & 0xff, VTD_FR_IR_NP);
-  // The firmware's pages: read 0, writes ignored.
+  // The firmware's pages are its memory: a write sticks, a reset clears it.
   wr32(U1, 0x1000, 0xffffffff);
+  CHECK_EQ(rd32(U1, 0x1000), 0xffffffff);
+  fresh(true);
   CHECK_EQ(rd32(U1, 0x1000), 0);
 }
 

@@ -277,7 +277,11 @@ void vtd_mmio_write(uint64_t addr, unsigned size, uint64_t v)
 			run_queue(m);                /* the unit fetches again from IQH */
 		return;
 	}
-	case 0x38: m->fectl = (uint32_t)v & 0xc0000000u; return;
+	case 0x38:
+		m->fectl = (uint32_t)v & 0xc0000000u;
+		if ((v & (1u << 31)) && !m->fectl_mask_step)
+			m->fectl_mask_step = m->step;
+		return;
 	case 0x64:
 		if ((m->pmen & PMEN_EPM) && !(v & PMEN_EPM)) {
 			if (!(m->gsts & G_TE))
@@ -290,7 +294,7 @@ void vtd_mmio_write(uint64_t addr, unsigned size, uint64_t v)
 		return;
 	case 0x88:
 		m->iqt = v & 0x7fff0;
-		if (m->gsts & G_QIE)
+		if ((m->gsts & G_QIE) && !(m->fsts & (1u << 4)))
 			run_queue(m);
 		return;
 	case 0x90: m->iqa = v; return;

@@ -14,7 +14,8 @@
  *  - CCMD and the IOTLB register run their invalidation when ICC/IVT is
  *    written 1 and read it 0 when done; they must not be used while QIES
  *    is 1 (the register-based interface is off while the queue is on).
- *  - The queue: QIE set resets IQH to 0; a tail write runs the
+ *  - The queue: QIE set resets IQH to 0; a tail write (while FSTS.IQE
+ *    is clear: "hardware stops fetching" until software clears it) runs the
  *    descriptors from IQH to IQT (context cache, IOTLB, interrupt entry
  *    cache, wait with status write); clearing QIE with IQH != IQT, or while
  *    interrupt remapping is on (there is no other way to invalidate the
@@ -61,6 +62,7 @@ struct vtd_regs_model {
 	bool te_at_start;
 	unsigned step;               /* register writes so far */
 	unsigned srtp_step, sirtp_step, cc_step, iotlb_step, te_set_step, pmr_off_step, ire_off_step, qie_off_step;
+	unsigned fectl_mask_step;    /* the first FECTL write with IM set */
 	unsigned gcmd_writes;
 	char violation[512];         /* the first one, with its step */
 	unsigned violations;

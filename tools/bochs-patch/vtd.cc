@@ -61,7 +61,7 @@ static const bx_phy_address VTD_BASE = BX_CONST64(0xFED90000);
 static const bx_phy_address VTD_STRIDE = 0x10000;
 static const unsigned VTD_HAW = 40;             // host address width (DMAR byte 39)
 static const unsigned VTD_MAX_SCOPE = 16;
-static const unsigned VTD_FW_PAGES = 3;         // after the registers: the pre-boot tables
+static const unsigned VTD_FW_PAGES = 9;         // after the registers: the pre-boot tables and buffer
 
 class bx_vtd_c : public logfunctions {
 public:
@@ -76,11 +76,12 @@ static struct {
   Bit16u scope1[VTD_MAX_SCOPE];
   unsigned nscope1;
   Bit16u ioapic_sid;
-  bool preboot;                                  // firmware left TE, IR, QI and a PMR on
+  unsigned preboot;                              // 1: firmware left TE, IR, QI and a PMR on; 2: warm (below)
   bool log_dma;                                  // every translated DMA page in the log
   unsigned defer;                                // deferred completion: device ticks a command takes (0: at once)
   bool strict;                                   // strict caches: the least every invalidation must do
-} cfg = { false, VTD_UNITS, { 0 }, 0, 0xF0F8, false, false, 0, false };
+  bool collapse;                                 // a fault of a source with a record pending is not recorded
+} cfg = { false, VTD_UNITS, { 0 }, 0, 0xF0F8, false, false, 0, false, false };
 
 // Deferred completion (defer=N): one device tick every VTD_TICK_US of
 // emulated time; a command completes N ticks after its write, the queue
@@ -152,6 +153,7 @@ public:
   Bit64u iva, iotlb;
   Bit64u frcd[VTD_NFR][2];
   unsigned fault_next;
+  Bit8u fw[VTD_FW_PAGES * 0x1000];     // the firmware's memory after the registers (RAM: read and written)
   // The caches: context entries by source ID, translations by domain and
   // page, IRTEs by index. Present and valid entries only (CAP.CM 0).
   // Each entry keeps what it was made from (the raw root and context
@@ -163,6 +165,11 @@ public:
   std::map<Bit64u, tlb_entry> tlb;     // key: did << 48 | shift << 40 | page number
   struct irte_entry { Bit64u lo, hi, seen; };
   std::map<Bit16u, irte_entry> iec;
+  // strict: the paging-structure cache, the non-leaf entries down to a
+  // page table (the PDE level) by domain and 2 MiB region: the table, the
+  // rights of the levels above, what the walk started from.
+  struct pde_entry { Bit64u pt; bool r, w; Bit64u slpt; unsigned levels, agaw; Bit64u seen; };
+  std::map<Bit64u, pde_entry> pde;     // key: did << 48 | addr >> 21
   Bit64u syncs;                        // invalidations known complete: waits done, CCMD/IOTLB commands done
   bool cc_due;                         // SRTP since the last context-cache invalidation
   std::map<std::string, Bit64u> violated;
@@ -188,7 +195,9 @@ public:
   void run_queue(unsigned budget = ~0u);
   bool do_descriptor(Bit64u lo, Bit64u hi);
   void cc_invalidate(unsigned g, Bit16u did, Bit16u sid, unsigned fm);
-  void iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am);
+  void iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am, bool ih);
+  bool pde_walk(const vtd_ctx &c, Bit64u addr, bool write, vtd_xlate *x, int *fr, Bit64u *seen);
+  void pde_fill(const vtd_ctx &c, Bit64u addr);
   void iec_invalidate(bool index, unsigned idx, unsigned im);
   void record_fault(Bit16u sid, Bit64u info, unsigned reason, bool read);
   void fault_event(Bit32u was_any);
@@ -232,7 +241,7 @@ void vtd_unit::reset()
   irta = irt = 0; iva = iotlb = 0;
   memset(frcd, 0, sizeof(frcd));
   fault_next = 0;
-  ccache.clear(); tlb.clear(); iec.clear();
+  ccache.clear(); tlb.clear(); iec.clear(); pde.clear();
   syncs = 0; cc_due = false; violated.clear();
   cmd_v = prs = 0; cmd_ticks = ccmd_ticks = iotlb_ticks = prs_ticks = 0;
   cap = keep[0]; ecap = keep[1]; id = keep_id; base = keep_base;
@@ -435,7 +444,7 @@ void vtd_unit::iotlb_do()
   } else if (g == 3 && am > vtd_bits(cap, 53, 48)) {
     iaig = 0;                                // beyond CAP.MAMV
   } else if (g) {
-    iotlb_invalidate(g, (Bit16u) (iotlb >> 32), iva & ~BX_CONST64(0xFFF), am);
+    iotlb_invalidate(g, (Bit16u) (iotlb >> 32), iva & ~BX_CONST64(0xFFF), am, (iva >> 6) & 1);
     syncs++;
   }
   iotlb = (iotlb & ~(BX_CONST64(1) << 63) & ~(BX_CONST64(3) << 57)) | ((Bit64u) iaig << 57);
@@ -550,12 +559,21 @@ void vtd_unit::cc_invalidate(unsigned g, Bit16u did, Bit16u sid, unsigned fm)
   }
 }
 
-void vtd_unit::iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am)
+void vtd_unit::iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am, bool ih)
 {
   st.iotlb_inv++;
   if (cc_due) violation("iotlb-before-context-after-srtp");
-  if (g == 1) { tlb.clear(); return; }
+  if (g == 1) { tlb.clear(); pde.clear(); return; }
   Bit64u lo = addr & ~((BX_CONST64(1) << (12 + am)) - 1), hi = lo + (BX_CONST64(1) << (12 + am));
+  // The paging-structure cache: a domain-selective invalidation drops the
+  // domain's entries; a page-selective one those of the regions it
+  // touches, unless IH ("Invalidation Hint": software changed only leaf
+  // entries) lets the unit keep them.
+  for (std::map<Bit64u, pde_entry>::iterator i = pde.begin(); i != pde.end(); ) {
+    Bit64u start = (i->first & ((BX_CONST64(1) << 48) - 1)) << 21;
+    bool drop = (Bit16u) (i->first >> 48) == did && (g == 2 || (!ih && start < hi && start + (BX_CONST64(1) << 21) > lo));
+    if (drop) pde.erase(i++); else ++i;
+  }
   for (std::map<Bit64u, tlb_entry>::iterator i = tlb.begin(); i != tlb.end(); ) {
     bool drop = (Bit16u) (i->first >> 48) == did;
     if (drop && g == 3) {
@@ -599,7 +617,7 @@ bool vtd_unit::do_descriptor(Bit64u lo, Bit64u hi)
     break;
   case VTD_INV_IOTLB:
     iotlb_invalidate((unsigned) vtd_bits(lo, 5, 4), (Bit16u) vtd_bits(lo, 31, 16), hi & ~BX_CONST64(0xFFF),
-                     (unsigned) vtd_bits(hi, 5, 0));
+                     (unsigned) vtd_bits(hi, 5, 0), (hi >> 6) & 1);
     break;
   case VTD_INV_IEC:
     iec_invalidate((lo >> 4) & 1, (unsigned) vtd_bits(lo, 47, 32), (unsigned) vtd_bits(lo, 31, 27));
@@ -717,8 +735,17 @@ void vtd_unit::record_fault(Bit16u sid, Bit64u info, unsigned reason, bool read)
              sid & 7, reason >= 0x20 ? "interrupt index/info" : read ? "read" : "write", info));
   }
   bool was_any = any_status(), had_pending = false;
-  for (unsigned n = 0; n < VTD_NFR; n++)
-    if (frcd[n][1] >> 63) had_pending = true;
+  for (unsigned n = 0; n < VTD_NFR; n++) {
+    if (!(frcd[n][1] >> 63)) continue;
+    had_pending = true;
+    if (cfg.collapse && (Bit16u) frcd[n][1] == sid) {
+      // collapse=1: one record per source until software clears it (a
+      // unit may record a repeated fault of a requester once; the
+      // option shows whether a count relies on every fault recorded).
+      st.faults_unrecorded++;
+      return;
+    }
+  }
   if (frcd[fault_next][1] >> 63) {
     st.fault_overflows++;
     fsts |= VTD_FSTS_PFO;                        // dropped: no free recording register
@@ -808,7 +835,12 @@ bool vtd_unit::translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit6
     // again before it reports a permission fault).
     st.tlb_misses++;
     vtd_xlate x;
-    int fr = vtd_sl_walk(rd64_cb, NULL, &c, cap, VTD_HAW, addr, write, &x);
+    int fr;
+    Bit64u seen = 0;                             // a translation made through a stale entry inherits it
+    if (!pde_walk(c, addr, write, &x, &fr, &seen)) {
+      fr = vtd_sl_walk(rd64_cb, NULL, &c, cap, VTD_HAW, addr, write, &x);
+      if (!fr && x.shift == 12) pde_fill(c, addr);
+    }
     if (fr) {
       st.dma_blocked++;
       if (c.fpd) st.faults_unrecorded++;
@@ -816,7 +848,7 @@ bool vtd_unit::translate(Bit16u sid, Bit64u addr, unsigned len, bool write, Bit6
       return false;
     }
     t.hpa = x.hpa; t.shift = x.shift; t.r = x.r; t.w = x.w;
-    t.slpt = c.slpt; t.levels = c.levels; t.agaw = c.agaw; t.seen = 0;
+    t.slpt = c.slpt; t.levels = c.levels; t.agaw = c.agaw; t.seen = seen;
     if (tlb.size() >= 4096) tlb.clear();         // a full IOTLB drops entries, as hardware may
     tlb[((Bit64u) c.did << 48) | ((Bit64u) t.shift << 40) | (addr >> t.shift)] = t;
   }
@@ -1015,15 +1047,16 @@ static void print_latency(void)
 
 // ---- the bus ----
 
-// The register page, then the firmware's page (VTD_FW_PAGES pages that
-// read 0 and ignore writes: where the pre-boot tables live, below).
+// The register page, then the firmware's pages (VTD_FW_PAGES pages of
+// memory the firmware keeps for itself: where the pre-boot tables live,
+// below; zeros at each reset until the pre-boot state writes them).
 static bool mmio_read(bx_phy_address a, unsigned len, void *data, void *param)
 {
   vtd_unit *u = (vtd_unit *) param;
   Bit8u *out = (Bit8u *) data;
   for (unsigned i = 0; i < len; i++) {
     unsigned off = (unsigned) ((a + i) - u->base);
-    out[i] = off < 0x1000 ? (Bit8u) (u->read32(off & ~3u) >> (8 * (off & 3))) : 0;
+    out[i] = off < 0x1000 ? (Bit8u) (u->read32(off & ~3u) >> (8 * (off & 3))) : u->fw[off - 0x1000];
   }
   return true;
 }
@@ -1033,7 +1066,10 @@ static bool mmio_write(bx_phy_address a, unsigned len, void *data, void *param)
   vtd_unit *u = (vtd_unit *) param;
   const Bit8u *in = (const Bit8u *) data;
   unsigned off = (unsigned) (a - u->base);
-  if (off >= 0x1000) return true;                // the firmware's pages: read-only
+  if (off >= 0x1000) {                           // the firmware's pages: memory
+    memcpy(&u->fw[off - 0x1000], in, len);
+    return true;
+  }
   if ((len != 4 && len != 8) || (off & 3)) {
     BX_ERROR(("%s: %u-byte write at offset 0x%03x: only aligned dword and qword writes are done", u->name(), len, off));
     return true;
@@ -1137,10 +1173,11 @@ bool bx_vtd_parse_option(const char *context, int num_params, char *params[])
     const char *p = params[i];
     if (!strncmp(p, "enabled=", 8)) cfg.enabled = atoi(p + 8) != 0;
     else if (!strncmp(p, "units=", 6)) cfg.units = atoi(p + 6);
-    else if (!strncmp(p, "preboot=", 8)) cfg.preboot = atoi(p + 8) != 0;
+    else if (!strncmp(p, "preboot=", 8)) cfg.preboot = (unsigned) atoi(p + 8);
     else if (!strncmp(p, "log_dma=", 8)) cfg.log_dma = atoi(p + 8) != 0;
     else if (!strncmp(p, "defer=", 6)) cfg.defer = (unsigned) atoi(p + 6);
     else if (!strncmp(p, "strict=", 7)) cfg.strict = atoi(p + 7) != 0;
+    else if (!strncmp(p, "collapse=", 9)) cfg.collapse = atoi(p + 9) != 0;
     else if (!strncmp(p, "ioapic=", 7)) {
       if (!parse_bdf(p + 7, &cfg.ioapic_sid)) { fprintf(stderr, "%s: vtd: bad ioapic=%s\n", context, p + 7); return false; }
     } else if (!strncmp(p, "scope1=", 7)) {
@@ -1159,6 +1196,10 @@ bool bx_vtd_parse_option(const char *context, int num_params, char *params[])
       fprintf(stderr, "%s: vtd: unknown option %s\n", context, p);
       return false;
     }
+  }
+  if (cfg.preboot > 2) {
+    fprintf(stderr, "%s: vtd: preboot=%u (0, 1 or 2)\n", context, cfg.preboot);
+    return false;
   }
   if (cfg.units < 1 || cfg.units > VTD_UNITS) {
     fprintf(stderr, "%s: vtd: units=%u (1 or 2)\n", context, cfg.units);
@@ -1267,12 +1308,96 @@ static void preboot(vtd_unit *u)
            (Bit64u) t, u->gsts));
 }
 
+// The firmware's use of IRTE INDEX: read from its table and cached, as
+// its own interrupt through it would leave it.
+static void irte_entry_cache(vtd_unit *u, unsigned index)
+{
+  Bit64u e = (u->irt & ~BX_CONST64(0xFFF)) + 16 * (Bit64u) index, lo, hi;
+  if (rd64_cb(NULL, e, &lo) && rd64_cb(NULL, e + 8, &hi) && (lo & 1)) {
+    vtd_unit::irte_entry ent = { lo, hi, 0 };
+    u->iec[(Bit16u) index] = ent;
+  }
+}
+
+static void fw_wr64(vtd_unit *u, unsigned page, unsigned off, Bit64u v)
+{
+  for (int i = 0; i < 8; i++) u->fw[(page - 1) * 0x1000 + off + i] = (Bit8u) (v >> (8 * i));
+}
+
+// preboot=2, the warm state (issue 44 item 4): what a firmware that used
+// its unit leaves. Its pages (after the registers): 1 root, 2 queue, 3 the
+// interrupt-remapping table (256 entries), 4 bus 0's context table, 5-8 a
+// 4-level second-level table, 9 the firmware's DMA buffer. Every context
+// entry of bus 0 present (domain 1) with IOVA 0x1000 mapped to the buffer
+// (read/write); one request from the unit's first function walked, so its
+// context entry and that translation are cached; IRTE 200 present (vector
+// 0xef to APIC ID 0) and cached; CFI set; the queue stopped with IQE at a
+// Device-TLB descriptor (the unit has none: IQEI 3) with a context-cache
+// invalidation and a wait descriptor after it, between IQH and IQT; nine
+// requests from bus 1 (no root entry) faulted: eight records pending and
+// PFO; the fault event pointed at the firmware's vector 0xef on APIC ID 0,
+// unmasked, its message already taken (IP clear).
+static void preboot_warm(vtd_unit *u)
+{
+  const bx_phy_address b = u->base;
+  Bit16u sid = u->id && cfg.nscope1 ? cfg.scope1[cfg.nscope1 - 1] : 0;
+  for (unsigned i = 0; i < sizeof(u->fw); i++) u->fw[i] = 0;
+  fw_wr64(u, 1, 0, (b + 0x4000) | 1);                             // root entry, bus 0
+  for (unsigned devfn = 0; devfn < 256; devfn++) {
+    fw_wr64(u, 4, 16 * devfn, (b + 0x5000) | 1);                  // P, TT 00b, SLPTPTR
+    fw_wr64(u, 4, 16 * devfn + 8, (BX_CONST64(1) << 8) | 2);      // DID 1, AW 4-level
+  }
+  fw_wr64(u, 5, 0, (b + 0x6000) | 3);                             // PML4E, PDPTE, PDE: R W
+  fw_wr64(u, 6, 0, (b + 0x7000) | 3);
+  fw_wr64(u, 7, 0, (b + 0x8000) | 3);
+  fw_wr64(u, 8, 8, (b + 0x9000) | 3);                             // IOVA 0x1000 -> the buffer
+  fw_wr64(u, 3, 16 * 200, (BX_CONST64(0) << 32) | (0xefu << 16) | 1);   // IRTE 200: P, vector 0xef, APIC ID 0
+  // The firmware's stopped queue: a Device-TLB invalidation (type 3),
+  // then a global context-cache invalidation and a wait that would write 1
+  // into its buffer.
+  fw_wr64(u, 2, 0x00, 3);
+  fw_wr64(u, 2, 0x08, 0x1000);
+  fw_wr64(u, 2, 0x10, 1 | (1 << 4));
+  fw_wr64(u, 2, 0x20, 5 | (1 << 5) | (BX_CONST64(1) << 32));
+  fw_wr64(u, 2, 0x28, b + 0x9000 + 0x800);
+  u->fedata = 0xef; u->feaddr = 0xFEE00000; u->feuaddr = 0;      // masked while it runs (reset state)
+  u->rtaddr = b + 0x1000;
+  u->command(VTD_GCMD_SRTP);
+  u->command((u->gsts & ~VTD_GCMD_ONESHOT) | VTD_GCMD_TE);
+  u->iqa = b + 0x2000;
+  u->iqt = 0;
+  u->command((u->gsts & ~VTD_GCMD_ONESHOT) | VTD_GCMD_QIE);
+  u->irta = (b + 0x3000) | (BX_CONST64(1) << 11) | 7;             // EIME, 256 entries (S 7)
+  u->command((u->gsts & ~VTD_GCMD_ONESHOT) | VTD_GCMD_SIRTP);
+  u->command((u->gsts & ~VTD_GCMD_ONESHOT) | VTD_GCMD_CFI);
+  u->command((u->gsts & ~VTD_GCMD_ONESHOT) | VTD_GCMD_IRE);
+  Bit64u hpa;
+  u->translate(sid, 0x1000, 4, false, &hpa);                      // cached: the context entry and the page
+  irte_entry_cache(u, 200);
+  u->iqt = 0x30;
+  u->run_queue();                                                 // stops at descriptor 0
+  for (unsigned k = 0; k < VTD_NFR + 1; k++) u->translate(0x0100, 0x1000 * k, 4, false, &hpa);
+  u->fectl = 0;                                                   // unmasked, the event taken
+  u->plmbase = 0;
+  u->plmlimit = 0x00E00000;
+  u->write32(VTD_REG_PMEN, 0x80000000);
+  u->prs = 1; u->prs_ticks = 0;
+  memset(&u->st, 0, sizeof(u->st));
+  u->violated.clear();
+  BX_INFO(("%s: warm firmware state: GSTS 0x%08x, FSTS 0x%08x, IQH 0x%x IQT 0x%x, %u context, %u IOTLB, %u IRTE cached; "
+           "IOVA 0x1000 of %02x:%02x.%u -> 0x" FMT_ADDRX64, u->name(), u->gsts, u->read32(VTD_REG_FSTS), (unsigned) u->iqh,
+           (unsigned) u->iqt, (unsigned) u->ccache.size(), (unsigned) u->tlb.size(), (unsigned) u->iec.size(), sid >> 8,
+           (sid >> 3) & 0x1F, sid & 7, hpa));
+}
+
 void bx_vtd_reset(unsigned)
 {
   if (!vtd_active) return;
   for (unsigned n = 0; n < cfg.units; n++) {
     units[n].reset();
-    if (cfg.preboot) preboot(&units[n]);
+    memset(units[n].fw, 0, sizeof(units[n].fw));
+    if (cfg.preboot == 2) preboot_warm(&units[n]);
+    else if (cfg.preboot) preboot(&units[n]);
   }
 }
 

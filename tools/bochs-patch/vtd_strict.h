@@ -76,8 +76,91 @@ void vtd_unit::stale_hit(Bit64u &seen, bool differs, Bit64u &count, const char *
               name(), what, key, (unsigned long long) (syncs + 1 - seen)));
 }
 
+// The non-leaf entries of c's tables down to addr's page table: its
+// address and the rights of the levels above (false: not present, a
+// superpage, unreadable on the way: nothing a paging-structure cache keeps).
+static bool pde_of(const vtd_ctx &c, Bit64u addr, Bit64u *pt, bool *r, bool *w)
+{
+  Bit64u table = c.slpt;
+  *r = *w = true;
+  for (unsigned level = c.levels; level >= 2; level--) {
+    Bit64u e;
+    if (!rd64_cb(NULL, (table & ~BX_CONST64(0xFFF)) + 8 * ((addr >> (12 + 9 * (level - 1))) & 511), &e)) return false;
+    if (!(e & 3) || ((e >> 7) & 1)) return false;
+    *r = *r && (e & 1);
+    *w = *w && ((e >> 1) & 1);
+    table = e & BX_CONST64(0x000ffffffffff000);
+  }
+  *pt = table;
+  return true;
+}
+
+static bool pde_differs(const vtd_unit::pde_entry &p, const vtd_ctx &c, Bit64u addr)
+{
+  Bit64u pt;
+  bool r, w;
+  return !pde_of(c, addr, &pt, &r, &w) || pt != p.pt || r != p.r || w != p.w;
+}
+
+// strict: a translation through a cached paging-structure entry (the
+// walk starts at the page table it names, with the rights above it):
+// false when none is cached for the domain and region.
+bool vtd_unit::pde_walk(const vtd_ctx &c, Bit64u addr, bool write, vtd_xlate *x, int *fr, Bit64u *seen)
+{
+  if (!cfg.strict) return false;
+  Bit64u key = ((Bit64u) c.did << 48) | (addr >> 21);
+  std::map<Bit64u, pde_entry>::iterator i = pde.find(key);
+  if (i == pde.end()) return false;
+  stale_hit(i->second.seen, pde_differs(i->second, c, addr), st.stale_iotlb, "paging-structure entry", key);
+  *seen = i->second.seen;
+  if (write ? !i->second.w : !i->second.r) { *fr = write ? VTD_FR_WRITE : VTD_FR_READ; return true; }
+  vtd_ctx leaf = c;
+  leaf.slpt = i->second.pt;
+  leaf.levels = 1;
+  *fr = vtd_sl_walk(rd64_cb, NULL, &leaf, cap, VTD_HAW, addr, write, x);
+  if (!*fr) {
+    x->r = x->r && i->second.r;
+    x->w = x->w && i->second.w;
+  }
+  return true;
+}
+
+void vtd_unit::pde_fill(const vtd_ctx &c, Bit64u addr)
+{
+  if (!cfg.strict) return;
+  pde_entry p = pde_entry();
+  if (!pde_of(c, addr, &p.pt, &p.r, &p.w)) return;
+  p.slpt = c.slpt; p.levels = c.levels; p.agaw = c.agaw;
+  if (pde.size() >= 1024) pde.clear();
+  pde[((Bit64u) c.did << 48) | (addr >> 21)] = p;
+}
+
+// The first present context entry under the current root that names
+// domain did (0 and *c: none): the tables a request tagged did would walk now.
+static bool ctx_of_domain(Bit64u root, Bit64u cap, Bit16u did, vtd_ctx *c)
+{
+  for (unsigned bus = 0; bus < 256; bus++) {
+    Bit64u lo, hi, ctp = 0;
+    Bit64u re = (root & ~BX_CONST64(0xFFF)) + 16 * bus;
+    if (!rd64_cb(NULL, re, &lo) || !rd64_cb(NULL, re + 8, &hi) || vtd_root_entry(lo, hi, VTD_HAW, &ctp)) continue;
+    for (unsigned devfn = 0; devfn < 256; devfn++) {
+      vtd_ctx x = vtd_ctx();
+      if (rd64_cb(NULL, ctp + 16 * devfn, &lo) && rd64_cb(NULL, ctp + 16 * devfn + 8, &hi) &&
+          !vtd_context_entry(lo, hi, cap, VTD_HAW, &x) && x.did == did) {
+        *c = x;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // At exit: every cached entry that differs from memory is stale (software
-// changed the table and never invalidated it).
+// changed the table and never invalidated it). An IOTLB entry is judged
+// by the tables its domain's context entries name now (a domain ID that
+// software took over with new tables and no IOTLB invalidation keeps the
+// old translations: the warm firmware state's); with no context entry of
+// its domain left, by the tables it was walked from.
 void vtd_unit::audit_at_exit()
 {
   for (std::map<Bit16u, ctx_entry>::iterator i = ccache.begin(); i != ccache.end(); ++i)
@@ -88,13 +171,27 @@ void vtd_unit::audit_at_exit()
     }
   for (std::map<Bit64u, tlb_entry>::iterator i = tlb.begin(); i != tlb.end(); ++i) {
     vtd_ctx c = vtd_ctx();
-    c.slpt = i->second.slpt; c.levels = i->second.levels; c.agaw = i->second.agaw;
+    if (!ctx_of_domain(root, cap, (Bit16u) (i->first >> 48), &c)) {
+      c.slpt = i->second.slpt; c.levels = i->second.levels; c.agaw = i->second.agaw;
+    }
     unsigned shift = (unsigned) ((i->first >> 40) & 0xFF);
     Bit64u addr = (i->first & ((BX_CONST64(1) << 40) - 1)) << shift;
     if (tlb_differs(i->second, c, addr)) {
       st.stale_iotlb++;
       BX_ERROR(("%s: at exit the IOTLB entry of domain %u for 0x" FMT_ADDRX64 " differs from memory", name(),
                 (unsigned) (i->first >> 48), addr));
+    }
+  }
+  for (std::map<Bit64u, pde_entry>::iterator i = pde.begin(); i != pde.end(); ++i) {
+    vtd_ctx c = vtd_ctx();
+    if (!ctx_of_domain(root, cap, (Bit16u) (i->first >> 48), &c)) {
+      c.slpt = i->second.slpt; c.levels = i->second.levels; c.agaw = i->second.agaw;
+    }
+    Bit64u addr = (i->first & ((BX_CONST64(1) << 48) - 1)) << 21;
+    if (pde_differs(i->second, c, addr)) {
+      st.stale_iotlb++;
+      BX_ERROR(("%s: at exit the cached paging-structure entry of domain %u for 0x" FMT_ADDRX64 " differs from memory",
+                name(), (unsigned) (i->first >> 48), addr));
     }
   }
   for (std::map<Bit16u, irte_entry>::iterator i = iec.begin(); i != iec.end(); ++i)
