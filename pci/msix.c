@@ -142,7 +142,7 @@ uint32_t vmsi_mem_read(struct vmsi *s, const struct vmsi_hw *hw, uint64_t pa)
 {
 	uint32_t i;
 	struct vmsi_fn *f = entry_of(s, pa, &i), *b = f ? f : vmsi_placed_bar_of(s, pa);
-	if (b && !vmsi_still_taken(s, hw, b))
+	if (b && (!vmsi_still_taken(s, hw, b) || !vmsi_table_decoded(s, hw, b)))
 		f = b = NULL;
 	if (!f && b && !b->dark)
 		return hw->mem_read(hw->ctx, pa);
@@ -164,7 +164,7 @@ void vmsi_mem_write(struct vmsi *s, const struct vioapic_dom *d, const struct vm
 {
 	uint32_t i;
 	struct vmsi_fn *f = entry_of(s, pa, &i), *b = f ? f : vmsi_placed_bar_of(s, pa);
-	if (b && !vmsi_still_taken(s, hw, b))
+	if (b && (!vmsi_still_taken(s, hw, b) || !vmsi_table_decoded(s, hw, b)))
 		f = b = NULL;
 	if (!f) {
 		if (b && !b->dark)

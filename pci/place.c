@@ -233,6 +233,23 @@ unsigned vmsi_table_place(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_
 	return place_pa(s, hw, f, bar, bar ? bar + (f->msix_table & ~7u) : 0);
 }
 
+/* Does f still decode its placed table there: memory decoding on (a VF:
+ * VF Enable and VF MSE), forwarded, the BAR where it was when placed? A
+ * function reset or replaced behind the trap (a card pulled and one of
+ * the same IDs put in, ready at once: its BARs as firmware left them,
+ * decoding off) does not, though vmsi_still_taken finds its IDs: nothing
+ * is made there for the guest then (PCI 3.0: a memory access no device
+ * decodes ends with no target), until a configuration write the trap
+ * sees places the table again. A dark table (a gone function's, placed
+ * where it was last read) is not asked. */
+bool vmsi_table_decoded(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f)
+{
+	if (f->dark || f->gone || !f->table_pa)
+		return true;
+	uint64_t bar = table_bar(s, hw, f, vmsi_decoding(s, hw, f));
+	return bar && bar + (f->msix_table & ~7u) == f->table_pa;
+}
+
 void vmsi_table_place_dark(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi_fn *f)
 {
 	if (f->table_pa || !f->last_pa || place_pa(s, hw, f, f->last_pa - (f->msix_table & ~7u), f->last_pa) != VR_NONE)

@@ -44,6 +44,8 @@ void vmsi_table_place_dark(struct vmsi *s, const struct vmsi_hw *hw, struct vmsi
 /* Whether the function decodes memory now (a VF: its PF's VF Enable and
  * VF MSE). */
 bool vmsi_decoding(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);
+/* f's placed table still decoded where it was placed (a dark one: true). */
+bool vmsi_table_decoded(const struct vmsi *s, const struct vmsi_hw *hw, const struct vmsi_fn *f);
 /* The function whose table is placed and whose BAR holds pa (NULL: none). */
 struct vmsi_fn *vmsi_placed_bar_of(struct vmsi *s, uint64_t pa);
 /* Do the bridges above f forward memory to it (Memory Space Enable, each,

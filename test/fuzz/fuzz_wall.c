@@ -98,6 +98,12 @@
  *  BRIDGE  accesses a bridge no longer forwards (its windows and Memory
  *          Space Enable are not followed): made as if forwarded;
  *  REMOVE  accesses to a removed function's table (removal not followed).
+ * And a fifth, found by make test's 10 s run on 2026-12-03 (seed
+ * corpus/wall/replug-same-ids): C removed and a C of the same IDs added
+ * ready at once (its BAR as firmware left it, decoding off); the guest's
+ * write to the old table's entry was made on the device, where nothing
+ * decoded it (invariant (a)): vmsi_still_taken matches by IDs only; now
+ * vmsi_table_decoded asks the BAR and decoding before any access is made.
  * WALL_TRACE in the environment says each operation and each of the
  * hypervisor's configuration and table writes (for reading a crash). */
 #include <stdarg.h>

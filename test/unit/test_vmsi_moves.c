@@ -339,6 +339,29 @@ TEST(vmsi_pulled_function_table_not_written)
 	CHECK(!vmsi_trapped(&S, WIN + 0x1000));
 }
 
+/* The wall fuzzer's REPLUG (2026-12-03): the function pulled and one of
+ * the same IDs put in while the guest looks away, its BAR where the old
+ * one's was and its memory decoding off (a card as firmware left it, or a
+ * function reset): its IDs match, but nothing decodes the table there, so
+ * the guest's stores to the table's and the PBA's page are made nowhere
+ * (before: `M.n_mem_w == w (0x2 != 0x0)`, and the read answered 0 from the device). */
+TEST(vmsi_replugged_function_not_decoding_not_written)
+{
+	struct pfm_fn *rp, *f = setup_x(&rp);
+	struct vmsi_fn *t = vmsi_find(&S, 0x0200);
+	CHECK(t != NULL && t->table_pa == WIN + 0x1000);
+	if (!t)
+		return;
+	f->cfg[0x04] = 0;                                        /* Memory Space Enable clear */
+	unsigned w = M.n_mem_w;
+	struct vioapic_dom d = dom();
+	vmsi_mem_write(&S, &d, &H, WIN + 0x100c, 0);
+	vmsi_mem_write(&S, &d, &H, WIN + 0x2000, 0);
+	CHECK_EQ(M.n_mem_w, w);
+	CHECK_EQ(vmsi_mem_read(&S, &H, WIN + 0x1000), 0xffffffffu);
+	CHECK_EQ(S.swapped, 0);                                  /* the same function, by its IDs */
+}
+
 /* A write of the bridge's command register that leaves Memory Space
  * Enable as it is (INTx Disable, as Linux sets it when the port's MSI
  * comes on) is passed alone: forwarding is never held off for it, so no
