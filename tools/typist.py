@@ -101,6 +101,14 @@ def rows(b):
     return clean(b).split(b"\n")
 
 
+def answered(b, answer):
+    """The answer on a row of its own, or followed on its row by a kernel
+    line (printk writes where the cursor is: "typed-3 21[    5.781386]
+    clocksource: ...", as a person at the console reads it)."""
+    kernel = re.compile(re.escape(answer) + rb"\[ *[0-9]+\.[0-9]+\] ")
+    return any(r == answer or kernel.match(r) for r in rows(b))
+
+
 def prompted(b):
     """A shell prompt came: a row that starts with one (a kernel line may
     follow it on the same row, as on any console)."""
@@ -145,7 +153,7 @@ def main():
         echoed = con.wait(lambda b: cmd.encode() in clean(b[start:]), 10)
         t = time.monotonic()
         con.sock.sendall(b"\r")
-        ok = con.wait(lambda b: answer in rows(b[start:]) and prompted(b[start:].split(answer, 1)[-1]), WAIT_ANSWER)
+        ok = con.wait(lambda b: answered(b[start:], answer) and prompted(b[start:].split(answer, 1)[-1]), WAIT_ANSWER)
         dt = time.monotonic() - t
         say("command %d answered=%s echo=%s seconds=%.3f" % (k, "yes" if ok else "no", "yes" if echoed else "no", dt))
         failed |= not ok
