@@ -246,7 +246,8 @@ bool vmsi_table_decoded(const struct vmsi *s, const struct vmsi_hw *hw, const st
 {
 	if (f->dark || f->gone || !f->table_pa)
 		return true;
-	uint64_t bar = table_bar(s, hw, f, vmsi_decoding(s, hw, f));
+	/* (vmsi_decoding asks the bridges already: not table_bar, which would again) */
+	uint64_t bar = vmsi_decoding(s, hw, f) ? bar_now(s, hw, f) : 0;
 	return bar && bar + (f->msix_table & ~7u) == f->table_pa;
 }
 

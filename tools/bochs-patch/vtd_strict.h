@@ -155,6 +155,24 @@ static bool ctx_of_domain(Bit64u root, Bit64u cap, Bit16u did, vtd_ctx *c)
   return false;
 }
 
+// The tables an entry of domain did is judged by at exit: those of the
+// domain's first context entry under the root (looked up once per domain,
+// in known), else the ones it was walked from.
+static vtd_ctx audit_ctx(std::map<Bit16u, std::pair<bool, vtd_ctx> > &known, Bit64u root, Bit64u cap, Bit16u did,
+                         Bit64u slpt, unsigned levels, unsigned agaw)
+{
+  std::map<Bit16u, std::pair<bool, vtd_ctx> >::iterator k = known.find(did);
+  if (k == known.end()) {
+    vtd_ctx c = vtd_ctx();
+    bool found = ctx_of_domain(root, cap, did, &c);
+    k = known.insert(std::make_pair(did, std::make_pair(found, c))).first;
+  }
+  if (k->second.first) return k->second.second;
+  vtd_ctx c = vtd_ctx();
+  c.slpt = slpt; c.levels = levels; c.agaw = agaw;
+  return c;
+}
+
 // At exit: every cached entry that differs from memory is stale (software
 // changed the table and never invalidated it). An IOTLB entry is judged
 // by the tables its domain's context entries name now (a domain ID that
@@ -169,11 +187,9 @@ void vtd_unit::audit_at_exit()
       BX_ERROR(("%s: at exit the cached context entry of %02x:%02x.%u differs from memory", name(), i->first >> 8,
                 (i->first >> 3) & 0x1F, i->first & 7));
     }
+  std::map<Bit16u, std::pair<bool, vtd_ctx> > known;
   for (std::map<Bit64u, tlb_entry>::iterator i = tlb.begin(); i != tlb.end(); ++i) {
-    vtd_ctx c = vtd_ctx();
-    if (!ctx_of_domain(root, cap, (Bit16u) (i->first >> 48), &c)) {
-      c.slpt = i->second.slpt; c.levels = i->second.levels; c.agaw = i->second.agaw;
-    }
+    vtd_ctx c = audit_ctx(known, root, cap, (Bit16u) (i->first >> 48), i->second.slpt, i->second.levels, i->second.agaw);
     unsigned shift = (unsigned) ((i->first >> 40) & 0xFF);
     Bit64u addr = (i->first & ((BX_CONST64(1) << 40) - 1)) << shift;
     if (tlb_differs(i->second, c, addr)) {
@@ -183,10 +199,7 @@ void vtd_unit::audit_at_exit()
     }
   }
   for (std::map<Bit64u, pde_entry>::iterator i = pde.begin(); i != pde.end(); ++i) {
-    vtd_ctx c = vtd_ctx();
-    if (!ctx_of_domain(root, cap, (Bit16u) (i->first >> 48), &c)) {
-      c.slpt = i->second.slpt; c.levels = i->second.levels; c.agaw = i->second.agaw;
-    }
+    vtd_ctx c = audit_ctx(known, root, cap, (Bit16u) (i->first >> 48), i->second.slpt, i->second.levels, i->second.agaw);
     Bit64u addr = (i->first & ((BX_CONST64(1) << 48) - 1)) << 21;
     if (pde_differs(i->second, c, addr)) {
       st.stale_iotlb++;
