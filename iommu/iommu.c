@@ -34,6 +34,10 @@ static struct {
 		/* The unit that remaps each IRTE's source (the DRHD index),
 		 * IRTE_ANY where unknown: its interrupt entry cache alone holds it. */
 		uint8_t *irte_unit;
+		/* How often each IRTE was written after the table was made (each
+		 * write followed by that index's invalidation; the report prints
+		 * them, a run compares them with the units' counts). Saturates. */
+		uint16_t *irte_writes;
 	} irs[IOMMU_MAX_SEGS];
 	uint32_t nirs;
 	uint16_t *sid;                  /* the source ID of each IOAPIC of the MADT */
@@ -306,10 +310,12 @@ static const char *tables_of_segments(uint32_t size_field, bool need_eim, char *
 			t->seg = seg;
 			t->irt = page_alloc(bytes / PAGE_SIZE);
 			t->irte_unit = page_alloc(ALIGN_UP(2u << size_field, PAGE_SIZE) / PAGE_SIZE);
-			if (!t->irt || !t->irte_unit)
+			t->irte_writes = page_alloc(ALIGN_UP(4u << size_field, PAGE_SIZE) / PAGE_SIZE);
+			if (!t->irt || !t->irte_unit || !t->irte_writes)
 				return "no memory for the table";
 			memset(t->irt, 0, bytes);
 			memset(t->irte_unit, IRTE_ANY, 2u << size_field);
+			memset(t->irte_writes, 0, 4u << size_field);
 		}
 		if (vtd_enable_ir(&io.unit[i], (paddr_t)(uintptr_t)t->irt, size_field, need_eim, err, errlen))
 			return err;
@@ -476,6 +482,8 @@ void iommu_irte_write(uint16_t seg, uint32_t index, uint64_t lo, uint64_t hi)
 	if (!t || index >= io.irt_entries)
 		return;                          /* no table there: the callers take indexes from it */
 	irte_store128(t->irt + 2 * (uint64_t)index, lo, hi);
+	if (t->irte_writes[index] != UINT16_MAX)
+		t->irte_writes[index]++;
 	/* Then that index's cached copy, in the unit that remaps its source
 	 * (the one table is every unit's, but a unit caches only the entries
 	 * its own requests used), or in every unit where the source's unit is
@@ -581,4 +589,26 @@ void iommu_report(void)
 	for (uint32_t r = 0; r <= FAULT_REASONS; r++)
 		if (io.by_reason[r])
 			pr_info("hvstat: iommu fault_reason=%u count=%llu\n", r, (unsigned long long)io.by_reason[r]);
+	/* The invalidations each unit was given, and each IRTE's writes (each
+	 * one invalidated by index in the unit that remaps its source, or in
+	 * every unit of its segment: unit=any). */
+	for (uint32_t i = 0; io.on && i < io.nunits; i++) {
+		const struct vtd_unit *u = &io.unit[i];
+		pr_info("hvstat: iommu unit=0x%llx cc_inv=%llu iotlb_inv=%llu iec_inv=%llu iec_index_inv=%llu qi_waits=%llu\n",
+			(unsigned long long)u->base, (unsigned long long)u->inv_cc, (unsigned long long)u->inv_iotlb,
+			(unsigned long long)u->inv_iec, (unsigned long long)u->inv_iec_index, (unsigned long long)u->qi_waits);
+	}
+	for (uint32_t k = 0; k < io.nirs; k++) {
+		const struct irt_seg *t = &io.irs[k];
+		for (uint32_t x = 0; t->irte_writes && x < io.irt_entries; x++) {
+			if (!t->irte_writes[x])
+				continue;
+			uint8_t o = t->irte_unit[x];
+			if (o == IRTE_ANY)
+				pr_info("hvstat: iommu irte=%u seg=%u unit=any writes=%u\n", x, t->seg, t->irte_writes[x]);
+			else
+				pr_info("hvstat: iommu irte=%u seg=%u unit=0x%llx writes=%u\n", x, t->seg,
+					(unsigned long long)io.unit[o].base, t->irte_writes[x]);
+		}
+	}
 }

@@ -193,6 +193,16 @@ static void qi_recover(struct vtd_unit *u, uint32_t fsts, char *err, size_t errl
 	wr32(u, VTD_FSTS, fsts & (VTD_FSTS_IQE | VTD_FSTS_ICE | VTD_FSTS_ITE));   /* write 1 to clear */
 }
 
+/* What a descriptor (its low quadword) invalidates, counted. */
+static void count_inv(struct vtd_unit *u, uint64_t lo)
+{
+	switch (lo & 0xf) {
+	case VTD_QI_CC_GLOBAL & 0xf: u->inv_cc++; break;
+	case VTD_QI_IOTLB_GLOBAL & 0xf: u->inv_iotlb++; break;
+	case VTD_QI_IEC_GLOBAL & 0xf: u->inv_iec++; if (lo & BIT(4)) u->inv_iec_index++; break;
+	}
+}
+
 /* Puts n descriptors (low quadwords, high ones 0) and a wait descriptor
  * that writes a new sequence number to the status dword; moves the tail;
  * polls the status. A queue error on the way is recovered (qi_recover)
@@ -209,6 +219,7 @@ static int qi_submit(struct vtd_unit *u, const uint64_t *lo, uint32_t n, char *e
 		if (i < n) {
 			d[0] = lo[i];
 			d[1] = 0;
+			count_inv(u, lo[i]);
 		} else {
 			d[0] = VTD_QI_WAIT_SW | (uint64_t)seq << VTD_QI_WAIT_DATA_SHIFT;
 			d[1] = (uint64_t)(uintptr_t)u->qi_status;
@@ -391,8 +402,10 @@ int vtd_enable(struct vtd_unit *u, paddr_t root, bool queued, char *err, size_t 
 			return -1;
 	} else {
 		wr64(u, VTD_CCMD, VTD_CCMD_ICC | VTD_CCMD_GLOBAL);
+		u->inv_cc++;
 		if (!wait64_clear(u, VTD_CCMD, VTD_CCMD_ICC)) { step = "context-cache invalidation"; goto timeout; }
 		wr64(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT | VTD_IOTLB_GLOBAL | VTD_IOTLB_DR | VTD_IOTLB_DW);
+		u->inv_iotlb++;
 		if (!wait64_clear(u, u->iro + VTD_IOTLB_OFF, VTD_IOTLB_IVT)) { step = "IOTLB invalidation"; goto timeout; }
 	}
 	if (!(rd32(u, VTD_GSTS) & VTD_GSTS_TES) && !gcmd(u, VTD_GCMD_TE, true, VTD_GSTS_TES)) {

@@ -34,6 +34,10 @@ struct vtd_unit {
 	 * Error", "Invalidation Time-out Error", "Invalidation Completion
 	 * Error"), and submissions that timed out. */
 	uint64_t qi_iqe, qi_ite, qi_ice, qi_timeouts;
+	/* The invalidations given to the unit (queued or by register): the
+	 * context cache, the IOTLB, the interrupt entry cache globally and by
+	 * index (the report prints them; a run compares them with the unit's). */
+	uint64_t inv_cc, inv_iotlb, inv_iec, inv_iec_index;
 };
 
 /* A DMA fault read from a fault recording register. */

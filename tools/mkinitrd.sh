@@ -34,6 +34,12 @@
 #   hv.irqmove=N    -> after hv.xhci=1 hv.uhci=1: their interrupts moved to the other CPU N
 #                      times while they flow: "guest: irqmove round=R to=cpuT xhci=+N/+O
 #                      uhci=+N/+O effective=..." (each interrupt after a move on the new CPU)
+#   hv.irqflood=N   -> after hv.xhci=1 (and hv.uhci=1): N control transfers to each USB
+#                      device (guest/test/usbctl.c), each ending in its controller's
+#                      interrupt: "guest: irqflood xhci|uhci n=N ok=K irqs=+I total=A ticks=T"
+#   hv.uhciforge=H  -> the UHCI's driver unbound, insmod /lib/hvattack.ko uhci_forge=H (its
+#                      DMA forging interrupt requests naming IRTE handles H..H+7), bound
+#                      again: "guest: uhci forge: FN bound again, device VID:PID"
 #   hv.dmaevents=1  -> insmod /lib/hvattack.ko dma_events=1 canary=<hv.canary> dma_high=<top>:
 #                      the xHCI's event ring on the canary page, above the guest's memory
 #                      and at 0xfee00040 (forged interrupt requests); needs VT-d units
@@ -160,6 +166,11 @@ fi
 if ! "$CC" -static -O2 -Wall -o "$STAGE/bin/waitpkg" "$HERE/guest/test/waitpkg.c" 2>"$STAGE/cc.log"; then
 	cat "$STAGE/cc.log" >&2
 	die "building waitpkg failed"
+fi
+# usbctl: control transfers to a USB device in a loop (hv.irqflood=N)
+if ! "$CC" -static -O2 -Wall -o "$STAGE/bin/usbctl" "$HERE/guest/test/usbctl.c" 2>"$STAGE/cc.log"; then
+	cat "$STAGE/cc.log" >&2
+	die "building usbctl failed"
 fi
 # amx: a tile matrix multiply in user mode (hv.amx=1), Debian's gcc's AMX intrinsics
 if ! "$CC" -static -O2 -Wall -mamx-tile -mamx-int8 -o "$STAGE/bin/amx" "$HERE/guest/test/amx.c" 2>"$STAGE/cc.log"; then
@@ -620,6 +631,36 @@ if [ -n "$(opt hv.irqmove)" ]; then
 	fi
 fi
 
+# hv.irqflood=N (after hv.xhci=1, and hv.uhci=1 for the UHCI; issue 44
+# item 8): N GET_DESCRIPTOR control transfers to the xHCI's device and to
+# the UHCI's (/bin/usbctl, one after the other, pinned to CPU 0), each
+# ending in its controller's completion interrupt: a source of device
+# interrupts fast enough for make bench-vtd's thousand samples. "guest:
+# irqflood DEV n=N ok=K irqs=+I total=A ticks=T" (A: the device's lines'
+# count after it); checks irqflood-DEV-* (every transfer good, at least N
+# interrupts counted).
+irqflood() { # irqflood NAME SYSFSDEV REGEX
+	b=$(grep -E "$3" /proc/interrupts | awk '{ for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }')
+	out=$(/bin/usbctl "$2" "$(opt hv.irqflood)" 0 2>&1)
+	a=$(grep -E "$3" /proc/interrupts | awk '{ for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }')
+	ok=$(echo "$out" | sed -n 's/.* ok=\([0-9]*\) .*/\1/p')
+	echo "guest: irqflood $1 n=$(opt hv.irqflood) ok=${ok:-0} irqs=+$((a - b)) total=$a ticks=$(echo "$out" | sed -n 's/.* ticks=//p') ($out)"
+	[ "${ok:-0}" = "$(opt hv.irqflood)" ] || check_failed "irqflood-$1-transfers"
+	[ $((a - b)) -ge "$(opt hv.irqflood)" ] || check_failed "irqflood-$1-interrupts"
+}
+if [ -n "$(opt hv.irqflood)" ]; then
+	xbus=$(cat /sys/bus/pci/drivers/xhci_hcd/*/usb*/busnum 2>/dev/null | head -n1)
+	ubus=$(cat /sys/bus/pci/drivers/uhci_hcd/*/usb*/busnum 2>/dev/null | head -n1)
+	xd=$(ls -d /sys/bus/usb/devices/${xbus:-none}-* 2>/dev/null | grep -v : | head -n1)
+	ud=$(ls -d /sys/bus/usb/devices/${ubus:-none}-* 2>/dev/null | grep -v : | head -n1)
+	if [ -z "$xd" ]; then echo "guest: irqflood: no xHCI device (bus '$xbus')"; check_failed irqflood-no-xhci-device
+	else irqflood xhci "$xd" 'xhci[-_]hcd'; fi
+	if [ "$(opt hv.uhci)" = 1 ]; then
+		if [ -z "$ud" ]; then echo "guest: irqflood: no UHCI device (bus '$ubus')"; check_failed irqflood-no-uhci-device
+		else irqflood uhci "$ud" 'uhci_hcd'; fi
+	fi
+fi
+
 # hv.hpet=1: the HPET as the guest sees it (issue 35 item 8). Each timer's
 # configuration read for Tn_FSB_INT_DEL_CAP (bit 15); on the last timer (its
 # interrupt left disabled) Tn_FSB_EN_CNF (bit 14) and an FSB route (vector
@@ -751,6 +792,32 @@ if [ "$(opt hv.vtd)" = 1 ]; then
 			*) echo "guest: vtd dmafault=missing"; check_failed vtd-dmafault-not-reported ;;
 			esac
 		}
+	fi
+fi
+
+# hv.uhciforge=H (under the hypervisor, with VT-d units, after hv.uhci=1;
+# issue 44 item 7): the UHCI made to write remappable interrupt requests
+# naming IRTE handles H to H+7 (hvattack uhci_forge=H: its control
+# transfers' data stages written to 0xfee0xxxx), the xHCI's among them: a
+# requester forging another's handle, which the unit's source-ID check
+# refuses (the runner reads the faults). The UHCI's driver is unbound for
+# it and bound again after, its device awaited: "guest: uhci forge: ...".
+if [ -n "$(opt hv.uhciforge)" ]; then
+	fn=$(ls -d /sys/bus/pci/drivers/uhci_hcd/0000:* 2>/dev/null | head -n1)
+	fn=${fn##*/}
+	if [ -z "$fn" ]; then
+		echo "guest: uhci forge: no UHCI bound to uhci_hcd"
+		check_failed uhci-forge-no-device
+	else
+		echo "$fn" >/sys/bus/pci/drivers/uhci_hcd/unbind
+		module hvattack uhci_forge="$(opt hv.uhciforge)"
+		hvattack_passed || check_failed hvattack-uhci-forge
+		echo "$fn" >/sys/bus/pci/drivers/uhci_hcd/bind
+		ubus=$(cat /sys/bus/pci/drivers/uhci_hcd/$fn/usb*/busnum 2>/dev/null | head -n1)
+		dev=""
+		usb_wait "/sys/bus/usb/devices/${ubus:-none}-1"
+		echo "guest: uhci forge: $fn bound again, device ${id}"
+		[ -n "$dev" ] || check_failed uhci-forge-device-gone
 	fi
 fi
 

@@ -64,6 +64,14 @@ PLANTS = [
      "(owner == IRTE_ANY || owner == i) && vtd_invalidate_iec_index(&io.unit[i], index, err, sizeof err))",
      "(owner == IRTE_ANY || owner == i) && 0)",
      "no invalidation after an IRTE is rewritten: a stale IRTE used, or cached and different at exit"),
+    ("irte-iec-wrong-unit", "iommu/iommu.c",
+     "(owner == IRTE_ANY || owner == i) && vtd_invalidate_iec_index(&io.unit[i], index, err, sizeof err))",
+     "(owner == IRTE_ANY || owner != i) && vtd_invalidate_iec_index(&io.unit[i], index, err, sizeof err))",
+     "an IRTE's invalidation sent to the other unit: its own unit's copy stale; the counts per unit and index differ"),
+    ("irte-no-source-check", "apic/vioapic.c",
+     ["irte->hi = IRTE_SRC(src) | IRTE_PDA_HI(d->pid[v]);", "\tirte->hi = IRTE_SRC(src);"],
+     ["irte->hi = IRTE_SRC(src & 0xffff) | IRTE_PDA_HI(d->pid[v]);", "\tirte->hi = IRTE_SRC(src & 0xffff);"],
+     "IRTEs without source validation: the UHCI's forged requests naming the xHCI's entries are delivered"),
 ]
 
 

