@@ -82,3 +82,11 @@ bool lapic_in_service(uint8_t vector)
 	uint32_t isr = lapic_x2apic ? (uint32_t)rdmsr(0x810 + vector / 32) : lapic_mmio[(0x100 + 0x10 * (vector / 32)) / 4];
 	return isr & (1u << (vector % 32));
 }
+
+void lapic_write_lvtpc(uint32_t v)
+{
+	if (lapic_x2apic)
+		wrmsr(0x834, v);
+	else
+		lapic_mmio[0x340 / 4] = v;
+}

@@ -29,4 +29,6 @@ bool lapic_in_service(uint8_t vector);
 bool lapic_requested(uint8_t vector);
 /* The physical x2APIC's TMR bit for 'vector': the interrupt was level-triggered. */
 bool lapic_level(uint8_t vector);
+/* Writes the physical LVT performance-counter entry (offset 0x340). */
+void lapic_write_lvtpc(uint32_t v);
 #endif

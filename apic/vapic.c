@@ -132,3 +132,12 @@ bool vapic_readable(uint32_t msr)
 		return off >= APIC_ISR && off < APIC_IRR + 0x80;
 	}
 }
+
+uint32_t vapic_lvtpc_physical(uint32_t guest_lvtpc, bool *refused)
+{
+	uint32_t mode = guest_lvtpc & (7u << 8);
+	*refused = mode != (4u << 8) && !(guest_lvtpc & APIC_LVT_MASKED);   /* masked: off, whatever its mode */
+	if (mode != (4u << 8))
+		return (4u << 8) | APIC_LVT_MASKED;
+	return (4u << 8) | (guest_lvtpc & APIC_LVT_MASKED);
+}

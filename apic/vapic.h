@@ -94,4 +94,14 @@ int vapic_error(const uint8_t *page, uint32_t *pending, uint32_t esr_bits);
 int vapic_esr_write(uint8_t *page, uint32_t *pending, uint64_t val);
 /* Is 'msr' an x2APIC register that exists (readable)? */
 bool vapic_readable(uint32_t msr);
+/* The physical LVT performance-counter entry that carries out the guest's
+ * (issue 45: the guest owns its core's PMU, its counters pass through).
+ * NMI delivery is taken as asked, masked or not (a PMI sets the physical
+ * mask bit; the guest's handler unmasks by writing its LVTPC again, which
+ * exits and comes here); the NMI it raises exits and is the guest's
+ * virtual NMI (exit_exception_nmi). Any other delivery mode would need a
+ * host vector of the guest's choosing: the physical entry stays masked
+ * (NMI mode) and *refused is set, unless the guest's is masked too (off:
+ * Linux writes 0x10000 at start). */
+uint32_t vapic_lvtpc_physical(uint32_t guest_lvtpc, bool *refused);
 #endif

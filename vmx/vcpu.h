@@ -109,6 +109,8 @@ struct vcpu {
 	bool timer_late_said;
 	uint64_t timer_exits_arm, timer_exits_fire;   /* exits the guest's timer cost: its writes, its expiries */
 	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
+	uint64_t lvtpc_writes, lvtpc_refused;   /* the guest LVTPC writes carried to the physical one; refused modes */
+	uint32_t lvtpc_phys;                    /* the last value written to the physical LVTPC */
 	bool hlt_wanted;                 /* its HLT exited: halt at the entry unless something ends it */
 	bool halted_off;                 /* entered halted with IF = 0, nothing to deliver (atomic; vmx/virq.c) */
 	const char *died;                /* virq_before_entry: the guest died, why (vmx/exit.c ends the run) */

@@ -13,6 +13,7 @@
 #include "../lib/memmap.h"
 #include "../lib/msr.h"
 #include "../lib/cpu.h"
+#include "../lib/printk.h"
 
 void virq_write_eoi_exit(struct vcpu *v)
 {
@@ -164,6 +165,20 @@ static int pv_eoi_msr_write(struct vcpu *v, uint64_t val)
 	return 0;
 }
 
+/* The guest's LVTPC carried out on the physical one of its vCPU's CPU (this
+ * exit runs there): its PMU's overflow then raises the NMI it asked for. */
+static void lvtpc_carry(struct vcpu *v)
+{
+	bool refused;
+	uint32_t phys = vapic_lvtpc_physical(vapic_get(v->vapic, APIC_LVT_PMC), &refused);
+	if (refused && !v->lvtpc_refused++)
+		pr_warn("virq: cpu%u: the guest's LVTPC asks delivery mode %u: only NMI is carried out, the physical entry stays masked\n",
+			v->index, (vapic_get(v->vapic, APIC_LVT_PMC) >> 8) & 7);
+	lapic_write_lvtpc(phys);
+	v->lvtpc_phys = phys;
+	v->lvtpc_writes++;
+}
+
 int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 {
 	if (msr == MSR_KVM_PV_EOI_EN)
@@ -211,6 +226,8 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 		}
 		if (off == APIC_TPR && vmx_env.cfg.sw_apic)
 			swapic_update_ppr(v->vapic);
+		if (off == APIC_LVT_PMC || off == APIC_SVR)
+			lvtpc_carry(v);
 		return 0;
 	}
 }

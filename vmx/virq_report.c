@@ -16,6 +16,10 @@ void virq_report(struct vcpu *v)
 		return;
 	virq_timer_report(v);
 	virq_ipi_report(v);
+	if (v->lvtpc_writes)
+		pr_info("hvstat: cpu=%u lvtpc carried=%llu refused=%llu physical=0x%x guest=0x%x\n", i,
+			(unsigned long long)v->lvtpc_writes, (unsigned long long)v->lvtpc_refused, v->lvtpc_phys,
+			vapic_get(v->vapic, APIC_LVT_PMC));
 	if (v->sipi_waits || v->inits_taken)
 		pr_info("hvstat: cpu=%u startup inits=%u sipis=%u root_waits=%u stale_sipis=%llu held_inits=%llu nmis_dropped=%llu\n",
 			i, v->inits_taken, v->sipis_taken, v->sipi_waits, (unsigned long long)v->sipis_stale,

@@ -140,6 +140,11 @@ bool lapic_requested(uint8_t vec)   /* the IRR, read through MSR 0x820 + vec / 3
 	return r;
 }
 bool lapic_level(uint8_t vec) { return tmr[vec]; }
+/* The physical LVTPC of each CPU (by hw_set_cpu's index); ~0 never written. */
+static uint32_t lvtpc[64];
+void lapic_write_lvtpc(uint32_t v) { lvtpc[cur.index % 64] = v; }
+uint32_t hw_lvtpc(unsigned index) { return lvtpc[index % 64]; }
+void hw_lvtpc_clear(void) { memset(lvtpc, 0xff, sizeof lvtpc); }
 void lapic_send(uint32_t apic_id, uint32_t icr_low)
 {
 	unsigned n = __atomic_fetch_add(&nsent, 1, __ATOMIC_SEQ_CST);   /* two-thread tests send from both */

@@ -30,6 +30,8 @@ bool hw_lapic_isr(uint8_t vec);
 bool hw_lapic_accept(uint8_t vec, bool level);   /* false: refused (priority) */
 unsigned hw_lapic_eois(void);              /* EOIs the software wrote */
 unsigned hw_eoi_broadcasts(uint8_t vec);   /* EOIs that reached the IOAPIC for vec */
+uint32_t hw_lvtpc(unsigned index);         /* the physical LVTPC the hypervisor last wrote on that CPU */
+void hw_lvtpc_clear(void);                 /* every CPU's to ~0 (never written) */
 /* IPIs the CPU sent: count, and the last one. */
 unsigned hw_sent(void);
 uint32_t hw_sent_dest(unsigned n), hw_sent_icr(unsigned n);

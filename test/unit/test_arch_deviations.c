@@ -280,3 +280,36 @@ TEST(event_injected_fault_pushes_rf)
 	CHECK_EQ(event_queue_exception(&q, 13, 0), EVENT_QUEUED);
 	CHECK_EQ(event_entry_rflags(&q.now, 0x246), 0x246 | (1u << 16));
 }
+
+/* The guest owns its core's PMU (issue 45): its LVT performance-counter
+ * entry (x2APIC MSR 834H; SDM Vol. 3A, "Local Vector Table": delivery
+ * mode 10:8, 100b NMI, mask bit 16) is carried out on the physical one of
+ * the CPU its vCPU runs on, so that a counter overflow raises the NMI it
+ * asked for; Linux's perf writes NMI unmasked at start and again after
+ * each PMI (which sets the mask bit). A fixed-vector entry is not carried
+ * out (the physical one stays masked), and says so. */
+TEST(guest_lvtpc_reaches_the_physical_one)
+{
+	const uint32_t NMI = 4u << 8, MASK = 1u << 16, MSR_LVTPC = 0x834;
+	hw_reset(2);
+	hw_lvtpc_clear();
+	struct vcpu *v1 = hw_vcpu(1);
+	hw_set_cpu(1, true);
+	CHECK_EQ(virq_wrmsr(v1, M_MSR_SVR, 0x1ff), 0);
+	CHECK_EQ(virq_wrmsr(v1, MSR_LVTPC, MASK), 0);         /* Linux's first write: masked, fixed: off */
+	CHECK_EQ(hw_lvtpc(1), NMI | MASK);
+	CHECK(strstr(test_log(), "only NMI is carried out") == NULL);
+	CHECK_EQ(virq_wrmsr(v1, MSR_LVTPC, NMI), 0);
+	CHECK_EQ(hw_lvtpc(1), NMI);
+	CHECK_EQ(hw_lvtpc(0), 0xffffffffu);                  /* the other CPU's untouched */
+	CHECK_EQ(virq_wrmsr(v1, MSR_LVTPC, NMI | MASK), 0);
+	CHECK_EQ(hw_lvtpc(1), NMI | MASK);
+	CHECK_EQ(virq_wrmsr(v1, MSR_LVTPC, NMI), 0);         /* unmasked again, as after a PMI */
+	CHECK_EQ(hw_lvtpc(1), NMI);
+	CHECK_EQ(virq_wrmsr(v1, M_MSR_SVR, 0x0ff), 0);        /* a software disable masks it: the physical too */
+	CHECK_EQ(hw_lvtpc(1), NMI | MASK);
+	CHECK_EQ(virq_wrmsr(v1, M_MSR_SVR, 0x1ff), 0);
+	CHECK_EQ(virq_wrmsr(v1, MSR_LVTPC, 0xee), 0);        /* fixed vector 0xee: not carried out */
+	CHECK_EQ(hw_lvtpc(1), NMI | MASK);
+	CHECK(strstr(test_log(), "only NMI is carried out") != NULL);
+}

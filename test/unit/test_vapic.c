@@ -241,3 +241,34 @@ TEST(vapic_isr_tmr_irr_readable_from_the_first_word)
 	}
 	CHECK(vapic_readable(0x828));                            /* ESR, next */
 }
+
+/* The LVT Performance Counter Register (SDM Vol. 3A, "Local Vector Table"):
+ * vector 7:0, delivery mode 10:8 (000 fixed, 010 SMI, 100 NMI, 111
+ * ExtINT, 101 INIT reserved for it), delivery status 12 (read-only), mask
+ * 16; "When a performance-monitoring counters interrupt is generated, the
+ * mask bit for its LVT entry is set". The physical entry carries out a
+ * guest's NMI entry with its mask bit and nothing else (no vector: NMI
+ * ignores it); any other mode leaves it masked, NMI, and is refused. */
+TEST(vapic_lvtpc_physical_carries_nmi_and_its_mask)
+{
+	const uint32_t NMI = 4u << 8, MASK = 1u << 16;
+	bool refused = true;
+	CHECK_EQ(vapic_lvtpc_physical(NMI, &refused), NMI);          /* Linux's perf: APIC_DM_NMI, unmasked */
+	CHECK(!refused);
+	CHECK_EQ(vapic_lvtpc_physical(NMI | MASK, &refused), NMI | MASK);   /* masked, as after a PMI */
+	CHECK(!refused);
+	CHECK_EQ(vapic_lvtpc_physical(NMI | 0xfe | 1u << 12, &refused), NMI);   /* vector, status dropped */
+	CHECK(!refused);
+	static const uint32_t others[] = { 0u << 8, 2u << 8, 7u << 8, 5u << 8 };
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++) {
+		refused = false;
+		uint32_t p = vapic_lvtpc_physical(others[i] | 0xee, &refused);
+		if (p != (NMI | MASK) || !refused)
+			printf("    guest LVTPC mode %u gives physical 0x%x refused=%d\n", others[i] >> 8, p, refused);
+		CHECK_EQ(p, NMI | MASK);
+		CHECK(refused);
+		p = vapic_lvtpc_physical(others[i] | MASK, &refused);   /* masked: off, not refused */
+		CHECK_EQ(p, NMI | MASK);
+		CHECK(!refused);
+	}
+}
