@@ -137,6 +137,13 @@ $(B)/vtd-device: test/unit/vtd_device_test.cc test/unit/vtd_device_strict.inc te
 	@echo "  HOSTCXX $@"
 	$(Q)$(CXX) -std=gnu++11 -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -Itest/unit -o $@ test/unit/vtd_device_test.cc
 
+# The patched Bochs's architectural PMU (tools/bochs-patch/pmu.cc, the file
+# Bochs links) against the SDM: a C++ host test like vtd-device.
+$(B)/bochs-pmu: test/unit/bochs_pmu_test.cc tools/bochs-patch/pmu.cc tools/bochs-patch/pmu.h
+	@mkdir -p $(B)
+	@echo "  HOSTCXX $@"
+	$(Q)$(CXX) -std=gnu++11 -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -o $@ test/unit/bochs_pmu_test.cc
+
 # The IPI-virtualization model as a command (the agreement test with the
 # patched Bochs, test/run-tests.sh level bochs-hv).
 $(B)/ipiv-verdict: test/tools/ipiv_verdict.c test/unit/ipiv_model.c test/unit/ipiv_model.h test/unit/sdm_pid.h
@@ -198,9 +205,10 @@ fuzz: fuzz-build
 	  echo "== fuzz $$t for $(FUZZ_LONG) s"; \
 	  $(B)/fuzz/$$t -max_total_time=$(FUZZ_LONG) -artifact_prefix=$(B)/fuzz/$$t- $(B)/fuzz/$$t.corpus test/fuzz/corpus/$$t || exit 1; done
 
-test-unit: $(B)/unit $(B)/vtd-device
+test-unit: $(B)/unit $(B)/vtd-device $(B)/bochs-pmu
 	HV_FIXTURES=test/fixtures $(B)/unit
 	$(B)/vtd-device
+	$(B)/bochs-pmu
 
 iso: $(B)/hv.elf
 	tools/mkiso.sh $(B)/hv.iso $(B)/hv.elf
@@ -236,7 +244,7 @@ run: all
 
 test:
 	tools/deps.sh
-	$(MAKE) all $(B)/unit $(B)/vtd-device $(B)/ipiv-verdict $(B)/bochstest.bin
+	$(MAKE) all $(B)/unit $(B)/vtd-device $(B)/bochs-pmu $(B)/ipiv-verdict $(B)/bochstest.bin
 	test/run-tests.sh
 
 test-qemu: $(B)/hv.efi

@@ -9,7 +9,9 @@
 # bochsrc; features.patch: IA32_MISC_ENABLE (fast strings on: Linux's
 # FSRM path) and IA32_UMWAIT_CONTROL's reserved bits; amx.patch: XFD
 # (IA32_XFD, IA32_XFD_ERR, #NM) and Bochs's AMX defects, the trace cache's
-# cross-modifying code with AMX on; reset.patch: a machine that survives its reset: the soft reset
+# cross-modifying code with AMX on; pmu.patch with pmu.cc: an architectural
+# PMU (version 2: 4 GP and 3 fixed counters, the PMI through the LVTPC),
+# "pmu: enabled=1" in the bochsrc, off without it; reset.patch: a machine that survives its reset: the soft reset
 # as the chipset's INIT under VMX's rules, the UART's master reset, and the
 # BIOS's two steps that failed after a warm reset, so the BIOS is built
 # here too, beside the binary, and tools/run-bochs.sh takes it from there).
@@ -82,11 +84,12 @@ tar -C "$work" -xf "$src/$ORIG"
 tree=$(echo "$work"/bochs-*)
 cp "$PATCH_DIR/vmx_ipiv_timer.cc" "$tree/cpu/"
 cp "$PATCH_DIR/vtd.cc" "$PATCH_DIR/vtd.h" "$PATCH_DIR/vtd_core.h" "$PATCH_DIR/vtd_strict.h" "$tree/iodev/"
+cp "$PATCH_DIR/pmu.cc" "$PATCH_DIR/pmu.h" "$tree/cpu/"
 # hooks.patch first (it wires in vmx_ipiv_timer.cc; the others may use its
 # lines as context), then every other *.patch of the directory in name
 # order (defects.patch: 3.0's VMX defects; profiles.patch: the CPU
 # profiles; reset.patch: the reset, the UART and the BIOS; tsc.patch:
-# IA32_TSC_ADJUST 0 after a hard reset; xhci-msi.patch:
+# IA32_TSC_ADJUST 0 after a hard reset; pmu.patch: the PMU (cpu/pmu.cc); xhci-msi.patch:
 # the xHCI's MSI; xhci-msix.patch, after it: its MSI-X; nested.patch: the
 # virtual interrupt in the IDT-vectoring information, CR0.WP = 0 writes
 # to read-only pages under CET; docs/bochs.md), and
