@@ -77,9 +77,12 @@ void bx_pmu_c::cpuid_leaf_a(uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint32_
   *edx = FIXED | (WIDTH << 5);
 }
 
-// SDM Vol. 3A, "Local Vector Table": "When a performance-monitoring
-// interrupt is generated, the mask bit in the LVT performance counter
-// register is set."
+// The LVTPC is masked by each PMI it delivers. SDM Vol. 3A, figure "Local
+// Vector Table (LVT)", on the performance monitoring counters entry: "When
+// a performance monitoring counters interrupt is generated, the mask bit
+// for its associated LVT entry is set"; Vol. 3B, on the PMI's service
+// routine: "The ISR must clear the mask bit in the performance counter LVT
+// entry." (Linux's handler writes the LVTPC unmasked again: it relies on it.)
 bool bx_pmu_c::lvtpc_fire(uint32_t *lvtpc)
 {
   if (*lvtpc & (1u << 16)) return false;
