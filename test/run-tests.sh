@@ -60,24 +60,25 @@ level_unit() {
   f=$(echo "$out" | grep -c '^FAIL ')
   pass=$((pass + p)); fail=$((fail + f))
   if [ "$rc" != 0 ] && [ "$f" = 0 ]; then bad unit/runner "exited $rc (crash or sanitizer report)"; fi
-  # The patched Bochs's VT-d unit as a device (C++: test/unit/vtd_device_test.cc).
-  if [ ! -x $B/vtd-device ]; then bad unit/vtd-device-build "build/vtd-device missing (make build/vtd-device)"; return; fi
-  out=$($B/vtd-device 2>/dev/null); rc=$?
+  # The patched Bochs's VT-d unit as a device (C++: test/unit/vtd_device_test.cc)
+  # and its architectural PMU (C++: test/unit/bochs_pmu_test.cc).
+  host_cxx_test vtd-device || return
+  host_cxx_test bochs-pmu
+}
+
+# host_cxx_test NAME: one of the C++ host tests of the patched Bochs's code
+# ($B/NAME): its PASS/FAIL lines counted, a crash or sanitizer report a failure.
+host_cxx_test() {
+  local n=$1 out rc p f
+  if [ ! -x $B/$n ]; then bad unit/$n-build "build/$n missing (make build/$n)"; return 1; fi
+  out=$($B/$n 2>/dev/null); rc=$?
   echo "$out" | grep -E '^(PASS|FAIL) ' | sed 's/^/  /'
-  echo "$out" | grep -vE '^(PASS|FAIL) |^vtd-device: ' | head -30
+  echo "$out" | grep -vE "^(PASS|FAIL) |^$n: " | head -30
   p=$(echo "$out" | grep -c '^PASS ')
   f=$(echo "$out" | grep -c '^FAIL ')
   pass=$((pass + p)); fail=$((fail + f))
-  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then bad unit/vtd-device-runner "exited $rc (crash or sanitizer report)"; fi
-  # The patched Bochs's architectural PMU (C++: test/unit/bochs_pmu_test.cc).
-  if [ ! -x $B/bochs-pmu ]; then bad unit/bochs-pmu-build "build/bochs-pmu missing (make build/bochs-pmu)"; return; fi
-  out=$($B/bochs-pmu 2>/dev/null); rc=$?
-  echo "$out" | grep -E '^(PASS|FAIL) ' | sed 's/^/  /'
-  echo "$out" | grep -vE '^(PASS|FAIL) |^bochs-pmu: ' | head -30
-  p=$(echo "$out" | grep -c '^PASS ')
-  f=$(echo "$out" | grep -c '^FAIL ')
-  pass=$((pass + p)); fail=$((fail + f))
-  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then bad unit/bochs-pmu-runner "exited $rc (crash or sanitizer report)"; fi
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then bad unit/$n-runner "exited $rc (crash or sanitizer report)"; fi
+  return 0
 }
 
 # qemu_run NAME HV_CMDLINE SMP [KERNEL INITRD [GUEST_CMDLINE]]: boot the stick under QEMU+OVMF; sets $log and $rc.
