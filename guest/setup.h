@@ -17,7 +17,7 @@ int guest_setup(struct boot_info *bi, const struct acpi_info *acpi, struct guest
 /* hlt=: whether the guest's HLT exits (and the hypervisor completes it)
  * instead of halting the core; prints the choice and why. 'virt': the
  * virtual interrupt model (in the partition model HLT is the guest's). */
-bool guest_hlt_exits(int hlt_opt, bool virt, bool emulated);
+bool guest_hlt_exits(int hlt_opt, bool virt, bool emulated, bool under_kvm);
 
 /* novmx=linux: no VMX here (an emulator without it, an old or locked CPU),
  * so the machine goes to the Linux guest as it is: the same loader, zero

@@ -12,6 +12,7 @@ uint64_t tsc_khz;
 uint64_t tsc_ceil_khz = TSC_MAX_KHZ;
 enum tsc_source tsc_source;
 bool tsc_emulator;
+bool tsc_under_kvm;
 
 #define PIT_CH2 0x42
 #define PIT_CMD 0x43
@@ -166,6 +167,7 @@ static void hv_leaves(struct tsc_inputs *in)
 	if (in->hv_max >= TSC_HV_LEAF_TIMING && in->hv_max < TSC_HV_LEAF_BASE + 0x10000)
 		cpuid_count(TSC_HV_LEAF_TIMING, 0, &in->hv_timing_khz, &b, &c, &d);
 	bool kvm = b == KVM_SIG_EBX && c == KVM_SIG_ECX && d == KVM_SIG_EDX;
+	tsc_under_kvm = kvm;
 	if (!kvm || in->hv_max < TSC_HV_LEAF_BASE + 1)
 		return;
 	cpuid_count(TSC_HV_LEAF_BASE + 1, 0, &a, &b, &c, &d);

@@ -29,6 +29,10 @@ extern struct tsc_pkgs tsc_pkgs;
  * slow rate alone (a hypervisor's guest on an emulator). */
 extern bool tsc_emulator;
 static inline bool tsc_emulated(void) { return tsc_emulator; }
+/* The hypervisor runs as KVM's guest (CPUID.1:ECX[31] and "KVMKVMKVM\0\0\0"
+ * at 0x40000000, read with the calibration's leaves): its guests are then
+ * KVM's nested guests (vmx/setup.c, hlt=auto). */
+extern bool tsc_under_kvm;
 /* A wait of at least us: at the ceiling rate. */
 static inline uint64_t tsc_from_us(uint64_t us) { return us * tsc_ceil_khz / 1000; }
 static inline uint64_t tsc_to_us(uint64_t t) { return tsc_khz ? t / tsc_khz * 1000 + t % tsc_khz * 1000 / tsc_khz : 0; }

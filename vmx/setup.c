@@ -113,6 +113,8 @@ static void cpuid_policy_setup(const struct vmcs_config *cfg, const struct hv_ti
 	cpuid_policy.hide_mwait = tiers_hide_mwait(tiers, virt, cfg->proc & VMX_PROC_HLT_EXITING);
 	if (cpuid_policy.hide_mwait && !(cfg->proc & VMX_PROC_HLT_EXITING))
 		pr_info("timer: preempt: MONITOR/MWAIT hidden from the guest (the VMX-preemption timer stops in C-states deeper than C2)\n");
+	else if (cpuid_policy.hide_mwait)
+		pr_info("idle: hlt=exit: MONITOR/MWAIT hidden from the guest (it idles in HLT, which exits; intel_idle has no C-states to take)\n");
 	/* PV send-IPI only where its tier runs; PV EOI only on the software
 	 * x2APIC (as KVM never arms it with APICv); MSI_EXT_DEST_ID only where
 	 * the hypervisor owns interrupt remapping (intremap=auto or on). */
@@ -225,7 +227,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 		hv_fail(err);
 	if (vmx_env.cfg.sw_apic)
 		msr_bitmap_all_apic(msr_bitmap);
-	if (guest_hlt_exits(s->opts->hlt, virt, tsc_emulated()))
+	if (guest_hlt_exits(s->opts->hlt, virt, tsc_emulated(), tsc_under_kvm))
 		vmx_env.cfg.proc |= VMX_PROC_HLT_EXITING;
 	/* The hang check's own timer: a vCPU that makes no exit for hangcheck=
 	 * seconds exits by its VMX-preemption timer (loaded again at every
