@@ -131,7 +131,7 @@ $(B)/unit: $(UNIT_SRCS) $(wildcard lib/*.h vmx/*.h guest/*.h apic/*.h pci/*.h ip
 
 # The patched Bochs's VT-d unit as a device (tools/bochs-patch/vtd.cc with
 # test/unit/vtd_host.h for Bochs): a C++ host test beside the C ones.
-$(B)/vtd-device: test/unit/vtd_device_test.cc test/unit/vtd_device_strict.inc test/unit/vtd_host.h tools/bochs-patch/vtd.cc \
+$(B)/vtd-device: test/unit/vtd_device_test.cc test/unit/host_cxx.h test/unit/vtd_device_strict.inc test/unit/vtd_host.h tools/bochs-patch/vtd.cc \
                  tools/bochs-patch/vtd.h tools/bochs-patch/vtd_core.h tools/bochs-patch/vtd_strict.h
 	@mkdir -p $(B)
 	@echo "  HOSTCXX $@"
@@ -139,7 +139,7 @@ $(B)/vtd-device: test/unit/vtd_device_test.cc test/unit/vtd_device_strict.inc te
 
 # The patched Bochs's architectural PMU (tools/bochs-patch/pmu.cc, the file
 # Bochs links) against the SDM: a C++ host test like vtd-device.
-$(B)/bochs-pmu: test/unit/bochs_pmu_test.cc tools/bochs-patch/pmu.cc tools/bochs-patch/pmu.h
+$(B)/bochs-pmu: test/unit/bochs_pmu_test.cc test/unit/host_cxx.h tools/bochs-patch/pmu.cc tools/bochs-patch/pmu.h
 	@mkdir -p $(B)
 	@echo "  HOSTCXX $@"
 	$(Q)$(CXX) -std=gnu++11 -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer $(WARN) -o $@ test/unit/bochs_pmu_test.cc

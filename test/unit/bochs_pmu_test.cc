@@ -9,6 +9,7 @@
 #include "../../tools/bochs-patch/pmu.h"
 #include "../../tools/bochs-patch/pmu.cc"
 #include <stdio.h>
+#include "host_cxx.h"
 
 // SDM Vol. 4, "Architectural MSRs"
 #define IA32_PMC(n)              (0xC1u + (n))
@@ -30,12 +31,6 @@
 #define EV_CORE_CYCLES    0x003Cull   // umask 00H, event 3CH
 #define EV_REF_CYCLES     0x013Cull   // umask 01H, event 3CH
 #define W48 ((1ull << 48) - 1)
-
-static unsigned case_failures;
-#define CHECK(c) do { if (!(c)) { case_failures++; \
-  printf("    %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
-#define CHECK_EQ(a, b) do { unsigned long long _a = (a), _b = (b); if (_a != _b) { case_failures++; \
-  printf("    %s:%d: %s == %s (0x%llx != 0x%llx)\n", __FILE__, __LINE__, #a, #b, _a, _b); } } while (0)
 
 // The local APIC's side of a PMI: an LVTPC register and what reached the core.
 struct apic { uint32_t lvtpc; unsigned delivered; uint32_t last; };
@@ -313,8 +308,7 @@ static void account_counts_at_the_previous_cpl()
 
 int main()
 {
-  setvbuf(stdout, NULL, _IOLBF, 0);
-  struct { const char *name; void (*fn)(); } cases[] = {
+  static const host_case cases[] = {
     { "cpuid_0a_is_version_2", cpuid_0a_is_version_2 },
     { "msrs_read_back_and_others_are_not_the_pmus", msrs_read_back_and_others_are_not_the_pmus },
     { "pmc_writes_sign_extend_from_bit_31", pmc_writes_sign_extend_from_bit_31 },
@@ -327,13 +321,5 @@ int main()
     { "rdpmc_reads_gp_and_fixed", rdpmc_reads_gp_and_fixed },
     { "account_counts_at_the_previous_cpl", account_counts_at_the_previous_cpl },
   };
-  unsigned pass = 0, fail = 0;
-  for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    case_failures = 0;
-    cases[i].fn();
-    printf("%s unit/bochs_pmu_%s\n", case_failures ? "FAIL" : "PASS", cases[i].name);
-    if (case_failures) fail++; else pass++;
-  }
-  printf("bochs-pmu: %u passed, %u failed\n", pass, fail);
-  return fail ? 1 : 0;
+  return run_cases("bochs_pmu", "bochs-pmu", cases, sizeof cases / sizeof cases[0]) ? 1 : 0;
 }

@@ -13,6 +13,7 @@
 #define BX_VTD_HOST_TEST 1
 #include "vtd_host.h"
 #include <stdarg.h>
+#include "host_cxx.h"
 #include "../../tools/bochs-patch/vtd.cc"
 
 // ---- the stand-ins ----
@@ -72,12 +73,6 @@ bool apic_bus_deliver_interrupt(Bit8u vector, apic_dest_t dest, Bit8u mode, bool
   if (vtd_host_nirqs < 256) vtd_host_irqs[vtd_host_nirqs++] = r;
   return true;
 }
-
-// ---- a tiny harness ----
-static int case_failures;
-#define CHECK(c) do { if (!(c)) { case_failures++; printf("    %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); } } while (0)
-#define CHECK_EQ(a, b) do { unsigned long long _a = (unsigned long long) (a), _b = (unsigned long long) (b); \
-  if (_a != _b) { case_failures++; printf("    %s:%d: CHECK failed: %s == %s (0x%llx != 0x%llx)\n", __FILE__, __LINE__, #a, #b, _a, _b); } } while (0)
 
 // ---- the platform a test sees ----
 static const Bit16u XHCI = 0x0010, UHCI = 0x000a, IDE = 0x0009;   // unit 1, unit 1, unit 0
@@ -590,9 +585,8 @@ static void preboot_state_blocks_everything()
 
 int main()
 {
-  setvbuf(stdout, NULL, _IOLBF, 0);
   vtd_host_mem = (Bit8u *) calloc(1, VTD_HOST_MEM);
-  struct { const char *name; void (*fn)(); } cases[] = {
+  static const host_case cases[] = {
     { "root_pointer_latched_by_srtp", root_pointer_latched_by_srtp },
     { "iotlb_keeps_a_changed_entry_until_invalidated", iotlb_keeps_a_changed_entry_until_invalidated },
     { "not_present_entries_are_not_cached", not_present_entries_are_not_cached },
@@ -608,14 +602,7 @@ int main()
     { "preboot_state_blocks_everything", preboot_state_blocks_everything },
     VTD_STRICT_CASES
   };
-  unsigned pass = 0, fail = 0;
-  for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    case_failures = 0;
-    cases[i].fn();
-    printf("%s unit/vtd_device_%s\n", case_failures ? "FAIL" : "PASS", cases[i].name);
-    if (case_failures) fail++; else pass++;
-  }
-  printf("vtd-device: %u passed, %u failed\n", pass, fail);
+  unsigned fail = run_cases("vtd_device", "vtd-device", cases, sizeof cases / sizeof cases[0]);
   free(vtd_host_mem);
   delete theVtd;
   return fail ? 1 : 0;
