@@ -2330,8 +2330,10 @@ bochs_probe() {
 # Linux's Intel PMU driver finds version 2 with 4 GP and 3 fixed 48-bit
 # counters, the NMI watchdog takes a counter, and with watchdog_thresh=1 a
 # busy loop of the guest's /init takes more PMIs (NMIs through the LVTPC that
-# perf's handler claims: no unknown NMI), and guest/test/pmutest.c counts a
-# known loop through perf (below). In level bochs; callable alone:
+# perf's handler claims: no unknown NMI), guest/test/pmutest.c counts a
+# known loop through perf and samples two known loops as perf record does
+# (a PMI an overflow, the IPs in the loops' functions), and the watchdog
+# catches a hard lockup planted by guest/test/hvlockup (pmu_checks, below). In level bochs; callable alone:
 # test/run-tests.sh bochs_pmu. bochs_pmu_hv boots the same initramfs under
 # the hypervisor.
 # pmu_setup: the Bochs ($pmu_bochs), the kernel ($pmu_kernel) and the
@@ -2353,6 +2355,10 @@ pmu_setup() {
     { bad bochs/pmu-build "guest/test/pmutest.c did not build (gcc -static: libc6-dev)"; return 1; }
   ${CC:-gcc} -static -O2 -Wall -o "$d/bin/hvcall" guest/test/hvcall.c ||
     { bad bochs/pmu-build "guest/test/hvcall.c did not build"; return 1; }
+  local ko
+  ko=$(HV_MODULE=hvlockup tools/build-ipigen.sh "$pmu_kernel") ||
+    { bad bochs/pmu-build "guest/test/hvlockup did not build (tools/build-ipigen.sh: linux-headers of the guest kernel)"; return 1; }
+  cp "$ko" "$d/hvlockup.ko"
   # The guest's verdict (hvcall verdict: under the hypervisor the result=
   # line follows it at the power-off; bare, VMCALL's #UD is said and no
   # more): pass when pmutest counted and the PMIs rose across the busy loop.
@@ -2362,6 +2368,7 @@ pmu_setup() {
 mount -t proc proc /proc
 v=pass
 /bin/pmutest || v=fail
+/bin/pmutest sample || v=fail
 k=/proc/sys/kernel
 echo "pmutest: watchdog=$(cat $k/watchdog) nmi_watchdog=$(cat $k/nmi_watchdog) watchdog_thresh=$(cat $k/watchdog_thresh)"
 pmi() { sed -n 's/^ *PMI: *\([0-9]*\) .*/\1/p' /proc/interrupts; }
@@ -2371,6 +2378,12 @@ i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done
 a=$(pmi)
 grep -E '^ *PMI:' /proc/interrupts | sed 's/^ */pmutest: after /'
 [ -n "$b" ] && [ -n "$a" ] && [ "$a" -gt "$b" ] || v=fail
+# The planted hard lockup: hvlockup.ko spins 4 s with interrupts off (the
+# console's output drained first: the UART's interrupts stop with the rest).
+sleep 1
+insmod /hvlockup.ko spin_ms=4000 || v=fail
+rmmod hvlockup
+dmesg | grep -q 'Watchdog detected hard LOCKUP on cpu 0' && echo "pmutest: hard lockup caught" || v=fail
 echo "pmutest: done"
 /bin/hvcall verdict $v
 sleep 1   # the console drains before the power-off
@@ -2412,6 +2425,22 @@ pmu_checks() {
   if [ -n "$pmu_line" ] && [ "$cyc_u" -ge "$pmu_ins_u" ] && [ "$ref_u" = "$cyc_u" ]; then ok $n/cycles-user
   else bad $n/cycles-user "${pmu_line:-no pmutest: ins_u= line} (cyc_u >= ins_u, ref_u = cyc_u)"; fi
   [ -z "$pmu_line" ] || echo "  ${pmu_line#pmutest: }"
+  # pmutest sample (perf record's way): 3,000,000 user instructions sampled
+  # every 10007, 299 or 300 samples; spin_a ran two thirds of them (199.9
+  # expected), spin_b one third (99.9); a sample's IP is where the PMI came
+  # (no PEBS: skid of an instruction or so), so one at spin_a's RET may fall
+  # outside both; nothing lost.
+  local sl samples in_a in_b other lost
+  sl=$(tr -d '\r' < "$log" | grep -m1 '^pmutest: samples=')
+  read -r samples in_a in_b other lost < <(sed -E 's/^pmutest: samples=([0-9]+) in_a=([0-9]+) in_b=([0-9]+) other=([0-9]+) lost=([0-9]+)$/\1 \2 \3 \4 \5/' <<<"$sl")
+  if [ -n "$sl" ] && [ "$samples" -ge 297 ] && [ "$samples" -le 301 ] && [ "$in_a" -ge 196 ] && [ "$in_a" -le 203 ] &&
+     [ "$in_b" -ge 97 ] && [ "$in_b" -le 102 ] && [ "$other" -le 3 ] && [ "$lost" = 0 ]; then ok $n/samples-in-functions
+  else bad $n/samples-in-functions "${sl:-no pmutest: samples= line} (297..301 samples, 196..203 in spin_a, 97..102 in spin_b, other <= 3, lost 0)"; fi
+  [ -z "$sl" ] || echo "  ${sl#pmutest: }"
+  # The planted hard lockup (guest/test/hvlockup: 4 s with interrupts off on
+  # CPU 0): the watchdog's NMI finds its hrtimer count unchanged.
+  expect $n/hard-lockup-caught "$log" 'hvlockup: spinning 4000 ms with interrupts off on cpu 0' \
+    'NMI watchdog: Watchdog detected hard LOCKUP on cpu 0' 'hvlockup: done, interrupts on again' '^pmutest: hard lockup caught$'
 }
 bochs_pmu() {
   pmu_setup || return
