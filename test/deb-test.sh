@@ -14,6 +14,9 @@
 #   4. a newer kernel package installed (dpkg -i): its hooks regenerate the
 #      entry, and the second boot runs the new kernel under hv;
 #   5. apt-get remove hv: update-grub leaves no hv entry, Linux's stay.
+# Each Bochs boot has the patched Bochs's PMU ("pmu: enabled=1"): the init
+# runs Debian's perf stat and perf record on the 2 vCPUs (issue 45);
+# DEB_BOCHSRC= (empty): the boots without it, whose perf checks must fail.
 # The UEFI path on the same disk (its partition 2 is the ESP): the disk's
 # build ran 'hv-efi install --removable' (no EFI variables in a chroot, so
 # hv.efi is the ESP's fallback loader \EFI\BOOT\BOOTX64.EFI; no NVRAM
@@ -68,7 +71,10 @@ expect deb/contents "$LOGS/contents.out" ' \./boot/hv-0~' ' \./etc/grub\.d/20_li
 
 # 2. The installed disk.
 hvb=$(tools/bochs-patched.sh) || { bad deb/bochs-patched "tools/bochs-patched.sh failed"; finish; }
-if DEB_TEST_HV="exit=bochs hlt=guest" DEB_TEST_EFI_HV="exit=qemu" \
+# (the workload of the init's perf checks: guest/test/pmutest's spin)
+${CC:-gcc} -static -O1 -Wall -Wextra -Werror -o $B/deb-pmutest guest/test/pmutest.c ||
+  { bad deb/pmutest "guest/test/pmutest.c did not build (gcc -static: libc6-dev)"; finish; }
+if DEB_PERF_WORK=$B/deb-pmutest DEB_TEST_HV="exit=bochs hlt=guest" DEB_TEST_EFI_HV="exit=qemu" \
    DEB_TEST_EFI_LINUX="console=ttyS0,115200 init=/usr/local/sbin/hv-check hvcheck.expect=native panic=1" step disk tools/deb-disk.sh make "$img" "$deb"; then ok deb/disk
 else bad deb/disk "tools/deb-disk.sh make failed ($LOGS/disk.out)"; tail -n 20 "$LOGS/disk.out"; finish; fi
 read -r k_old k_new < "${HV_DEB_CACHE:-/var/cache/hv-deb}/kernels"
@@ -84,7 +90,7 @@ expect_not deb/grub-bare-root-uuid "$LOGS/grub1.cfg" '	linux	.* root=/dev/'
 boot() {
   local n=$1 k=$2 log=$LOGS/$1.ser t0=$SECONDS rc
   rm -f "$log"
-  HV_BOCHS=$hvb ${HV_EMU_WRAP:-} tools/run-bochs.sh "$img" "$log" corei7_skylake_x 2 "${DEB_BOOT_TIMEOUT:-900}" 512 \
+  HV_BOCHS=$hvb HV_BOCHSRC_EXTRA="${DEB_BOCHSRC-pmu: enabled=1}" ${HV_EMU_WRAP:-} tools/run-bochs.sh "$img" "$log" corei7_skylake_x 2 "${DEB_BOOT_TIMEOUT:-900}" 512 \
     > "$LOGS/$n.run" 2>&1
   rc=$?
   echo "  $n: Bochs exit $rc after $((SECONDS - t0)) s (patched: $hvb)"
@@ -99,6 +105,25 @@ boot() {
     'EXT4-fs \(sda1\): mounted filesystem'
   expect "deb/$n/guest-checks" "$log" '^guest: cpus=2$' '^guest: verdict pass$' '^guest: hvcall verdict pass rc=0$'
   expect_not "deb/$n/healthy" "$log" '^guest: check failed|^PANIC|^EXCEPTION|Kernel panic|^hv: guest died|still here after'
+  # Debian's perf on the patched Bochs's PMU (its pmu: line), through hv, on
+  # 2 vCPUs (tools/deb-check-init): perf stat of hv-pmutest spin counts its
+  # 3,000,000 loop instructions in user mode and what the static binary's
+  # start and exit add (under 2%); cycles at least as many (one a Bochs
+  # step); perf record's samples every 10007 user instructions, about 300,
+  # two thirds in spin_a and one third in spin_b as perf report names them
+  # from the binary's symbols (each within 4 points).
+  local ins cyc pa pb ns
+  ins=$(tr -d '\r' < "$log" | sed -n 's/^guest: perf stat instructions:u \([0-9]*\)$/\1/p' | head -n1)
+  cyc=$(tr -d '\r' < "$log" | sed -n 's/^guest: perf stat cycles:u \([0-9]*\)$/\1/p' | head -n1)
+  if [ -n "$ins" ] && [ -n "$cyc" ] && [ "$ins" -ge 3000000 ] && [ "$ins" -lt 3060000 ] && [ "$cyc" -ge "$ins" ]; then
+    ok "deb/$n/perf-stat"; else bad "deb/$n/perf-stat" "instructions:u ${ins:-none} (3000000 <= N < 3060000), cycles:u ${cyc:-none} (>= instructions) in $log"; fi
+  pa=$(tr -d '\r' < "$log" | sed -n 's/^guest: perf report spin_a \([0-9]*\)\.[0-9]*% .*/\1/p' | head -n1)
+  pb=$(tr -d '\r' < "$log" | sed -n 's/^guest: perf report spin_b \([0-9]*\)\.[0-9]*% .*/\1/p' | head -n1)
+  ns=$(tr -d '\r' < "$log" | sed -n 's/^guest: perf record samples \([0-9]*\)$/\1/p' | head -n1)
+  if [ -n "$pa" ] && [ -n "$pb" ] && [ -n "$ns" ] && [ "$pa" -ge 62 ] && [ "$pa" -le 70 ] && [ "$pb" -ge 29 ] && [ "$pb" -le 37 ] &&
+     [ "$ns" -ge 295 ] && [ "$ns" -le 320 ]; then ok "deb/$n/perf-record"
+  else bad "deb/$n/perf-record" "spin_a ${pa:-none}% (62..70), spin_b ${pb:-none}% (29..37), ${ns:-no} samples (295..320) in $log"; fi
+  echo "  $n: perf stat instructions:u ${ins:-?} cycles:u ${cyc:-?}; perf record ${ns:-?} samples, spin_a ${pa:-?}%, spin_b ${pb:-?}%"
   local t
   t=$(tr -d '\r' < "$log" | sed -n 's/^\[ *\([0-9.]*\)\] Run \/init as init process$/\1/p' | head -n1)
   echo "  $n: the initramfs started at ${t:-?} s of guest time, root mounted from the disk at $(tr -d '\r' < "$log" |

@@ -2,7 +2,8 @@
 # Builds (once) and caches the installed Debian system tools/deb-disk.sh puts
 # on a disk: bookworm by debootstrap from this machine's Debian archive
 # (tools/lib-mirror.sh), with systemd, udev, initramfs-tools, GRUB for BIOS
-# (grub-pc), efibootmgr (hv-efi's NVRAM entry) and the older of the two
+# (grub-pc), efibootmgr (hv-efi's NVRAM entry), Debian's perf (linux-perf:
+# the guest's perf stat and perf record, tools/deb-check-init) and the older of the two
 # newest Debian 6.1 kernel ABIs (linux-image-6.1.0-N-amd64), and the newer
 # one's .deb kept beside it for the kernel upgrade the test makes. Cache: HV_DEB_CACHE (default /var/cache/hv-deb):
 #   root/         the system (a directory; the disk is made from a copy)
@@ -15,8 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib-mirror.sh"
 say() { echo "deb-base: $*" >&2; }
 die() { echo "deb-base: error: $*" >&2; exit 1; }
-# (a cache from before the UEFI path, without efibootmgr, is built again)
-ready() { [ -f "$CACHE/root/.hv-ready" ] && [ -x "$CACHE/root/usr/bin/efibootmgr" ] && [ -s "$CACHE/kernels" ] &&
+# (a cache from before the UEFI path, without efibootmgr, or from before
+# perf, is built again)
+ready() { [ -f "$CACHE/root/.hv-ready" ] && [ -x "$CACHE/root/usr/bin/efibootmgr" ] && [ -x "$CACHE/root/usr/bin/perf" ] && [ -s "$CACHE/kernels" ] &&
           ls "$CACHE"/debs/linux-image-*.deb >/dev/null 2>&1; }
 if ready; then echo "$CACHE"; exit 0; fi
 [ "$(id -u)" = 0 ] || die "needs root (debootstrap, chroot)"
@@ -51,7 +53,8 @@ trap 'umount "$r/proc" "$r/dev" "$r/sys" 2>/dev/null || true' EXIT
 inroot() { chroot "$r" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
 inroot apt-get update -q >&2 || die "apt-get update in the chroot failed"
 echo hv-deb > "$r/etc/hostname"
-inroot apt-get install -y -q --no-install-recommends grub-pc efibootmgr "linux-image-$old" >&2 || die "installing grub-pc, efibootmgr and $old failed"
+inroot apt-get install -y -q --no-install-recommends grub-pc efibootmgr linux-perf "linux-image-$old" >&2 ||
+  die "installing grub-pc, efibootmgr, linux-perf and $old failed"
 mkdir -p "$CACHE/debs"
 inroot sh -c "cd /tmp && apt-get download -q linux-image-$new" >&2 || die "apt-get download linux-image-$new failed"
 mv "$r"/tmp/linux-image-*.deb "$CACHE/debs/"

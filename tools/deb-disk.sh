@@ -7,7 +7,8 @@
 # device); the package DEB installed with apt inside, the test's settings in
 # /etc/default/grub.d/hv-test.cfg (DEB_TEST_HV, DEB_TEST_LINUX: hv's and the
 # kernel's extra options) and the test's init (tools/deb-check-init) in
-# /usr/local/sbin/hv-check; then update-grub, as root would type it; then
+# /usr/local/sbin/hv-check (and DEB_PERF_WORK, a workload for its perf
+# checks, in /usr/local/bin/hv-pmutest); then update-grub, as root would type it; then
 # the UEFI path: the test's settings in /etc/default/hv-efi (DEB_TEST_EFI_HV,
 # DEB_TEST_EFI_LINUX) and 'hv-efi install --removable': its efibootmgr
 # writes the Boot#### entry into the test's NVRAM directory (below), and
@@ -132,6 +133,8 @@ PY
   cp "$deb" "$mnt/tmp/" && inroot apt-get install -y -q "/tmp/$(basename "$deb")" || die "apt-get install $(basename "$deb") failed"
   rm -f "$mnt/tmp/$(basename "$deb")"
   install -m 755 "$here/deb-check-init" "$mnt/usr/local/sbin/hv-check"
+  # (DEB_PERF_WORK: the static guest/test/pmutest the init's perf runs time)
+  [ -z "${DEB_PERF_WORK:-}" ] || install -m 755 "$DEB_PERF_WORK" "$mnt/usr/local/bin/hv-pmutest"
   # The machine's owner: GRUB on the serial console, hv the default.
   cat > "$mnt/etc/default/grub.d/hv-test.cfg" <<CFG
 # written by tools/deb-disk.sh: the test's settings
