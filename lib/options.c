@@ -8,6 +8,7 @@ const char *const eoi_tier_names[] = { "auto", "vid", "pv", "trap", NULL };
 const char *const timer_tier_names[] = { "auto", "apicv", "deadline", "posted", "preempt", "trap", NULL };
 const char *const irq_opt_names[] = { "auto", "virtual", "partition", NULL };
 const char *const hlt_opt_names[] = { "auto", "guest", "exit", NULL };
+const char *const nxhuge_opt_names[] = { "auto", "on", "off", NULL };
 const char *const novmx_opt_names[] = { "linux", "stop", NULL };
 const char *const iommu_opt_names[] = { "auto", "require", "off", NULL };
 const char *const iommu_qi_names[] = { "auto", "off", NULL };
@@ -194,6 +195,7 @@ static int parse_word(const char *w, size_t wl, struct hv_options *o, char *err,
 		else if (word_eq(w, kl, "msi")) { table = msi_opt_names; slot = &o->msi; }
 		else if (word_eq(w, kl, "hpet")) { table = hpet_opt_names; slot = &o->hpet; }
 		else if (word_eq(w, kl, "hlt")) { table = hlt_opt_names; slot = &o->hlt; }
+		else if (word_eq(w, kl, "nxhuge")) { table = nxhuge_opt_names; slot = &o->nxhuge; }
 		else if (word_eq(w, kl, "novmx")) { table = novmx_opt_names; slot = &o->novmx; }
 		else if (word_eq(w, kl, "exit")) { table = exit_mode_names; slot = &o->exit_mode; }
 		else if (word_eq(w, kl, "on_reboot")) { table = reboot_opt_names; slot = &o->on_reboot; }

@@ -10,6 +10,7 @@ enum eoi_tier   { EOI_AUTO = 0, EOI_VID, EOI_PV, EOI_TRAP };
 enum timer_tier { TIMER_AUTO = 0, TIMER_APICV, TIMER_DEADLINE, TIMER_POSTED, TIMER_PREEMPT, TIMER_TRAP };
 enum irq_opt    { IRQ_OPT_AUTO = 0, IRQ_OPT_VIRTUAL, IRQ_OPT_PARTITION };
 enum hlt_opt    { HLT_OPT_AUTO = 0, HLT_OPT_GUEST, HLT_OPT_EXIT };
+enum nxhuge_opt { NXHUGE_AUTO = 0, NXHUGE_ON, NXHUGE_OFF };
 enum novmx_opt  { NOVMX_LINUX = 0, NOVMX_STOP };
 enum exit_mode  { EXIT_NONE = 0, EXIT_AUTO, EXIT_S5, EXIT_QEMU, EXIT_BOCHS };
 enum iommu_opt  { IOMMU_OPT_AUTO = 0, IOMMU_OPT_REQUIRE, IOMMU_OPT_OFF };
@@ -33,6 +34,7 @@ extern const char *const timer_tier_names[];
 extern const char *const exit_mode_names[];
 extern const char *const irq_opt_names[];
 extern const char *const hlt_opt_names[];
+extern const char *const nxhuge_opt_names[];
 extern const char *const novmx_opt_names[];
 extern const char *const iommu_opt_names[];
 extern const char *const iommu_qi_names[];
@@ -58,6 +60,9 @@ struct hv_options {
 	int hpet;               /* hpet=auto|trap|pass: the HPET's page out of the EPT, its FSB (MSI) delivery hidden
 	                           (vmx/hpet_trap.c); auto: where a timer is FSB-capable (virtual model) */
 	int hlt;                /* hlt=auto|guest|exit: whether the guest's HLT exits (virtual model) */
+	int nxhuge;             /* nxhuge=auto|on|off: the EPT's large pages not executable, a fetch splitting
+	                           its page into executable 4 KiB ones (iTLB multihit: vmx/ept.h); auto: where
+	                           the CPU has the erratum */
 	int novmx;              /* novmx=linux|stop: without VMX, boot the kernel natively or stop */
 	int exit_mode;          /* exit=none|auto|s5|qemu|bochs: what to do at the end */
 	int on_reboot;          /* on_reboot=auto|reset|halt|report (enum reboot_opt) */

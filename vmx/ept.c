@@ -1,6 +1,7 @@
 /* Identity EPT with the largest pages each region allows. */
 #include "ept.h"
 #include "vmx_defs.h"
+#include "../lib/options.h"
 #include "../lib/printk.h"
 
 enum { CLS_WB, CLS_UC, CLS_HV, CLS_MIXED };
@@ -64,9 +65,22 @@ static int region_type(const struct ept_ctx *x, uint64_t a, uint64_t size)
 	return mt == MTRR_WC || mt == MTRR_WT || mt == MTRR_WP ? mt : MTRR_UC;
 }
 
+static bool nx_huge;
+
+void ept_set_nx_huge(bool on) { nx_huge = on; }
+bool ept_nx_huge(void) { return nx_huge; }
+
+bool ept_nx_huge_wanted(int opt, bool intel, bool arch_cap_msr, uint64_t arch_cap)
+{
+	if (opt == NXHUGE_ON || opt == NXHUGE_OFF)
+		return opt == NXHUGE_ON;
+	return intel && !(arch_cap_msr && (arch_cap & BIT(6)));
+}
+
 static uint64_t leaf(uint64_t pa, int type, bool large)
 {
-	return pa | EPT_R | EPT_W | EPT_X | ((uint64_t)type << EPT_MT_SHIFT) | (large ? EPT_LARGE : 0);
+	uint64_t x = large && nx_huge ? 0 : EPT_X;
+	return pa | EPT_R | EPT_W | x | ((uint64_t)type << EPT_MT_SHIFT) | (large ? EPT_LARGE : 0);
 }
 
 static uint64_t *new_table(struct ept_stats *st)
@@ -155,12 +169,15 @@ int ept_map_sink(uint64_t eptp, uint64_t gpa, paddr_t sink, paddr_t wsink, bool 
 
 /* A large leaf into a table of 512 leaves one level down, the same type,
  * rights and ignore-PAT bit (SDM Vol. 3C, "EPT Translation Mechanism":
- * bit 7 is the page size in a PDPTE or PDE, ignored in a PTE). */
+ * bit 7 is the page size in a PDPTE or PDE, ignored in a PTE); 4 KiB
+ * leaves of a readable page executable under nx_huge (ept.h). */
 static uint64_t split(uint64_t e, uint64_t step, bool large, struct ept_stats *st)
 {
 	uint64_t *t = new_table(st);
 	uint64_t base = e & 0x000ffffffffff000ull & ~(step * 512 - 1);
 	uint64_t bits = e & 0xfffull & ~EPT_LARGE;
+	if (!large && nx_huge && (bits & EPT_R))
+		bits |= EPT_X;
 	for (int i = 0; i < 512; i++)
 		t[i] = (base + (uint64_t)i * step) | bits | (large ? EPT_LARGE : 0);
 	return table_entry(t);
@@ -185,6 +202,43 @@ bool ept_unmap_page(uint64_t eptp, uint64_t gpa, struct ept_stats *st)
 	 * ept_restore_page. */
 	*pte &= ~(EPT_R | EPT_W | EPT_X);
 	return true;
+}
+
+int ept_exec_split(uint64_t eptp, uint64_t gpa, struct ept_stats *st)
+{
+	uint64_t *t = (uint64_t *)(uintptr_t)(eptp & ~0xfffull);
+	for (int shift = 39; shift > 12; shift -= 9) {
+		uint64_t *e = &t[(gpa >> shift) & 511];
+		uint64_t v = *e;
+		if (!(v & EPT_R))
+			return -1;
+		if (shift <= 30 && (v & EPT_LARGE)) {
+			if (v & EPT_X)
+				return 0;
+			if (!nx_huge)
+				return -1;
+			/* The table is whole before the entry points at it. */
+			__atomic_store_n(e, split(v, 1ull << (shift - 9), shift == 30, st), __ATOMIC_SEQ_CST);
+			if (shift == 21)
+				return 1;
+		}
+		t = next_table(*e);
+	}
+	return (t[(gpa >> 12) & 511] & (EPT_R | EPT_X)) == (EPT_R | EPT_X) ? 0 : -1;
+}
+
+int ept_exec_allow_large(uint64_t eptp, uint64_t gpa)
+{
+	uint64_t *t = (uint64_t *)(uintptr_t)(eptp & ~0xfffull);
+	for (int shift = 39; shift > 12; shift -= 9) {
+		uint64_t *e = &t[(gpa >> shift) & 511];
+		if (!(*e & EPT_R))
+			return -1;
+		if (shift <= 30 && (*e & EPT_LARGE))
+			return __atomic_fetch_or(e, EPT_X, __ATOMIC_SEQ_CST) & EPT_X ? 0 : 1;
+		t = next_table(*e);
+	}
+	return -1;
 }
 
 /* The tables an ept_unmap_page of gpa would allocate: one per large page

@@ -56,6 +56,36 @@ unsigned ept_unmap_needs(uint64_t eptp, uint64_t gpa);
  * rights as before). Not present to present: no INVEPT needed. False when
  * gpa is not such a page. */
 bool ept_restore_page(uint64_t eptp, uint64_t gpa);
+/* The iTLB multihit erratum ("machine check error on page size change",
+ * Skylake-SP to Cascade Lake: IA32_ARCH_CAPABILITIES bit 6,
+ * IF_PSCHANGE_MC_NO, clear or the MSR absent): an instruction fetch
+ * through a translation whose page size changed without a TLB
+ * invalidation may raise a machine check, which a guest changing its own
+ * page tables can cause. With nx_huge on, no large EPT leaf is executable,
+ * so every executable translation is 4 KiB whatever the guest's paging
+ * says: a guest fetch from a large page is an EPT violation, and
+ * ept_exec_split makes that page a table of executable 4 KiB leaves (the
+ * same addresses, type and rights); the large leaf was never executable,
+ * so no processor holds it in an instruction TLB. A 2 MiB split of any
+ * other cause (a trap's page taken out) makes its 4 KiB leaves executable
+ * too. Set before ept_build. */
+void ept_set_nx_huge(bool on);
+bool ept_nx_huge(void);
+/* The policy: on where asked, off where asked; auto: on for an Intel CPU
+ * whose IA32_ARCH_CAPABILITIES (enumerated by CPUID.(EAX=7,ECX=0):EDX[29])
+ * does not say IF_PSCHANGE_MC_NO (bit 6). */
+bool ept_nx_huge_wanted(int opt, bool intel, bool arch_cap_msr, uint64_t arch_cap);
+/* A fetch from gpa met a non-executable large leaf (nx_huge): the 1 GiB
+ * leaf becomes 512 non-executable 2 MiB leaves, the 2 MiB one 512
+ * executable 4 KiB leaves. 1: split; 0: the leaf is executable already
+ * (another vCPU split it; the EPT violation itself dropped this CPU's
+ * cached translation of the gpa, SDM Vol. 3C "Operations that Invalidate
+ * Cached Mappings"); -1: no such leaf (not present, a 4 KiB page that is
+ * not executable, or nx_huge off). Allocates ept_unmap_needs(gpa) tables. */
+int ept_exec_split(uint64_t eptp, uint64_t gpa, struct ept_stats *st);
+/* The large leaf holding gpa made executable as it is (the fallback when
+ * no table can be had): 1 made now, 0 executable already, -1 none. */
+int ept_exec_allow_large(uint64_t eptp, uint64_t gpa);
 /* INVEPT all-context (falls back to single-context). */
 void ept_invalidate(uint64_t eptp, const struct vmx_caps *c);
 #endif

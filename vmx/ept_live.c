@@ -2,6 +2,7 @@
 #include "ept_live.h"
 #include "ept.h"
 #include "../lib/memmap.h"
+#include "../lib/printk.h"
 #include "../lib/spinlock.h"
 #include "../lib/string.h"
 
@@ -38,6 +39,41 @@ void ept_live_restore(uint64_t eptp, uint64_t pg)
 	spin_lock(&lock);
 	ept_restore_page(eptp, pg);
 	spin_unlock(&lock);
+}
+
+static struct ept_nx_stats nx;
+
+int ept_live_exec(uint64_t eptp, uint64_t gpa)
+{
+	struct ept_stats st = { 0 };
+	spin_lock(&lock);
+	unsigned need = ept_unmap_needs(eptp, gpa);
+	int r;
+	if (need && (uint64_t)need * PAGE_SIZE + EPT_NX_RESERVE > page_alloc_free()) {
+		r = ept_exec_allow_large(eptp, gpa);
+		if (r == 0)
+			nx.again++;
+		if (r > 0 && !nx.allowed_large++)
+			pr_warn("hv: EPT: the heap keeps no room to split the large page at GPA 0x%llx for a guest fetch: made executable as it is (open to the iTLB-multihit erratum; counted, said once)\n",
+				(unsigned long long)gpa);
+	} else {
+		r = ept_exec_split(eptp, gpa, &st);
+		if (r > 0) {
+			nx.split_2m++;
+			nx.split_1g += need > 1;
+		} else if (r == 0) {
+			nx.again++;
+		}
+	}
+	spin_unlock(&lock);
+	return r;
+}
+
+/* (read without the lock: figures for the report, which may come from a
+ * panic on a CPU that holds it) */
+struct ept_nx_stats ept_live_nx_stats(void)
+{
+	return nx;
 }
 
 uint64_t ept_live_tables(void) { return rt.tables; }

@@ -35,6 +35,16 @@ bool ept_live_late(uint64_t eptp, const struct memmap *m, const struct mtrr_stat
 		   uint64_t gpa, bool *absent);
 /* The late GiBs' tables and pages so far. */
 void ept_live_late_stats(struct ept_stats *out);
+/* A guest fetch from a non-executable large page (nx_huge, ept.h): the
+ * page split into executable 4 KiB leaves (ept_exec_split) while the heap
+ * keeps EPT_NX_RESERVE free after it, else the large leaf made executable
+ * as it is (said once: that page is open to the erratum). 1: split or
+ * allowed now; 0: done already (by another vCPU); -1: not such a page.
+ * Takes the lock; no INVEPT needed (ept.h). */
+#define EPT_NX_RESERVE MIB(4)
+int ept_live_exec(uint64_t eptp, uint64_t gpa);
+struct ept_nx_stats { uint64_t split_2m, split_1g, allowed_large, again; };
+struct ept_nx_stats ept_live_nx_stats(void);
 /* Run-time tables allocated so far, and unmaps refused for the budget. */
 uint64_t ept_live_tables(void);
 uint64_t ept_live_refused(void);

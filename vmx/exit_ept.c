@@ -78,6 +78,10 @@ void exit_ept_violation(struct vcpu *v)
 						    vmx_env.cfg.pin & (VMX_PIN_NMI_EXITING | VMX_PIN_VIRTUAL_NMIS));
 	if (fixed != intr)
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, fixed);
+	/* A fetch from a large page (nx_huge: never executable, ept.h): split
+	 * into executable 4 KiB pages, and the fetch runs again. */
+	if ((v->qual & BIT(2)) && ept_nx_huge() && ept_live_exec(vmx_env.cfg.eptp, gpa) >= 0)
+		return;
 	if (vioapic_trap_exit(v, gpa))
 		return;                  /* the virtual IOAPIC's page (ioapic=virtual) */
 	if (msi_trap_exit(v, gpa))

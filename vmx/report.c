@@ -6,6 +6,8 @@
 #include "vioapic_trap.h"
 #include "msi_trap.h"
 #include "hpet_trap.h"
+#include "ept.h"
+#include "ept_live.h"
 #include "../apic/pi.h"
 #include "../iommu/iommu.h"
 #include "../lib/percpu.h"
@@ -198,6 +200,12 @@ void report_print(const char *why)
 		pr_info("hvstat: ipivtest spare pir=%016llx%016llx%016llx%016llx on=%u sn=%u\n",
 			(unsigned long long)s->pir[3], (unsigned long long)s->pir[2], (unsigned long long)s->pir[1],
 			(unsigned long long)s->pir[0], s->control & PI_ON ? 1 : 0, s->control & PI_SN ? 1 : 0);
+	}
+	if (ept_nx_huge()) {     /* the EPT's large pages split for the guest's fetches (vmx/ept.h) */
+		struct ept_nx_stats nx = ept_live_nx_stats();
+		pr_info("hvstat: ept nx_huge split_2m=%llu split_1g=%llu again=%llu allowed_large=%llu\n",
+			(unsigned long long)nx.split_2m, (unsigned long long)nx.split_1g, (unsigned long long)nx.again,
+			(unsigned long long)nx.allowed_large);
 	}
 	vconsole_report(detail); /* the guest's console: lines, exits per line */
 	vioapic_trap_report();  /* the virtual IOAPIC's routes */

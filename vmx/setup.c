@@ -63,9 +63,29 @@ static void timer_service_setup(const struct vmx_start *s, bool virt)
 /* EPT: the identity map of [0, *end) with the memory types of the memory
  * map and the MTRRs, the hypervisor's own memory left out. */
 static uint64_t ept_setup(const struct memmap *mem, const struct vmx_caps *caps, const struct mtrr_state *mtrr,
-			  uint64_t *end_out)
+			  int nxhuge, uint64_t *end_out)
 {
 	struct ept_stats st = { 0 };
+	/* The iTLB-multihit erratum (vmx/ept.h): the vendor, then
+	 * IA32_ARCH_CAPABILITIES where CPUID.(EAX=7,ECX=0):EDX[29] enumerates it. */
+	uint32_t max, vb, vc, vd, a, b, c, d7 = 0;
+	uint64_t arch_cap = 0;
+	cpuid_count(0, 0, &max, &vb, &vc, &vd);
+	bool intel = vb == 0x756e6547 && vd == 0x49656e69 && vc == 0x6c65746e;   /* "GenuineIntel" */
+	if (max >= 7)
+		cpuid_count(7, 0, &a, &b, &c, &d7);
+	bool has_arch_cap = (d7 & BIT(29)) && rdmsr_safe(0x10a, &arch_cap);
+	bool nx = ept_nx_huge_wanted(nxhuge, intel, has_arch_cap, arch_cap);
+	ept_set_nx_huge(nx);
+	if (nx)
+		pr_info("ept: large pages not executable, a guest fetch splits its page into executable 4 KiB pages (nxhuge=%s%s)\n",
+			nxhuge_opt_names[nxhuge], nxhuge != NXHUGE_AUTO ? "" : !intel ? "" : has_arch_cap ?
+			": IA32_ARCH_CAPABILITIES.IF_PSCHANGE_MC_NO clear, the CPU has the iTLB-multihit erratum" :
+			": no IA32_ARCH_CAPABILITIES, the CPU is taken to have the iTLB-multihit erratum");
+	else
+		pr_info("ept: large pages executable (nxhuge=%s%s)\n", nxhuge_opt_names[nxhuge],
+			nxhuge != NXHUGE_AUTO ? "" : intel ? ": IA32_ARCH_CAPABILITIES.IF_PSCHANGE_MC_NO, no iTLB-multihit erratum" :
+			": not an Intel CPU");
 	uint64_t end = memmap_end(mem);
 	end = end < GIB(4) ? GIB(4) : end;
 	if (caps->ept_1g && end < GIB(512))
@@ -181,7 +201,7 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	mtrr_read(&mtrr);
 	mtrr_print(&mtrr);
 	uint64_t end;
-	struct vmcs_resources res = { .eptp = ept_setup(&s->bi->mem, s->caps, &mtrr, &end) };
+	struct vmcs_resources res = { .eptp = ept_setup(&s->bi->mem, s->caps, &mtrr, s->opts->nxhuge, &end) };
 
 	pr_info("hv: phase vmcs: interrupt model, bitmaps, posted-interrupt descriptors, controls, vCPUs\n");
 	cpuid_count(1, 0, &a, &b, &c, &d);

@@ -71,7 +71,13 @@
  *      maps no page but the hypervisor's own (MEM_HV), never a device's,
  *      a trap's or a given-back one (issue 43 item 9: fault 9 planted
  *      back, the sink over a page in the window, is caught; see
- *      docs/testing.md).
+ *      docs/testing.md);
+ *  (h) with nx_huge (boot bit 4, which also sets the VF count's low bit):
+ *      a page a vCPU's fetch mended is executable and 4 KiB (a large leaf
+ *      only by the counted fallback of a short heap), unless the trap took
+ *      it out since or the sink maps it (a hypervisor page); a page the
+ *      trap gave back stays RWX (g); no large leaf ever executable
+ *      otherwise: the guest cannot get a large executable translation.
  *
  * Known faults that the operations reach are held back by
  * WALL_KNOWN_FAULT_N (1: the fault is known, and its trigger is not
@@ -942,6 +948,13 @@ static void check(void)
 			breach("(g)", "page 0x%llx is out of the EPT and the trap does not list it: a vCPU's access runs again forever",
 			       (unsigned long long)pg);
 	}
+	for (uint32_t i = 0; i < wept_fetched.n; i++) {
+		uint64_t pg = wept_fetched.pg[i];
+		bool large;
+		if (!wept_out(pg) && !wept_sink(pg) && !wept_exec_ok(pg, &large))
+			breach("(h)", "page 0x%llx a fetch mended is not an executable 4 KiB page now: %s", (unsigned long long)pg,
+			       wept_say(pg));
+	}
 	for (uint32_t i = 0; i < wept_given.n; i++)
 		if (!wept_back(wept_given.pg[i]))
 			breach("(g)", "page 0x%llx the trap gave back is not the guest's again: %s", (unsigned long long)wept_given.pg[i],
@@ -1171,7 +1184,19 @@ static void op(const uint8_t *r)
 		}
 		default: {    /* any page now: the whole exit, where the access faults */
 			uint64_t pa = pick_addr(r[5], v) | (v & 0xffc);
-			if (pa < wept_gpa_limit() && wept_access(pa, wr) == WA_FAULT)
+			if ((r[3] & 0x40) && wept_nx_on() && pa < wept_gpa_limit()) {
+				/* an instruction fetch: nx_huge's split first (vmx/exit_ept.c) */
+				bool large;
+				int x = wept_fetch(pa);
+				if (trace)
+					fprintf(stderr, "  vcpu fetch at 0x%llx: %d (now %s)\n", (unsigned long long)pa, x,
+						wept_say(pa & ~0xfffull));
+				if (x < 0 && wept_access(pa, false) == WA_FAULT)
+					vcpu_exit(pa, false, known, true);
+				else if (x >= 0 && !wept_exec_ok(pa & ~0xfffull, &large))
+					breach("(h)", "fetch at 0x%llx: mended (%d) and still not executable 4 KiB: %s",
+					       (unsigned long long)pa, x, wept_say(pa & ~0xfffull));
+			} else if (pa < wept_gpa_limit() && wept_access(pa, wr) == WA_FAULT)
 				vcpu_exit(pa, wr, known, true);
 		}
 		}
@@ -1212,7 +1237,7 @@ static void boot(uint8_t b)
 	vmsi_claim(&claims, 0xfed00000u, 0x1000);
 	vmsi_claim(&claims, 0xfed90000u, 0x1000);
 	vmsi_claim(&claims, 0xe0000000u, 256u << 20);
-	wept_boot(&mem, !(b & 0x80));            /* bit 7: a CPU without 1 GiB EPT pages */
+	wept_boot(&mem, !(b & 0x80), b & 0x10);  /* bit 7: a CPU without 1 GiB EPT pages; bit 4: nx_huge */
 	dom = (struct vioapic_dom){ .apic_id = gid, .host_apic_id = hid, .n = 3, .guest_x2apic = true };
 	dom.host_vectors[3] = 0x7fffull << 48;
 	claims.boot = true;

@@ -19,6 +19,8 @@
  *    exit_ept_violation: the late GiB, else map_sink read then write,
  *    a store the decoder knows dropped, #PF on a hypervisor page the sink
  *    cannot take).
+ *  - with nx_huge (vmx/ept.h), a vCPU's fetch from a non-executable large
+ *    page (vmx/ept_live.c's ept_live_exec: split, or the fallback);
  * Not modelled: INVEPT and the TLBs (a translation is walked afresh at
  * every access), the hypervisor's own page tables (paging_map_mmio: room
  * always), the lock (one thread), the other traps' pages (the virtual
@@ -36,7 +38,8 @@
 #define RWX (EPT_R | EPT_W | EPT_X)
 
 static uint8_t *arena;
-struct wept_pages wept_taken, wept_given, wept_sunk;
+struct wept_pages wept_taken, wept_given, wept_sunk, wept_fetched;
+uint64_t wept_nx_allowed;
 struct wept_state {
 	const struct memmap *mem;
 	struct vmx_caps caps;
@@ -44,8 +47,8 @@ struct wept_state {
 	uint64_t sink, wsink, gib_sink, sink_gib;  /* exit_ept.c's two; ept_live.c's page and its GiB's entry */
 	uint64_t base;                             /* the arena offset page_alloc's heap began at */
 	struct ept_stats boot, rt, late;
-	uint64_t refused;
-	bool runtime;
+	uint64_t refused, nx_allowed;
+	bool runtime, nx;
 };
 static struct wept_state w;
 const char *const wept_exit_name[] = { "its GiB mapped late", "the sink mapped", "the store dropped", "runs again",
@@ -89,7 +92,7 @@ static uint64_t *sink_alloc(void)
 	return p;
 }
 
-void wept_boot(const struct memmap *mem, bool ept_1g)
+void wept_boot(const struct memmap *mem, bool ept_1g, bool nx_huge)
 {
 	if (!arena && !(arena = aligned_alloc(PAGE_SIZE, ARENA_PAGES * PAGE_SIZE)))
 		abort();
@@ -97,7 +100,10 @@ void wept_boot(const struct memmap *mem, bool ept_1g)
 	memset(&wept_taken, 0, sizeof wept_taken);
 	memset(&wept_given, 0, sizeof wept_given);
 	memset(&wept_sunk, 0, sizeof wept_sunk);
+	memset(&wept_fetched, 0, sizeof wept_fetched);
 	heap_at(0);
+	ept_set_nx_huge(nx_huge);
+	w.nx = nx_huge;
 	w.mem = mem;
 	w.caps.ept = w.caps.ept_2m = w.caps.ept_wb = w.caps.ept_4level = true;
 	w.caps.ept_1g = ept_1g;
@@ -231,6 +237,35 @@ const char *wept_say(uint64_t pg)
 	return buf;
 }
 
+bool wept_nx_on(void) { return w.nx; }
+
+int wept_fetch(uint64_t gpa)
+{
+	if (!w.nx)
+		return -1;
+	ept_set_nx_huge(true);             /* (the policy is global in ept.c: a snapshot of another boot may have set it) */
+	unsigned need = ept_unmap_needs(w.eptp, gpa);
+	int r;
+	if (need && (uint64_t)need * PAGE_SIZE + EPT_NX_RESERVE > page_alloc_free()) {
+		r = ept_exec_allow_large(w.eptp, gpa);
+		w.nx_allowed += r > 0;
+	} else {
+		r = ept_exec_split(w.eptp, gpa, &w.rt);
+	}
+	wept_nx_allowed = w.nx_allowed;
+	if (r >= 0)
+		add(&wept_fetched, gpa & ~0xfffull);
+	return r;
+}
+
+bool wept_exec_ok(uint64_t pg, bool *large)
+{
+	int shift;
+	uint64_t e = walk(pg, &shift);
+	*large = shift > 12;
+	return (e & (EPT_R | EPT_X)) == (EPT_R | EPT_X) && (shift == 12 || w.nx_allowed);
+}
+
 /* vmx/exit_ept.c's map_sink, the fills recorded. */
 static int map_sink(uint64_t gpa, bool write)
 {
@@ -267,7 +302,7 @@ int wept_exit(uint64_t gpa, bool write, bool known_store)
 
 struct wept_snap {
 	struct wept_state w;
-	struct wept_pages taken, given, sunk;
+	struct wept_pages taken, given, sunk, fetched;
 	uint64_t used;
 	uint8_t pages[];
 };
@@ -277,13 +312,15 @@ struct wept_snap *wept_save(void)
 	struct wept_snap *p = malloc(sizeof *p + used);
 	if (!p)
 		abort();
-	p->w = w, p->taken = wept_taken, p->given = wept_given, p->sunk = wept_sunk, p->used = used;
+	p->w = w, p->taken = wept_taken, p->given = wept_given, p->sunk = wept_sunk, p->fetched = wept_fetched, p->used = used;
 	memcpy(p->pages, arena, used);
 	return p;
 }
 void wept_load(const struct wept_snap *p)
 {
 	memcpy(arena, p->pages, p->used);
-	w = p->w, wept_taken = p->taken, wept_given = p->given, wept_sunk = p->sunk;
+	w = p->w, wept_taken = p->taken, wept_given = p->given, wept_sunk = p->sunk, wept_fetched = p->fetched;
+	wept_nx_allowed = w.nx_allowed;
+	ept_set_nx_huge(w.nx);
 	heap_at(p->used);
 }

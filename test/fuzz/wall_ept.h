@@ -13,7 +13,7 @@ struct memmap;
  * (vmx/setup.c's ept_setup: [0, max(end of the map, 4 GiB)), at least
  * 512 GiB with 1 GiB pages), the sinks allocated; the trap's unmaps are
  * the boot's (no budget) until wept_run. */
-void wept_boot(const struct memmap *mem, bool ept_1g);
+void wept_boot(const struct memmap *mem, bool ept_1g, bool nx_huge);
 void wept_run(void);
 /* vmx/msi_trap.c's hw_table_at and hw_table_gone, EPT side: the table's
  * GiBs mapped late where beyond the identity map, then all its pages out
@@ -33,6 +33,18 @@ int wept_exit(uint64_t gpa, bool write, bool known_store);
 extern const char *const wept_exit_name[];
 uint64_t wept_gpa_limit(void);
 
+/* vmx/exit_ept.c's first step for a guest fetch under nx_huge
+ * (vmx/ept_live.c's ept_live_exec: the large page split into executable
+ * 4 KiB pages, or made executable as it is where the heap would keep less
+ * than EPT_NX_RESERVE): 1 done now, 0 done before, -1 not such a page (the
+ * rest of the exit follows). The page recorded in wept_fetched. */
+int wept_fetch(uint64_t gpa);
+/* The fetched page's leaf is executable and 4 KiB, or large and made
+ * executable by the fallback (counted: wept_nx_allowed). */
+bool wept_exec_ok(uint64_t pg, bool *large);
+bool wept_nx_on(void);
+extern uint64_t wept_nx_allowed;
+
 /* The page pg's leaf: out (not present, its own address kept), back
  * (present, identity, RWX, as ept_restore_page leaves it), mapping one of
  * the exit path's sinks (1: the read sink, 2: the write sink); said. */
@@ -45,7 +57,7 @@ const char *wept_say(uint64_t pg);
  * wept_table_gone since), given back (and not taken again), and filled
  * with a sink by wept_exit. */
 struct wept_pages { uint32_t n; uint64_t pg[256]; };
-extern struct wept_pages wept_taken, wept_given, wept_sunk;
+extern struct wept_pages wept_taken, wept_given, wept_sunk, wept_fetched;
 
 /* One machine's tables and records, kept and put back. */
 struct wept_snap;

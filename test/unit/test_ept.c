@@ -734,3 +734,137 @@ TEST(ept_live_unmap_budget_and_restore)
 	CHECK_EQ(ept_map_sink(b.eptp, GIB(3) + PAGE_SIZE, MIB(200), MIB(201), false), -1);
 	done(&b);
 }
+
+/* ---- the iTLB-multihit erratum (issue 45 item 4; vmx/ept.h) ----
+ * From the SDM: IA32_ARCH_CAPABILITIES is MSR 10AH, enumerated by
+ * CPUID.(EAX=7,ECX=0):EDX[29]; its bit 6 is IF_PSCHANGE_MC_NO ("the
+ * processor is not susceptible to a machine check error due to modifying
+ * the size of a code page without TLB invalidation"). An EPT entry's bit 2
+ * is execute access, bit 7 the page size in a PDPTE or PDE. Linux's KVM
+ * (nx_huge_pages) keeps large pages non-executable where the CPU is
+ * affected and maps a fetched page with 4 KiB pages. */
+#include "../../lib/options.h"
+#define X_BIT (1ull << 2)
+#define PS_BIT (1ull << 7)
+#define IF_PSCHANGE_MC_NO (1ull << 6)
+
+TEST(ept_nx_huge_policy_from_arch_capabilities)
+{
+	CHECK(ept_nx_huge_wanted(NXHUGE_AUTO, true, false, 0));                  /* no MSR: affected */
+	CHECK(ept_nx_huge_wanted(NXHUGE_AUTO, true, true, 0x1f));                /* the MSR, bit 6 clear */
+	CHECK(!ept_nx_huge_wanted(NXHUGE_AUTO, true, true, 0x1f | IF_PSCHANGE_MC_NO));
+	CHECK(!ept_nx_huge_wanted(NXHUGE_AUTO, false, false, 0));                /* not Intel */
+	CHECK(ept_nx_huge_wanted(NXHUGE_ON, true, true, IF_PSCHANGE_MC_NO));     /* asked for */
+	CHECK(!ept_nx_huge_wanted(NXHUGE_OFF, true, false, 0));                  /* asked against */
+}
+
+/* Every leaf of [0, end): a large one never executable, a 4 KiB one
+ * executable, all readable and writable (hypervisor pages absent). */
+static void check_nx_leaves(const struct built *b, int line)
+{
+	unsigned bad = 0;
+	for (uint64_t gpa = 0; gpa < b->end && bad < 4; gpa += PAGE_SIZE) {
+		int mt, lvl;
+		bool present;
+		uint64_t e = ept_walk(b->eptp, gpa, &mt, &present, &lvl);
+		if (!present)
+			continue;
+		bool large = lvl > 1;
+		if ((e & 3) != 3 || large != !!(e & PS_BIT) || (large ? (e & X_BIT) != 0 : (e & X_BIT) == 0)) {
+			printf("    line %d: gpa 0x%llx level %d entry 0x%llx\n", line, (unsigned long long)gpa, lvl, (unsigned long long)e);
+			bad++;
+		}
+		if (large)
+			gpa = ALIGN_UP(gpa + 1, lvl == 2 ? MIB(2) : GIB(1)) - PAGE_SIZE;
+	}
+	CHECK_EQ(bad, 0);
+}
+
+TEST(ept_nx_huge_large_leaves_never_executable)
+{
+	for (int g1 = 0; g1 < 2; g1++) {
+		struct built b;
+		const struct memmap *m = main_map();
+		ept_set_nx_huge(true);
+		build(&b, m, g1, true, memmap_end(m));
+		check_nx_leaves(&b, __LINE__);
+		CHECK(b.st.pages_2m > 0);
+		done(&b);
+		ept_set_nx_huge(false);
+	}
+}
+
+/* A fetch's split: the 2 MiB page (RAM at 4 MiB) and the 1 GiB one (RAM
+ * at 4 GiB) become executable 4 KiB pages of the same addresses, type and
+ * rights; the rest stays large and not executable; once only. */
+TEST(ept_exec_split_makes_the_fetched_page_executable)
+{
+	struct built b;
+	const struct memmap *m = main_map();
+	ept_set_nx_huge(true);
+	build(&b, m, true, true, memmap_end(m));
+	struct { uint64_t gpa; unsigned tables; } c[] = { { MIB(4) + 0x123, 1 }, { GIB(4) + MIB(6) + 0x5000, 2 } };
+	for (unsigned k = 0; k < 2; k++) {
+		int mt, lvl;
+		bool present;
+		uint64_t t0 = b.st.tables;
+		CHECK_EQ(ept_exec_split(b.eptp, c[k].gpa, &b.st), 1);
+		CHECK_EQ(b.st.tables - t0, c[k].tables);
+		uint64_t page = c[k].gpa & ~(uint64_t)(PAGE_SIZE - 1), region = c[k].gpa & ~(MIB(2) - 1);
+		for (uint64_t g = region; g < region + MIB(2); g += PAGE_SIZE) {
+			uint64_t e = ept_walk(b.eptp, g, &mt, &present, &lvl);
+			if (!present || lvl != 1 || (e & 7) != 7 || (e & ADDR_MASK) != g || mt != MT_WB) {
+				CHECK(!"a 4 KiB page of the split region: RWX, identity, WB");
+				printf("    gpa 0x%llx entry 0x%llx level %d\n", (unsigned long long)g, (unsigned long long)e, lvl);
+				break;
+			}
+		}
+		uint64_t e = ept_walk(b.eptp, region + MIB(2), &mt, &present, &lvl);
+		CHECK(present && lvl == 2 && !(e & X_BIT) && (e & 3) == 3);   /* the next 2 MiB: large, not executable */
+		CHECK_EQ(ept_exec_split(b.eptp, page, &b.st), 0);              /* split already */
+		CHECK_EQ(b.st.tables - t0, c[k].tables);
+	}
+	check_nx_leaves(&b, __LINE__);
+	CHECK_EQ(ept_exec_split(b.eptp, MIB(200), &b.st), -1);                /* the hypervisor's: absent */
+	/* A trap's page taken out of a large page: its neighbours executable. */
+	CHECK(ept_unmap_page(b.eptp, MIB(10) + 0x3000, &b.st));
+	int mt, lvl;
+	bool present;
+	uint64_t e = ept_walk(b.eptp, MIB(10) + 0x4000, &mt, &present, &lvl);
+	CHECK(present && lvl == 1 && (e & 7) == 7);
+	CHECK_EQ(ept_exec_split(b.eptp, MIB(10) + 0x3000, &b.st), -1);        /* taken out: not a fetch's to mend */
+	done(&b);
+	ept_set_nx_huge(false);
+	/* nx_huge off: large pages executable, nothing to split. */
+	build(&b, m, true, true, memmap_end(m));
+	uint64_t t0 = b.st.tables;
+	CHECK_EQ(ept_exec_split(b.eptp, MIB(4), &b.st), 0);
+	CHECK_EQ(b.st.tables, t0);
+	done(&b);
+}
+
+/* With the heap short (EPT_NX_RESERVE would not be left) the fetched large
+ * page is made executable as it is, counted; with room it is split. */
+TEST(ept_live_exec_falls_back_when_the_heap_is_short)
+{
+	struct built b;
+	const struct memmap *m = main_map();
+	ept_set_nx_huge(true);
+	build(&b, m, true, true, memmap_end(m));
+	struct ept_nx_stats s0 = ept_live_nx_stats();
+	CHECK_EQ(ept_live_exec(b.eptp, MIB(12)), 1);
+	CHECK_EQ(ept_live_nx_stats().split_2m - s0.split_2m, 1);
+	CHECK_EQ(ept_live_exec(b.eptp, MIB(12) + 0x1000), 0);
+	CHECK_EQ(ept_live_nx_stats().again - s0.again, 1);
+	while (page_alloc_free() >= EPT_NX_RESERVE + PAGE_SIZE)
+		page_alloc(1);
+	CHECK_EQ(ept_live_exec(b.eptp, MIB(14)), 1);
+	CHECK_EQ(ept_live_nx_stats().allowed_large - s0.allowed_large, 1);
+	int mt, lvl;
+	bool present;
+	uint64_t e = ept_walk(b.eptp, MIB(14), &mt, &present, &lvl);
+	CHECK(present && lvl == 2 && (e & X_BIT));
+	CHECK_EQ(ept_live_exec(b.eptp, MIB(14)), 0);                          /* executable now */
+	done(&b);
+	ept_set_nx_huge(false);
+}
