@@ -243,6 +243,11 @@ __noreturn void vmx_start_guest(const struct vmx_start *s)
 	uint64_t *pid_table = page_alloc(pid_table_bytes(max_id + extra) / PAGE_SIZE);
 	res.pid_table = (paddr_t)(uintptr_t)pid_table;
 	res.max_apic_id = max_id + extra;   /* LAST_PID_POINTER_INDEX */
+	cpuid_count(0, 0, &a, &b, &c, &d);
+	if (a >= 0xa) {   /* architectural performance monitoring version 2: IA32_PERF_GLOBAL_CTRL */
+		cpuid_count(0xa, 0, &a, &b, &c, &d);
+		res.pmu_global = (a & 0xff) >= 2;
+	}
 	if (vmcs_config_build(&vmx_env.cfg, s->caps, tiers, model, &res, err, sizeof err))
 		hv_fail(err);
 	if (vmx_env.cfg.sw_apic)

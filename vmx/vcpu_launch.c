@@ -77,6 +77,8 @@ __noreturn void vcpu_launch_this_cpu(void)
 	struct vmcs_vcpu vv = { .vpid = (uint16_t)(p->index + 1), .pid = (paddr_t)(uintptr_t)v->pid,
 				.virtual_apic = (paddr_t)(uintptr_t)v->vapic,
 				.msr_bitmap = (paddr_t)(uintptr_t)v->msr_bitmap };
+	if (vmx_env.cfg.perf_hide && !rdmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, &vv.perf_global_ctrl))
+		vv.perf_global_ctrl = 0;   /* (an emulator's CPUID may promise the MSR and fault its read) */
 	struct vmcs_guest g;
 	char msg[128];
 	int rc;

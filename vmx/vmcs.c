@@ -117,6 +117,17 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	if (virt)
 		exit |= VMX_EXIT_ACK_INTR_ON_EXIT;
 	uint32_t entry = VMX_ENTRY_LOAD_EFER | VMX_ENTRY_LOAD_PAT | VMX_ENTRY_LOAD_DEBUG_CTLS;
+	/* The guest's counters stop in VMX root (SDM Vol. 3C, "VM-Exit
+	 * Controls", "VM-Entry Controls"): IA32_PERF_GLOBAL_CTRL loaded from
+	 * the guest's field at entry, saved into it at exit (the guest writes
+	 * the MSR through the bitmap) and 0 loaded at exit. All three or none:
+	 * without the save the guest's writes would be lost at the next entry. */
+	uint32_t perf_exit = VMX_EXIT_LOAD_PERF_GLOBAL_CTRL | VMX_EXIT_SAVE_PERF_GLOBAL_CTL;
+	bool perf_allowed = (c->exit.allowed1 & perf_exit) == perf_exit && (c->entry.allowed1 & VMX_ENTRY_LOAD_PERF_GLOBAL_CTRL);
+	if (res->pmu_global && perf_allowed) {
+		exit |= perf_exit;
+		entry |= VMX_ENTRY_LOAD_PERF_GLOBAL_CTRL;
+	}
 
 	cfg->pin = vmx_adjust_ctl("pin", &c->pin, pin, &dropped);
 	if (dropped & VMX_PIN_NMI_EXITING)      /* virtual NMIs need NMI exiting */
@@ -157,6 +168,15 @@ int vmcs_config_build(struct vmcs_config *cfg, const struct vmx_caps *c, const s
 	cfg->entry = vmx_adjust_ctl("entry", &c->entry, entry, &dropped) & ~VMX_ENTRY_IA32E_MODE_GUEST;
 	if (need(!(dropped & VMX_ENTRY_LOAD_EFER), "loading EFER on entry", err, errlen))
 		return -1;
+	cfg->perf_hide = (cfg->exit & perf_exit) == perf_exit && (cfg->entry & VMX_ENTRY_LOAD_PERF_GLOBAL_CTRL);
+	if (!cfg->perf_hide) {
+		cfg->exit &= ~perf_exit;
+		cfg->entry &= ~VMX_ENTRY_LOAD_PERF_GLOBAL_CTRL;
+	}
+	snprintf(cfg->perf_note, sizeof cfg->perf_note, "%s",
+		 cfg->perf_hide ? "hidden: IA32_PERF_GLOBAL_CTRL the guest's at entry, saved and 0 at exit" :
+		 !res->pmu_global ? "no IA32_PERF_GLOBAL_CTRL (CPUID 0AH: version below 2)" :
+		 "counted: the CPU lacks a VMX control to load or save IA32_PERF_GLOBAL_CTRL (exit 12, 30; entry 13)");
 
 	/* Tertiary controls and IPI virtualization (SDM Vol. 3C, "IPI Virtualization"):
 	 * IPIv needs virtualize-x2APIC-mode, APIC-register virtualization, VID and
@@ -224,6 +244,7 @@ void vmcs_config_print(const struct vmcs_config *cfg)
 		cfg->irq_model == IRQ_VIRTUAL ? "virtual (the host owns the x2APIC; posted interrupts, VID, virtual x2APIC)" :
 		"partition (guest owns the x2APIC: IPIs, EOIs, timers exit-free; INIT/SIPI exit; no tiers)",
 		cfg->ipiv_note);
+	pr_info("vmcs: the hypervisor's time in the guest's performance counters: %s\n", cfg->perf_note);
 }
 
 uint64_t vmcs_guest_cr0(const struct vmcs_config *cfg, uint64_t want)
@@ -256,6 +277,10 @@ void vmcs_write_controls(const struct vmcs_config *cfg, const struct vmcs_vcpu *
 	vmcs_write(VMCS_EXIT_MSR_LOAD_COUNT, 0);
 	vmcs_write(VMCS_ENTRY_MSR_LOAD_COUNT, 0);
 	vmcs_write(VMCS_ENTRY_INTR_INFO, 0);
+	if (cfg->perf_hide) {
+		vmcs_write(VMCS_HOST_PERF_GLOBAL_CTRL, 0);
+		vmcs_write(VMCS_GUEST_PERF_GLOBAL_CTRL, v->perf_global_ctrl);
+	}
 	vmcs_write(VMCS_MSR_BITMAP, v->msr_bitmap ? v->msr_bitmap : cfg->msr_bitmap);
 	vmcs_write(VMCS_IO_BITMAP_A, cfg->io_bitmap_a);
 	vmcs_write(VMCS_IO_BITMAP_B, cfg->io_bitmap_b);

@@ -31,6 +31,10 @@ struct vmcs_config {
 	int timer;                                /* the timer tier (enum timer_tier) in the virtual model */
 	uint8_t preempt_rate;                     /* timer=preempt: the timer ticks every 2^rate TSC ticks */
 	char ipiv_note[160];                      /* why IPIv is on or off */
+	bool perf_hide;                           /* IA32_PERF_GLOBAL_CTRL loaded at entry (the guest's,
+						   * saved at exit) and 0 at exit: the guest's counters
+						   * stop in VMX root (vmcs_config_build) */
+	char perf_note[128];                      /* why, or why not */
 	uint64_t eptp;
 	paddr_t msr_bitmap, io_bitmap_a, io_bitmap_b;
 	paddr_t pid_table;                        /* PID-pointer table (8 bytes per APIC ID) */
@@ -45,6 +49,7 @@ struct vmcs_resources {
 	uint64_t eptp;
 	paddr_t msr_bitmap, io_bitmap_a, io_bitmap_b, pid_table;
 	uint32_t max_apic_id;
+	bool pmu_global;             /* CPUID.0AH:EAX[7:0] >= 2: IA32_PERF_GLOBAL_CTRL exists */
 };
 
 /* The interrupt model for irq=auto|virtual|partition (enum irq_opt): virtual
@@ -74,6 +79,7 @@ struct vmcs_vcpu {
 	paddr_t pid;                 /* this vCPU's posted-interrupt descriptor */
 	paddr_t virtual_apic;        /* 4 KiB virtual-APIC page (IRQ_VIRTUAL) */
 	paddr_t msr_bitmap;          /* its own MSR bitmap (timer=apicv), or 0: the config's */
+	uint64_t perf_global_ctrl;   /* the guest's first IA32_PERF_GLOBAL_CTRL (perf_hide): its CPU's as found */
 };
 
 /* A guest register snapshot for the state areas. */

@@ -54,10 +54,12 @@ enum vmcs_field {
 	VMCS_GUEST_DEBUGCTL           = 0x2802,
 	VMCS_GUEST_PAT                = 0x2804,
 	VMCS_GUEST_EFER               = 0x2806,
+	VMCS_GUEST_PERF_GLOBAL_CTRL   = 0x2808,
 	VMCS_GUEST_PDPTE0             = 0x280a,
 	/* 64-bit host state */
 	VMCS_HOST_PAT                 = 0x2c00,
 	VMCS_HOST_EFER                = 0x2c02,
+	VMCS_HOST_PERF_GLOBAL_CTRL    = 0x2c04,
 	/* 32-bit control */
 	VMCS_PIN_CONTROLS             = 0x4000,
 	VMCS_PROC_CONTROLS            = 0x4002,

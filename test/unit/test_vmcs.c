@@ -616,3 +616,48 @@ TEST(vmcs_model_checks_fields_and_activation)
 	CHECK_EQ(vmentry_check(&e.c, why, sizeof why), 1);
 	CHECK_CONTAINS(why, "wait-for-SIPI not supported by IA32_VMX_MISC bit 8");
 }
+
+/* The hypervisor's time kept out of the guest's counters (issue 45 item
+ * 3). From the SDM (Vol. 3C, "VM-Exit Controls", "VM-Entry Controls",
+ * Appendix B): exit control 12 "load IA32_PERF_GLOBAL_CTRL", exit control
+ * 30 "save IA32_PERF_GLOBAL_CTL", entry control 13 "load
+ * IA32_PERF_GLOBAL_CTRL"; fields 2808H (guest) and 2C04H (host). With all
+ * three allowed and the MSR present (CPUID.0AH version 2), the guest's
+ * value is loaded at entry and saved at exit and the host's is 0; with one
+ * missing, none is set (the guest's writes would be lost). */
+#define PERF_EXIT_LOAD   (1u << 12)
+#define PERF_EXIT_SAVE   (1u << 30)
+#define PERF_ENTRY_LOAD  (1u << 13)
+#define PERF_GUEST_FIELD 0x2808u
+#define PERF_HOST_FIELD  0x2c04u
+TEST(vmcs_perf_global_ctrl_hidden_where_allowed)
+{
+	for (int k = 0; k < 3; k++) {   /* 0: all allowed; 1: no save control; 2: no IA32_PERF_GLOBAL_CTRL */
+		struct vmx_raw_caps raw;
+		struct env e;
+		CHECK(fixture_spr_ipiv(&raw));
+		uint64_t exit1 = (uint64_t)(PERF_EXIT_LOAD | (k == 1 ? 0 : PERF_EXIT_SAVE)) << 32;
+		raw.exit |= exit1, raw.true_exit |= exit1;
+		raw.exit &= ~((uint64_t)(k == 1 ? PERF_EXIT_SAVE : 0) << 32);
+		raw.true_exit &= ~((uint64_t)(k == 1 ? PERF_EXIT_SAVE : 0) << 32);
+		raw.entry |= (uint64_t)PERF_ENTRY_LOAD << 32, raw.true_entry |= (uint64_t)PERF_ENTRY_LOAD << 32;
+		struct vmcs_resources res = resources(0x203000, 3);
+		res.pmu_global = k != 2;
+		CHECK_EQ(env_build(&e, &raw, IRQ_VIRTUAL, &res), 0);
+		e.v.perf_global_ctrl = 0x70000000f;
+		write_vmcs(&e, ST_LINUX);
+		uint64_t ex = vmcs_record_get(SDM_EXIT_CONTROLS), en = vmcs_record_get(SDM_ENTRY_CONTROLS);
+		if (k == 0) {
+			CHECK(e.cfg.perf_hide);
+			CHECK((ex & (PERF_EXIT_LOAD | PERF_EXIT_SAVE)) == (PERF_EXIT_LOAD | PERF_EXIT_SAVE) && (en & PERF_ENTRY_LOAD));
+			CHECK_EQ(vmcs_record_get(PERF_GUEST_FIELD), 0x70000000f);
+			CHECK_EQ(vmcs_record_get(PERF_HOST_FIELD), 0);
+			CHECK_CONTAINS(e.cfg.perf_note, "hidden");
+		} else {
+			CHECK(!e.cfg.perf_hide);
+			CHECK(!(ex & (PERF_EXIT_LOAD | PERF_EXIT_SAVE)) && !(en & PERF_ENTRY_LOAD));
+			CHECK_CONTAINS(e.cfg.perf_note, k == 1 ? "lacks a VMX control" : "version below 2");
+		}
+		CHECK_EQ(enters(&e, "spr with the perf controls", IRQ_VIRTUAL, ST_LINUX), 0);
+	}
+}
