@@ -83,6 +83,20 @@ bool lapic_in_service(uint8_t vector)
 	return isr & (1u << (vector % 32));
 }
 
+uint32_t lapic_max_lvt(void)
+{
+	uint32_t ver = lapic_x2apic ? (uint32_t)rdmsr(0x803) : lapic_mmio[0x30 / 4];
+	return (ver >> 16) & 0xff;
+}
+
+void lapic_write_lvt(uint32_t off, uint32_t v)
+{
+	if (lapic_x2apic)
+		wrmsr(0x800 + off / 16, v);
+	else
+		lapic_mmio[off / 4] = v;
+}
+
 void lapic_write_lvtpc(uint32_t v)
 {
 	if (lapic_x2apic)

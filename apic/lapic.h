@@ -31,4 +31,10 @@ bool lapic_requested(uint8_t vector);
 bool lapic_level(uint8_t vector);
 /* Writes the physical LVT performance-counter entry (offset 0x340). */
 void lapic_write_lvtpc(uint32_t v);
+/* The version register's Max LVT Entry (bits 23:16; SDM Vol. 3A, "Local
+ * APIC Version Register"): the thermal entry (offset 0x330) exists from 5,
+ * the CMCI entry (0x2f0) from 6. */
+uint32_t lapic_max_lvt(void);
+/* Writes the physical LVT entry at offset 'off' (0x2f0 CMCI, 0x330 thermal). */
+void lapic_write_lvt(uint32_t off, uint32_t v);
 #endif

@@ -133,6 +133,15 @@ bool vapic_readable(uint32_t msr)
 	}
 }
 
+uint32_t vapic_lvt_fixed_physical(uint32_t guest_lvt, const uint64_t host_vectors[4], bool *refused)
+{
+	uint32_t vec = guest_lvt & APIC_VECTOR_MASK;
+	bool masked = guest_lvt & APIC_LVT_MASKED;
+	bool ok = !(guest_lvt & (7u << 8)) && vec >= 32 && !(host_vectors[vec / 64] >> (vec % 64) & 1);
+	*refused = !ok && !masked;
+	return ok ? vec | (masked ? APIC_LVT_MASKED : 0) : APIC_LVT_MASKED;
+}
+
 uint32_t vapic_lvtpc_physical(uint32_t guest_lvtpc, bool *refused)
 {
 	uint32_t mode = guest_lvtpc & (7u << 8);

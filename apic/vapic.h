@@ -104,4 +104,11 @@ bool vapic_readable(uint32_t msr);
  * (NMI mode) and *refused is set, unless the guest's is masked too (off:
  * Linux writes 0x10000 at start). */
 uint32_t vapic_lvtpc_physical(uint32_t guest_lvtpc, bool *refused);
+/* The physical value for the guest's LVT CMCI or thermal entry, whose
+ * interrupt comes back to the guest as a device vector does (re-posted at
+ * the external-interrupt exit): fixed delivery (10:8 = 000b) of a vector
+ * from 32 that is not the hypervisor's (host_vectors, a 256-bit set),
+ * with the guest's mask (bit 16); anything else is refused (*refused,
+ * unless masked) and the physical entry masked. */
+uint32_t vapic_lvt_fixed_physical(uint32_t guest_lvt, const uint64_t host_vectors[4], bool *refused);
 #endif

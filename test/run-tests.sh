@@ -1206,6 +1206,13 @@ attack_checks() {
     'hvattack: x2apic register reads: 42 of 42 -> read'
   expect "$n/self-ipi-illegal" "$log" 'hvattack: x2apic self ipi vector 0 esr=0x20 error_irq=pending -> survived' \
     'hvstat: cpu=0 apic errors=1 apic_write_ignored=0$'
+  # The LVT thermal entry with the kick vector, an exception vector and NMI
+  # delivery (vmx/virq_apic.c, lvt_fixed_carry): the guest's to write, none
+  # carried out to the physical entry (Bochs's APIC has 6 LVT entries: the
+  # thermal one, no CMCI).
+  expect "$n/lvt-thermal" "$log" 'hvattack: lvt thermal hostile readback=3/3 -> written' \
+    "virq: cpu[0-9]+: the guest's LVT thermal 0xf1 is not carried out" \
+    'hvstat: cpu=[0-9]+ lvt thermal carried=[1-9][0-9]* refused=3 physical=0x[0-9a-f]+ guest=0x[0-9a-f]+$'
   expect "$n/cpuid-cr4" "$log" 'hvattack: cpuid osxsave=1/0 for cr4.osxsave=1/0 ospke=([01]) for cr4.pke=\1 -> follows cr4'
   expect "$n/fault-rf" "$log" 'hvattack: #GP frame rf: injected=1 native=1 -> set'
   expect "$n/storms" "$log" 'hvattack: ipi storm ids=0\.\.1023 sent=1025 -> survived' \

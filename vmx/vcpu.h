@@ -111,6 +111,8 @@ struct vcpu {
 	uint64_t timer_posts, nmis_injected, nmis_host, notify_in_root, hlt_resumes, hlt_skipped;
 	uint64_t lvtpc_writes, lvtpc_refused;   /* the guest LVTPC writes carried to the physical one; refused modes */
 	uint32_t lvtpc_phys;                    /* the last value written to the physical LVTPC */
+	uint64_t lvt_writes[2], lvt_refused[2]; /* the guest's LVT CMCI [0] and thermal [1] carried out; refused */
+	uint32_t lvt_phys[2];                   /* the last values written to the physical ones */
 	bool hlt_wanted;                 /* its HLT exited: halt at the entry unless something ends it */
 	bool halted_off;                 /* entered halted with IF = 0, nothing to deliver (atomic; vmx/virq.c) */
 	const char *died;                /* virq_before_entry: the guest died, why (vmx/exit.c ends the run) */

@@ -10,6 +10,7 @@
 #include "../apic/vapic.h"
 #include "../apic/swapic.h"
 #include "../apic/level.h"
+#include "../iommu/iommu.h"
 #include "../lib/memmap.h"
 #include "../lib/msr.h"
 #include "../lib/cpu.h"
@@ -179,6 +180,31 @@ static void lvtpc_carry(struct vcpu *v)
 	v->lvtpc_writes++;
 }
 
+/* The guest's LVT CMCI or thermal entry carried out on its CPU's (where
+ * the local APIC has it): a corrected machine-check or thermal event then
+ * interrupts with the guest's vector, which the external-interrupt exit
+ * re-posts to the guest as any device vector; the hypervisor's own vectors,
+ * those below 32 and other delivery modes are refused (vapic.h). */
+static void lvt_fixed_carry(struct vcpu *v, uint32_t off)
+{
+	unsigned k = off == APIC_LVT_CMCI ? 0 : 1;
+	if (lapic_max_lvt() < (k ? 5u : 6u))
+		return;                           /* no such entry on this CPU */
+	uint64_t host[4] = { 0 };
+	const uint8_t own[] = { HOST_TIMER_VECTOR, KICK_VECTOR, CONSOLE_VECTOR, (uint8_t)vmx_env.cfg.posted_intr_nv,
+				IOMMU_FAULT_VECTOR, 0xff };
+	for (unsigned i = 0; i < sizeof own; i++)
+		host[own[i] / 64] |= 1ull << (own[i] % 64);
+	bool refused;
+	uint32_t g = vapic_get(v->vapic, off), phys = vapic_lvt_fixed_physical(g, host, &refused);
+	if (refused && !v->lvt_refused[k]++)
+		pr_warn("virq: cpu%u: the guest's LVT %s 0x%x is not carried out (fixed delivery of a vector from 0x20 the hypervisor does not own): the physical entry stays masked\n",
+			v->index, k ? "thermal" : "CMCI", g);
+	lapic_write_lvt(off, phys);
+	v->lvt_phys[k] = phys;
+	v->lvt_writes[k]++;
+}
+
 int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 {
 	if (msr == MSR_KVM_PV_EOI_EN)
@@ -228,6 +254,10 @@ int virq_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 			swapic_update_ppr(v->vapic);
 		if (off == APIC_LVT_PMC || off == APIC_SVR)
 			lvtpc_carry(v);
+		if (off == APIC_LVT_CMCI || off == APIC_SVR)
+			lvt_fixed_carry(v, APIC_LVT_CMCI);
+		if (off == APIC_LVT_THERM || off == APIC_SVR)
+			lvt_fixed_carry(v, APIC_LVT_THERM);
 		return 0;
 	}
 }

@@ -16,6 +16,11 @@ void virq_report(struct vcpu *v)
 		return;
 	virq_timer_report(v);
 	virq_ipi_report(v);
+	for (unsigned k = 0; k < 2; k++)
+		if (v->lvt_writes[k])
+			pr_info("hvstat: cpu=%u lvt %s carried=%llu refused=%llu physical=0x%x guest=0x%x\n", i, k ? "thermal" : "cmci",
+				(unsigned long long)v->lvt_writes[k], (unsigned long long)v->lvt_refused[k], v->lvt_phys[k],
+				vapic_get(v->vapic, k ? APIC_LVT_THERM : APIC_LVT_CMCI));
 	if (v->lvtpc_writes)
 		pr_info("hvstat: cpu=%u lvtpc carried=%llu refused=%llu physical=0x%x guest=0x%x\n", i,
 			(unsigned long long)v->lvtpc_writes, (unsigned long long)v->lvtpc_refused, v->lvtpc_phys,

@@ -145,6 +145,13 @@ static uint32_t lvtpc[64];
 void lapic_write_lvtpc(uint32_t v) { lvtpc[cur.index % 64] = v; }
 uint32_t hw_lvtpc(unsigned index) { return lvtpc[index % 64]; }
 void hw_lvtpc_clear(void) { memset(lvtpc, 0xff, sizeof lvtpc); }
+/* The physical LVT CMCI [0] and thermal [1] of each CPU (~0 never
+ * written), and the version register's Max LVT Entry (6 unless set). */
+static uint32_t lvt_fixed[64][2], max_lvt = 6;
+uint32_t lapic_max_lvt(void) { return max_lvt; }
+void lapic_write_lvt(uint32_t off, uint32_t v) { lvt_fixed[cur.index % 64][off == 0x2f0 ? 0 : 1] = v; }
+uint32_t hw_lvt_fixed(unsigned index, unsigned k) { return lvt_fixed[index % 64][k & 1]; }
+void hw_lvt_fixed_clear(uint32_t max) { memset(lvt_fixed, 0xff, sizeof lvt_fixed); max_lvt = max; }
 void lapic_send(uint32_t apic_id, uint32_t icr_low)
 {
 	unsigned n = __atomic_fetch_add(&nsent, 1, __ATOMIC_SEQ_CST);   /* two-thread tests send from both */

@@ -32,6 +32,8 @@ unsigned hw_lapic_eois(void);              /* EOIs the software wrote */
 unsigned hw_eoi_broadcasts(uint8_t vec);   /* EOIs that reached the IOAPIC for vec */
 uint32_t hw_lvtpc(unsigned index);         /* the physical LVTPC the hypervisor last wrote on that CPU */
 void hw_lvtpc_clear(void);                 /* every CPU's to ~0 (never written) */
+uint32_t hw_lvt_fixed(unsigned index, unsigned k);   /* the physical LVT CMCI (k 0) or thermal (k 1) last written there */
+void hw_lvt_fixed_clear(uint32_t max_lvt);  /* every CPU's to ~0; the local APIC's Max LVT Entry */
 /* IPIs the CPU sent: count, and the last one. */
 unsigned hw_sent(void);
 uint32_t hw_sent_dest(unsigned n), hw_sent_icr(unsigned n);

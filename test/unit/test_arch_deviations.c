@@ -313,3 +313,53 @@ TEST(guest_lvtpc_reaches_the_physical_one)
 	CHECK_EQ(hw_lvtpc(1), NMI | MASK);
 	CHECK(strstr(test_log(), "only NMI is carried out") != NULL);
 }
+
+/* The guest's LVT CMCI and thermal entries (x2APIC MSRs 82FH and 833H;
+ * SDM Vol. 3A, "Local Vector Table": vector 7:0, delivery mode 10:8,
+ * 000b fixed, mask bit 16; "Local APIC Version Register": Max LVT Entry
+ * 23:16, the thermal entry from 5, CMCI from 6) are carried out on the
+ * physical ones of the vCPU's CPU, so that a corrected machine check or a
+ * thermal event interrupts with the guest's vector; a vector the guest
+ * names is hostile: below 32, the hypervisor's own (the kick, 0xf1) or
+ * another delivery mode (NMI, SMI) is refused and the physical entry
+ * stays masked, said once; a software disable masks them; a CPU whose
+ * APIC has no such entry is never written. */
+TEST(guest_lvt_cmci_and_thermal_reach_the_physical_ones)
+{
+	const uint32_t MASK = 1u << 16, NMI = 4u << 8, SMI = 2u << 8, MSR_CMCI = 0x82f, MSR_THERM = 0x833;
+	hw_reset(2);
+	hw_lvt_fixed_clear(6);
+	struct vcpu *v1 = hw_vcpu(1);
+	hw_set_cpu(1, true);
+	CHECK_EQ(virq_wrmsr(v1, M_MSR_SVR, 0x1ff), 0);
+	CHECK_EQ(virq_wrmsr(v1, MSR_CMCI, 0xf9), 0);                 /* Linux's THRESHOLD_APIC_VECTOR, fixed */
+	CHECK_EQ(hw_lvt_fixed(1, 0), 0xf9);
+	CHECK_EQ(virq_wrmsr(v1, MSR_THERM, 0xfa | MASK), 0);
+	CHECK_EQ(hw_lvt_fixed(1, 1), 0xfa | MASK);
+	CHECK_EQ(virq_wrmsr(v1, MSR_THERM, 0xfa), 0);
+	CHECK_EQ(hw_lvt_fixed(1, 1), 0xfa);
+	CHECK_EQ(hw_lvt_fixed(0, 0), 0xffffffffu);                   /* the other CPU's untouched */
+	CHECK(strstr(test_log(), "is not carried out") == NULL);
+	static const uint32_t hostile[] = { 0xf1, 0x12, 0x40 | NMI, 0x40 | SMI, 0xf0, 0xf2 };
+	for (unsigned i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+		CHECK_EQ(virq_wrmsr(v1, MSR_CMCI, hostile[i]), 0);
+		CHECK_EQ(hw_lvt_fixed(1, 0), MASK);
+	}
+	CHECK(strstr(test_log(), "the guest's LVT CMCI 0xf1 is not carried out") != NULL);
+	CHECK_EQ(v1->lvt_refused[0], sizeof hostile / sizeof hostile[0]);
+	CHECK_EQ(virq_wrmsr(v1, MSR_CMCI, 0x41 | NMI | MASK), 0);   /* masked: off, whatever its mode, not refused */
+	CHECK_EQ(hw_lvt_fixed(1, 0), MASK);
+	CHECK_EQ(v1->lvt_refused[0], sizeof hostile / sizeof hostile[0]);
+	CHECK_EQ(virq_wrmsr(v1, MSR_CMCI, 0xf9), 0);
+	CHECK_EQ(virq_wrmsr(v1, M_MSR_SVR, 0x0ff), 0);                /* a software disable masks both */
+	CHECK_EQ(hw_lvt_fixed(1, 0), 0xf9 | MASK);
+	CHECK_EQ(hw_lvt_fixed(1, 1), 0xfa | MASK);
+	/* An APIC with 5 LVT entries has the thermal one, no CMCI. */
+	hw_lvt_fixed_clear(5);
+	CHECK_EQ(virq_wrmsr(v1, M_MSR_SVR, 0x1ff), 0);
+	CHECK_EQ(virq_wrmsr(v1, MSR_CMCI, 0xf9), 0);
+	CHECK_EQ(hw_lvt_fixed(1, 0), 0xffffffffu);
+	CHECK_EQ(virq_wrmsr(v1, MSR_THERM, 0xfa), 0);
+	CHECK_EQ(hw_lvt_fixed(1, 1), 0xfa);
+	hw_lvt_fixed_clear(6);
+}

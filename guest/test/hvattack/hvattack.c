@@ -73,6 +73,10 @@
  *                                                the runner checks both consoles stay whole
  *   x2apic reserved reads: N of N -> #GP        RDMSR of every reserved or write-only
  *   x2apic register reads: N of N -> read       x2APIC MSR (800H-8FFH) #GPs, the others read
+ *   lvt thermal hostile readback=3/3 -> written  the kick vector, an exception
+ *                                                vector and NMI delivery in the guest's
+ *                                                LVT thermal: the guest's, never carried
+ *                                                out (the runner checks the refusals)
  *   x2apic self ipi vector 0 esr=0x20 error_irq=pending -> survived   an illegal
  *                                                self-IPI vector: ESR "send illegal vector"
  *                                                and the error interrupt, nothing sent
@@ -461,6 +465,33 @@ static void attack_self_ipi_illegal(void)
 		 (irr >> (ERROR_APIC_VECTOR % 32)) & 1 ? "pending" : "none");
 	outcome(what, t == TRAPNR_NONE && esr == APIC_ESR_SENDILL,
 		t != TRAPNR_NONE ? trapname(t) : esr == APIC_ESR_SENDILL ? "survived" : "WRONG ESR");
+}
+
+/* The LVT thermal entry (x2APIC MSR 833H) the hypervisor carries out on
+ * the physical one (vmx/virq_apic.c): written with the hypervisor's own
+ * kick vector (0xf1), an exception vector (0x12) and NMI delivery, each
+ * unmasked, then Linux's own value put back. Each write is the guest's
+ * (it reads back as written, the x2APIC's LVT bits); the hypervisor must
+ * refuse to carry any of the three out (the runner checks its count and
+ * its line) and stay up. Interrupts off meanwhile. */
+static void attack_lvt_thermal(void)
+{
+	static const u32 bad[] = { 0xf1, 0x12, 0x4f0 };
+	unsigned long flags;
+	u64 saved = 0, v = 0;
+	int same = 0;
+	local_irq_save(flags);
+	rdmsrl(X2APIC_MSR(0x330), saved);
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+		wrmsrl(X2APIC_MSR(0x330), bad[i]);
+		rdmsrl(X2APIC_MSR(0x330), v);
+		same += (v & 0x107ff) == bad[i];
+	}
+	wrmsrl(X2APIC_MSR(0x330), saved);
+	local_irq_restore(flags);
+	char what[64];
+	snprintf(what, sizeof(what), "lvt thermal hostile readback=%d/%u", same, (unsigned)ARRAY_SIZE(bad));
+	outcome(what, same == ARRAY_SIZE(bad), same == ARRAY_SIZE(bad) ? "written" : "NOT AS WRITTEN");
 }
 
 /* CPUID.1:ECX.OSXSAVE (bit 27) is a copy of CR4.OSXSAVE, CPUID.(7,0):ECX.OSPKE
@@ -1553,6 +1584,7 @@ static int __init hvattack_init(void)
 	attack_tsc();
 	attack_x2apic_reads();
 	attack_self_ipi_illegal();
+	attack_lvt_thermal();
 	attack_cpuid_cr4();
 	attack_fault_rf();
 	attack_ioapic_nmi();
